@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: MIT
+# Thin wrapper over CMake so the README's commands stay short.
+BUILD  ?= build
+PREFIX ?= /usr/local
+JOBS   ?= $(shell nproc)
+CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+PYTHON ?= python3
+
+.PHONY: all build deps run test test-c test-py check-tsan check-helgrind install clean
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	scripts/install-deps
+
+# The main job: what a new user runs first.
+run: deps build
+	./hpsync doctor
+	./hpsync bench locks --quick
+
+test: build
+	scripts/install-deps --test
+	cd $(BUILD) && ctest --output-on-failure -j 2
+	$(PYTHON) -m pytest -q tests/python
+
+# ThreadSanitizer over the stress tests (separate build tree).
+check-tsan:
+	cmake -S . -B $(BUILD)-tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHPS_SANITIZE=thread
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	cd $(BUILD)-tsan && ctest --output-on-failure -L tsan
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+	scripts/install-cli $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-tsan

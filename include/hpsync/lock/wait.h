@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hpsync/lock/wait.h - how every spinning lock waits.
+ *
+ * Promise: a waiter never burns a core for ever. It spins (PAUSE bursts that
+ * grow exponentially) for a short while, then calls sched_yield() so that a
+ * preempted lock holder or queue successor can run when threads outnumber
+ * cores, and only after a long wait (a lock held for milliseconds) does it
+ * sleep in growing naps capped at 1 ms.  Queue locks keep their FIFO order in
+ * all three phases; the naps only bound how late a long-waiting thread sees
+ * its turn.
+ */
+#ifndef HPSYNC_LOCK_WAIT_H
+#define HPSYNC_LOCK_WAIT_H
+
+#include <stdint.h>
+#include <time.h>
+#include "hpsync/pr.h"
+
+typedef struct hps_wait { uint32_t n; } hps_wait_t;
+#define HPS_WAIT_INIT { 0 }
+
+/* Tunables (process-wide, read once from HPSYNC_SPIN / HPSYNC_YIELDS). */
+extern uint32_t hps_wait_spin_limit;   /* spin rounds before yielding */
+extern uint32_t hps_wait_yield_limit;  /* yields before napping */
+
+/* One step of waiting; call it in the loop that re-checks the condition. */
+void hps_wait_step(hps_wait_t *w);
+
+/*
+ * Deadline helpers shared by the timed locks.  A deadline is an absolute time
+ * on `clock` as in pthread_mutex_clocklock.  hps_deadline_valid() applies the
+ * POSIX rule (0 <= tv_nsec < 1e9); hps_deadline_passed() reads the clock.
+ */
+int hps_deadline_valid(const struct timespec *abstime);
+int hps_deadline_passed(clockid_t clock, const struct timespec *abstime);
+
+#endif

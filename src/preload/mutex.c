@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pthread_mutex_* on hpsync locks.
+ *
+ * Fast path (normal mutex, statistics off): one load of `kind`, one load of
+ * the algorithm, the algorithm's inline fast path; about a dozen
+ * instructions each way.  Everything else (recursive and errorcheck
+ * bookkeeping, timed waits, statistics, glibc-owned kinds) is out of line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "preload.h"
+#include "../common/env.h"
+
+hps_lock_algo_t hps_pl_fast_algo;   /* 0 until init, and 0 when stats are on */
+hps_lock_algo_t hps_pl_algo = HPS_LOCK_DEFAULT;
+static int pl_stats;
+
+static __thread int t_tid __attribute__((tls_model("initial-exec")));
+
+static void child_after_fork(void) { t_tid = 0; }
+
+int hps_pl_tid(void)
+{
+    int t = t_tid;
+    if (hps_unlikely(t == 0))
+        t = t_tid = (int)syscall(SYS_gettid);
+    return t;
+}
+
+void hps_pl_init(void)
+{
+    static hps_au32 once;
+    if (hps_load_acquire(&once))
+        return;
+    const hps_settings_t *s = hps_settings();
+    hps_pl_algo = s->lock;
+    pl_stats = (int)s->stats;
+    uint32_t e = 0;
+    if (hps_cas_acq_rel(&once, &e, 1)) {
+        pthread_atfork(NULL, NULL, child_after_fork);
+        if (pl_stats)
+            hps_stats_start();
+    }
+    /* Published last: a thread that sees it also sees hps_pl_algo. */
+    __atomic_store_n(&hps_pl_fast_algo, pl_stats ? 0 : hps_pl_algo, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor)) static void pl_ctor(void) { hps_pl_init(); }
+
+static inline hps_lock_algo_t algo(void)
+{
+    if (hps_unlikely(__atomic_load_n(&hps_pl_fast_algo, __ATOMIC_ACQUIRE) == 0))
+        hps_pl_init();
+    return hps_pl_algo;
+}
+
+/* Acquire with statistics: a failed trylock is what "contended" means. */
+static void lock_counted(hps_pmutex_t *p, void *caller)
+{
+    hps_lock_algo_t a = algo();
+    if (!pl_stats) {
+        hps_lockstate_lock(&p->s, a);
+        return;
+    }
+    if (hps_lockstate_trylock(&p->s, a)) {
+        hps_stats_record(p, caller, 0, 0);
+        return;
+    }
+    uint64_t t0 = hps_now_ns();
+    hps_lockstate_lock(&p->s, a);
+    hps_stats_record(p, caller, 1, hps_now_ns() - t0);
+}
+
+static int timedlock_counted(hps_pmutex_t *p, clockid_t clock, const struct timespec *abs, void *caller)
+{
+    hps_lock_algo_t a = algo();
+    if (hps_lockstate_trylock(&p->s, a)) {
+        if (pl_stats)
+            hps_stats_record(p, caller, 0, 0);
+        return 0;
+    }
+    uint64_t t0 = pl_stats ? hps_now_ns() : 0;
+    int r = hps_lockstate_timedlock(&p->s, a, clock, abs);
+    if (pl_stats && r == 0)
+        hps_stats_record(p, caller, 1, hps_now_ns() - t0);
+    return r;
+}
+
+/* Recursive/errorcheck prologue: 1 = done (result in *rc), 0 = go lock. */
+static int owned_prologue(hps_pmutex_t *p, int type, int *rc)
+{
+    if (type != PTHREAD_MUTEX_RECURSIVE && type != PTHREAD_MUTEX_ERRORCHECK)
+        return 0;
+    /* Relaxed: only this thread ever stores its own tid here. */
+    if (atomic_load_explicit(&p->owner, memory_order_relaxed) != hps_pl_tid())
+        return 0;
+    if (type == PTHREAD_MUTEX_ERRORCHECK) {
+        *rc = EDEADLK;
+    } else if (p->count == UINT_MAX) {
+        *rc = EAGAIN;
+    } else {
+        p->count++;
+        *rc = 0;
+    }
+    return 1;
+}
+
+static void set_owner(hps_pmutex_t *p, int type)
+{
+    if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
+        atomic_store_explicit(&p->owner, hps_pl_tid(), memory_order_relaxed);
+        p->count = 1;
+    }
+}
+
+int hps_pm_lock(pthread_mutex_t *m, void *caller)
+{
+    hps_pmutex_t *p = HPS_PM(m);
+    int kind = p->kind, rc;
+    if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
+        return hps_real()->mutex_lock(m);
+    int type = kind & HPS_KIND_TYPE_MASK;
+    if (owned_prologue(p, type, &rc))
+        return rc;
+    lock_counted(p, caller);
+    set_owner(p, type);
+    return 0;
+}
+
+int hps_pm_trylock(pthread_mutex_t *m, void *caller)
+{
+    hps_pmutex_t *p = HPS_PM(m);
+    int kind = p->kind, rc;
+    if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
+        return hps_real()->mutex_trylock(m);
+    int type = kind & HPS_KIND_TYPE_MASK;
+    /* glibc: an errorcheck mutex's owner gets EBUSY from trylock, not EDEADLK. */
+    if (type == PTHREAD_MUTEX_RECURSIVE && owned_prologue(p, type, &rc))
+        return rc;
+    if (!hps_lockstate_trylock(&p->s, algo()))
+        return EBUSY;
+    if (pl_stats)
+        hps_stats_record(p, caller, 0, 0);
+    set_owner(p, type);
+    return 0;
+}
+
+int hps_pm_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs, void *caller)
+{
+    hps_pmutex_t *p = HPS_PM(m);
+    int kind = p->kind, rc;
+    if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+        return EINVAL;
+    if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
+        return hps_real()->mutex_clocklock(m, clock, abs);
+    int type = kind & HPS_KIND_TYPE_MASK;
+    if (owned_prologue(p, type, &rc))
+        return rc;
+    rc = timedlock_counted(p, clock, abs, caller);
+    if (rc == 0)
+        set_owner(p, type);
+    return rc;
+}
+
+int hps_pm_unlock(pthread_mutex_t *m)
+{
+    hps_pmutex_t *p = HPS_PM(m);
+    int kind = p->kind;
+    if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
+        return hps_real()->mutex_unlock(m);
+    int type = kind & HPS_KIND_TYPE_MASK;
+    if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
+        if (atomic_load_explicit(&p->owner, memory_order_relaxed) != hps_pl_tid())
+            return EPERM;
+        if (type == PTHREAD_MUTEX_RECURSIVE && --p->count != 0)
+            return 0;
+        atomic_store_explicit(&p->owner, 0, memory_order_relaxed);
+    }
+    hps_lockstate_unlock(&p->s, algo());
+    return 0;
+}
+
+HPS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    hps_pmutex_t *p = HPS_PM(m);
+    hps_lock_algo_t a = __atomic_load_n(&hps_pl_fast_algo, __ATOMIC_RELAXED);
+    if (hps_likely(p->kind == 0 && a != 0)) {
+        hps_lockstate_lock(&p->s, a);
+        return 0;
+    }
+    return hps_pm_lock(m, __builtin_return_address(0));
+}
+
+HPS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+    hps_pmutex_t *p = HPS_PM(m);
+    hps_lock_algo_t a = __atomic_load_n(&hps_pl_fast_algo, __ATOMIC_RELAXED);
+    if (hps_likely(p->kind == 0 && a != 0)) {
+        hps_lockstate_unlock(&p->s, a);
+        return 0;
+    }
+    return hps_pm_unlock(m);
+}
+
+HPS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+    return hps_pm_trylock(m, __builtin_return_address(0));
+}
+
+HPS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+{
+    return hps_pm_clocklock(m, CLOCK_REALTIME, abs, __builtin_return_address(0));
+}
+
+HPS_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+    return hps_pm_clocklock(m, clock, abs, __builtin_return_address(0));
+}
+
+HPS_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+    int type = PTHREAD_MUTEX_NORMAL, pshared = PTHREAD_PROCESS_PRIVATE;
+    int robust = PTHREAD_MUTEX_STALLED, proto = PTHREAD_PRIO_NONE;
+    if (attr) {
+        pthread_mutexattr_gettype(attr, &type);
+        pthread_mutexattr_getpshared(attr, &pshared);
+        pthread_mutexattr_getrobust(attr, &robust);
+        pthread_mutexattr_getprotocol(attr, &proto);
+    }
+    if (pshared != PTHREAD_PROCESS_PRIVATE || robust != PTHREAD_MUTEX_STALLED ||
+        proto != PTHREAD_PRIO_NONE)
+        return hps_real()->mutex_init(m, attr);
+    memset(m, 0, sizeof *m);
+    HPS_PM(m)->kind = type & HPS_KIND_TYPE_MASK;
+    return 0;
+}
+
+HPS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+    hps_pmutex_t *p = HPS_PM(m);
+    if (p->kind & HPS_KIND_GLIBC_ONLY)
+        return hps_real()->mutex_destroy(m);
+    if (hps_lockstate_is_locked(&p->s, algo()))
+        return EBUSY;
+    /* As glibc does: a destroyed mutex has kind -1, so later use gets EINVAL. */
+    p->kind = -1;
+    return 0;
+}
