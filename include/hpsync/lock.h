@@ -77,6 +77,10 @@ HPS_INLINE void hps_lockstate_init(hps_lock_state_t *s, hps_lock_algo_t a)
 
 HPS_INLINE void hps_lockstate_lock(hps_lock_state_t *s, hps_lock_algo_t a)
 {
+    if (hps_likely(a == HPS_LOCK_ADAPTIVE)) {   /* the default: straight-line code */
+        hps_adaptive_lock(&s->adaptive);
+        return;
+    }
     switch (a) {
     case HPS_LOCK_TTAS:     hps_ttas_lock(&s->ttas); break;
     case HPS_LOCK_TICKET:   hps_ticket_lock(&s->ticket); break;
@@ -111,6 +115,10 @@ HPS_INLINE int hps_lockstate_timedlock(hps_lock_state_t *s, hps_lock_algo_t a,
 
 HPS_INLINE void hps_lockstate_unlock(hps_lock_state_t *s, hps_lock_algo_t a)
 {
+    if (hps_likely(a == HPS_LOCK_ADAPTIVE)) {   /* the default: straight-line code */
+        hps_adaptive_unlock(&s->adaptive);
+        return;
+    }
     switch (a) {
     case HPS_LOCK_TTAS:     hps_ttas_unlock(&s->ttas); break;
     case HPS_LOCK_TICKET:   hps_ticket_unlock(&s->ticket); break;

@@ -28,9 +28,11 @@ static inline int hps_futex_wait(void *addr, uint32_t val, clockid_t clock,
     return r == 0 ? 0 : errno;
 }
 
-static inline void hps_futex_wake(void *addr, int n, int shared)
+/* Returns how many threads were woken (0 on error). */
+static inline int hps_futex_wake(void *addr, int n, int shared)
 {
-    syscall(SYS_futex, addr, FUTEX_WAKE | (shared ? 0 : FUTEX_PRIVATE_FLAG), n, NULL, NULL, 0);
+    long r = syscall(SYS_futex, addr, FUTEX_WAKE | (shared ? 0 : FUTEX_PRIVATE_FLAG), n, NULL, NULL, 0);
+    return r > 0 ? (int)r : 0;
 }
 
 #endif

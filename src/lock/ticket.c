@@ -1,33 +1,27 @@
 // SPDX-License-Identifier: MIT
-/* Ticket slow path: wait for our turn, backing off by distance from the head. */
+/* Ticket lock slow path: wait for our ticket, then take the word as head. */
 #include "hpsync/lock.h"
-#include "internal.h"
 
-HPS_EXPORT HPS_NOINLINE void hps_ticket_lock_slow(hps_ticket_t *l, uint32_t ticket)
+HPS_EXPORT HPS_NOINLINE void hps_ticket_lock_slow(hps_ticket_t *l)
 {
+    /* Relaxed: the room only orders waiters; `locked` carries the data. */
+    uint32_t t = hps_faa_relaxed(&l->next, 1);
     hps_wait_t w = HPS_WAIT_INIT;
     for (;;) {
-        uint32_t o = hps_load_acquire(&l->owner);
-        if (o == ticket)
-            return;
+        uint32_t o = hps_load_relaxed(&l->owner);
+        if (o == t)
+            break;
         /*
          * Proportional backoff: a thread k places from the head waits about
          * k critical sections; checking sooner only adds traffic on the line
-         * every waiter reads.  The distance is capped so a long queue still
-         * reaches the yielding phase quickly.
+         * every waiter reads.
          */
-        uint32_t d = ticket - o;
-        if (d > 1 && w.n < hps_wait_spin_limit) {
-            for (uint32_t i = 0; i < 16 * (d < 8 ? d : 8); i++)
+        uint32_t d = t - o;
+        if (d > 1 && w.n < hps_wait_spin_limit)
+            for (uint32_t i = 0; i < 4 * (d < 8 ? d : 8); i++)
                 hps_cpu_relax();
-        }
         hps_wait_step(&w);
     }
-}
-
-static int ticket_try(void *l) { return hps_ticket_trylock(l); }
-
-HPS_EXPORT int hps_ticket_timedlock(hps_ticket_t *l, clockid_t clock, const struct timespec *abstime)
-{
-    return hps_timed_poll(ticket_try, l, clock, abstime);
+    hps_qword_head_acquire(&l->q);
+    hps_store_relaxed(&l->owner, t + 1);
 }

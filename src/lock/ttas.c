@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* TTAS slow path: read until free, then XCHG; back off on each failure. */
 #include "hpsync/lock.h"
-#include "internal.h"
+#include <errno.h>
 
 HPS_EXPORT HPS_NOINLINE void hps_ttas_lock_slow(hps_ttas_t *l)
 {
@@ -15,9 +15,7 @@ HPS_EXPORT HPS_NOINLINE void hps_ttas_lock_slow(hps_ttas_t *l)
     }
 }
 
-static int ttas_try(void *l) { return hps_ttas_trylock(l); }
-
 HPS_EXPORT int hps_ttas_timedlock(hps_ttas_t *l, clockid_t clock, const struct timespec *abstime)
 {
-    return hps_timed_poll(ttas_try, l, clock, abstime);
+    return hps_word_timedlock(&l->word, clock, abstime);
 }

@@ -2,12 +2,26 @@
 /*
  * hpsync/lock/adaptive.h - the default lock: spin a little, then park.
  *
- * word: 0 free, 1 held, 2 held and some thread may be parked in the kernel
- * (futex).  A contended locker spins for a per-lock learned number of rounds
- * (the estimate moves 1/8 of the way to what the last acquisition needed, as
- * glibc's adaptive mutex does), then marks the word 2 and parks.  Unlock only
- * enters the kernel when the word says someone may be parked.
- * Fast paths: lock = CAS + branch, unlock = XCHG + branch.
+ * `locked` is 0 or 1; `parked` counts threads that are (about to be) asleep
+ * in the kernel (futex).  A contended locker spins for a per-lock learned
+ * number of rounds (the estimate moves 1/8 of the way to what the last
+ * acquisition needed, as glibc's adaptive mutex does), then parks.
+ *
+ * Unlock is a plain store followed by a read of `parked`: no atomic
+ * read-modify-write, which is what makes it cheaper than glibc's.  That read
+ * may pass the store on x86 (store-load reordering), so a parking thread
+ * issues membarrier(PRIVATE_EXPEDITED) after counting itself in: that forces a
+ * full barrier on every running thread of the process, so either the
+ * unlocker's store is visible to the parker's re-check, or the unlocker's
+ * read of `parked` comes after the barrier and sees the parker.  Where
+ * membarrier is unavailable, parkers sleep with a short timeout instead, so a
+ * missed wake-up costs latency, never a hang.  (See docs/locks.md.)
+ *
+ * Like glibc's mutex, the lock lets a running thread take it again while a
+ * woken waiter is still on its way to a CPU: `waking` keeps unlock from
+ * waking a second thread (one system call per unlock) until the first has
+ * run.  When threads outnumber cores this is what keeps throughput up.
+ * Fast paths: lock = XCHG + branch, unlock = store + load + branch.
  */
 #ifndef HPSYNC_LOCK_ADAPTIVE_H
 #define HPSYNC_LOCK_ADAPTIVE_H
@@ -17,30 +31,34 @@
 #include "hpsync/pr.h"
 
 typedef struct hps_adaptive {
-    hps_au32 word;
+    hps_au32 locked;
+    hps_au32 parked;
+    hps_au32 waking;                    /* 1: a woken thread has not run yet */
     hps_au32 spin_est;                  /* learned spin rounds (a hint only) */
 } hps_adaptive_t;
-#define HPS_ADAPTIVE_INITIALIZER { 0, 0 }
+#define HPS_ADAPTIVE_INITIALIZER { 0, 0, 0, 0 }
 
 int  hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t clock, const struct timespec *abstime);
 void hps_adaptive_wake(hps_adaptive_t *l);
 
 HPS_INLINE void hps_adaptive_init(hps_adaptive_t *l)
 {
-    hps_store_relaxed(&l->word, 0);
+    hps_store_relaxed(&l->locked, 0);
+    hps_store_relaxed(&l->parked, 0);
+    hps_store_relaxed(&l->waking, 0);
     hps_store_relaxed(&l->spin_est, 0);
 }
 
 HPS_INLINE bool hps_adaptive_trylock(hps_adaptive_t *l)
 {
-    uint32_t e = 0;
-    return hps_cas_acquire(&l->word, &e, 1);
+    return hps_load_relaxed(&l->locked) == 0 && hps_xchg_acquire(&l->locked, 1) == 0;
 }
 
 HPS_INLINE void hps_adaptive_lock(hps_adaptive_t *l)
 {
-    uint32_t e = 0;
-    if (hps_likely(hps_cas_acquire(&l->word, &e, 1)))
+    /* XCHG rather than CMPXCHG: `locked` is only ever 0 or 1, so writing 1
+     * over a 1 changes nothing, and XCHG needs no compare or retry. */
+    if (hps_likely(hps_xchg_acquire(&l->locked, 1) == 0))
         return;
     (void)hps_adaptive_lock_slow(l, CLOCK_REALTIME, NULL);
 }
@@ -48,19 +66,22 @@ HPS_INLINE void hps_adaptive_lock(hps_adaptive_t *l)
 HPS_INLINE int hps_adaptive_timedlock(hps_adaptive_t *l, clockid_t clock,
                                       const struct timespec *abstime)
 {
-    uint32_t e = 0;
-    if (hps_likely(hps_cas_acquire(&l->word, &e, 1)))
+    if (hps_likely(hps_xchg_acquire(&l->locked, 1) == 0))
         return 0;
     return hps_adaptive_lock_slow(l, clock, abstime);
 }
 
 HPS_INLINE void hps_adaptive_unlock(hps_adaptive_t *l)
 {
-    /* Release: publishes the critical section; 2 means a parked waiter. */
-    if (hps_unlikely(hps_xchg_release(&l->word, 0) == 2))
+    /* Release: publishes the critical section to the next owner. */
+    hps_store_release(&l->locked, 0);
+    /* Keep the compiler from hoisting the read above the store; the CPU's
+     * own reordering is what the parker's membarrier takes care of. */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (hps_unlikely(hps_load_relaxed(&l->parked) != 0))
         hps_adaptive_wake(l);
 }
 
-HPS_INLINE bool hps_adaptive_is_locked(hps_adaptive_t *l) { return hps_load_relaxed(&l->word) != 0; }
+HPS_INLINE bool hps_adaptive_is_locked(hps_adaptive_t *l) { return hps_load_relaxed(&l->locked) != 0; }
 
 #endif

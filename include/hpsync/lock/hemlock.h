@@ -1,63 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hpsync/lock/hemlock.h - Hemlock (Dice & Kogan, 2021): a CLH-like queue lock
- * whose only per-lock state is a tail pointer and whose only per-thread state
- * is one word, `grant`, however many locks the thread holds.
+ * hpsync/lock/hemlock.h - Hemlock (Dice & Kogan, 2021), our CLH-family lock.
  *
- * A waiter spins on its predecessor's `grant` until it names this lock, then
- * clears it to acknowledge; the releaser waits for that acknowledgement so
- * its `grant` word is free for the next lock it releases.  Unlock must run on
- * the thread that locked (POSIX-correct programs do).
- * Fast paths: lock = TLS read + XCHG, unlock = TLS read + CAS.
+ * The queue's only per-lock state is a tail pointer and its only per-thread
+ * state is one word, `grant`, whatever number of locks a thread waits for or
+ * holds.  A waiter spins on its predecessor's `grant` until it names this
+ * lock, then clears it to acknowledge; a leaving head waits for that
+ * acknowledgement so its `grant` word is free again.  Headship passes when
+ * the head takes the lock word (see queued.h).
+ * Fast paths: lock = load + XCHG + branch, unlock = one store.
  */
 #ifndef HPSYNC_LOCK_HEMLOCK_H
 #define HPSYNC_LOCK_HEMLOCK_H
 
-#include <stdbool.h>
 #include <stddef.h>
-#include <time.h>
-#include "hpsync/pr.h"
+#include "hpsync/lock/queued.h"
 
 struct hps_hemlock;
 typedef struct hps_hem_thread {
     _Atomic(struct hps_hemlock *) grant;
 } __attribute__((aligned(HPS_CACHELINE))) hps_hem_thread_t;
 
-typedef struct hps_hemlock { _Atomic(hps_hem_thread_t *) tail; } hps_hemlock_t;
-#define HPS_HEMLOCK_INITIALIZER { NULL }
+typedef struct hps_hemlock {
+    hps_qword_t q;
+    _Atomic(hps_hem_thread_t *) tail;
+} hps_hemlock_t;
+#define HPS_HEMLOCK_INITIALIZER { { 0, 0 }, NULL }
 
-/* The calling thread's record (initial-exec TLS inside libhpsync). */
-hps_hem_thread_t *hps_hem_self(void);
-void hps_hemlock_lock_slow(hps_hemlock_t *l, hps_hem_thread_t *pred);
-void hps_hemlock_unlock_slow(hps_hemlock_t *l, hps_hem_thread_t *self);
-int  hps_hemlock_timedlock(hps_hemlock_t *l, clockid_t clock, const struct timespec *abstime);
+void hps_hemlock_lock_slow(hps_hemlock_t *l);
 
-HPS_INLINE void hps_hemlock_init(hps_hemlock_t *l) { hps_store_relaxed(&l->tail, NULL); }
-
-HPS_INLINE bool hps_hemlock_trylock(hps_hemlock_t *l)
+HPS_INLINE void hps_hemlock_init(hps_hemlock_t *l)
 {
-    hps_hem_thread_t *e = NULL;
-    return hps_load_relaxed(&l->tail) == NULL &&
-           hps_cas_acquire(&l->tail, &e, hps_hem_self());
+    hps_store_relaxed(&l->q.locked, 0);
+    hps_store_relaxed(&l->q.head, 0);
+    hps_store_relaxed(&l->tail, NULL);
 }
 
 HPS_INLINE void hps_hemlock_lock(hps_hemlock_t *l)
 {
-    /* acq_rel: acquire the lock; release our (cleared) grant word to the successor. */
-    hps_hem_thread_t *pred = hps_xchg_acq_rel(&l->tail, hps_hem_self());
-    if (hps_likely(pred == NULL))
+    if (hps_likely(hps_qword_fast(&l->q)))
         return;
-    hps_hemlock_lock_slow(l, pred);
+    hps_hemlock_lock_slow(l);
 }
 
-HPS_INLINE void hps_hemlock_unlock(hps_hemlock_t *l)
+HPS_INLINE bool hps_hemlock_trylock(hps_hemlock_t *l) { return hps_qword_trylock(&l->q); }
+HPS_INLINE void hps_hemlock_unlock(hps_hemlock_t *l) { hps_qword_unlock(&l->q); }
+HPS_INLINE bool hps_hemlock_is_locked(hps_hemlock_t *l) { return hps_qword_is_locked(&l->q); }
+HPS_INLINE int hps_hemlock_timedlock(hps_hemlock_t *l, clockid_t clock, const struct timespec *abstime)
 {
-    hps_hem_thread_t *self = hps_hem_self(), *e = self;
-    if (hps_likely(hps_cas_release(&l->tail, &e, NULL)))
-        return;
-    hps_hemlock_unlock_slow(l, self);
+    return hps_qword_timedlock(&l->q, clock, abstime);
 }
-
-HPS_INLINE bool hps_hemlock_is_locked(hps_hemlock_t *l) { return hps_load_relaxed(&l->tail) != NULL; }
 
 #endif

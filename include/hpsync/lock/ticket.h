@@ -1,66 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hpsync/lock/ticket.h - ticket lock: strict FIFO, two 32-bit counters.
+ * hpsync/lock/ticket.h - ticket lock: FIFO by ticket number.
  *
- * A thread takes `next` with fetch-and-add and waits until `owner` equals its
- * ticket.  The waiting backs off in proportion to its distance from the head.
- * Fast paths: lock = XADD + load + branch, unlock = load + store.
- * A ticket cannot be given back, so the timed lock polls trylock rather than
- * joining the queue (see docs/locks.md).
+ * A contended thread takes a ticket (fetch-and-add on `next`) and waits for
+ * `owner` to reach it; then it is the head of the queue (see queued.h) and
+ * takes the lock word, then serves the next ticket.  Waiters back off in
+ * proportion to their distance from the head.
+ * Fast paths: lock = load + XCHG + branch, unlock = one store.
  */
 #ifndef HPSYNC_LOCK_TICKET_H
 #define HPSYNC_LOCK_TICKET_H
 
-#include <stdbool.h>
-#include <time.h>
-#include "hpsync/pr.h"
+#include "hpsync/lock/queued.h"
 
-typedef struct hps_ticket { hps_au32 next; hps_au32 owner; } hps_ticket_t;
-#define HPS_TICKET_INITIALIZER { 0, 0 }
+typedef struct hps_ticket {
+    hps_qword_t q;
+    hps_au32 next;          /* next ticket to hand out */
+    hps_au32 owner;         /* ticket now at the head */
+} hps_ticket_t;
+#define HPS_TICKET_INITIALIZER { { 0, 0 }, 0, 0 }
 
-void hps_ticket_lock_slow(hps_ticket_t *l, uint32_t ticket);
-int  hps_ticket_timedlock(hps_ticket_t *l, clockid_t clock, const struct timespec *abstime);
+void hps_ticket_lock_slow(hps_ticket_t *l);
 
 HPS_INLINE void hps_ticket_init(hps_ticket_t *l)
 {
+    hps_store_relaxed(&l->q.locked, 0);
+    hps_store_relaxed(&l->q.head, 0);
     hps_store_relaxed(&l->next, 0);
     hps_store_relaxed(&l->owner, 0);
 }
 
 HPS_INLINE void hps_ticket_lock(hps_ticket_t *l)
 {
-    /* Relaxed: the acquire is the load of `owner` that grants the ticket. */
-    uint32_t t = hps_faa_relaxed(&l->next, 1);
-    if (hps_likely(hps_load_acquire(&l->owner) == t))
+    if (hps_likely(hps_qword_fast(&l->q)))
         return;
-    hps_ticket_lock_slow(l, t);
+    hps_ticket_lock_slow(l);
 }
 
-HPS_INLINE bool hps_ticket_trylock(hps_ticket_t *l)
+HPS_INLINE bool hps_ticket_trylock(hps_ticket_t *l) { return hps_qword_trylock(&l->q); }
+HPS_INLINE void hps_ticket_unlock(hps_ticket_t *l) { hps_qword_unlock(&l->q); }
+HPS_INLINE bool hps_ticket_is_locked(hps_ticket_t *l) { return hps_qword_is_locked(&l->q); }
+HPS_INLINE int hps_ticket_timedlock(hps_ticket_t *l, clockid_t clock, const struct timespec *abstime)
 {
-    /*
-     * If owner == next and our CAS moves next from that value, no ticket
-     * between the two reads was issued, so owner cannot have moved either:
-     * we hold the lock.  Acquire on the CAS orders the critical section.
-     */
-    uint32_t o = hps_load_acquire(&l->owner);
-    uint32_t n = hps_load_relaxed(&l->next);
-    return o == n && hps_cas_acquire(&l->next, &n, n + 1);
-}
-
-HPS_INLINE void hps_ticket_unlock(hps_ticket_t *l)
-{
-    uint32_t o = hps_load_relaxed(&l->owner);
-    /* Unlocking a free ticket lock would break it for good; ignore it. */
-    if (hps_unlikely(o == hps_load_relaxed(&l->next)))
-        return;
-    /* Release: publishes the critical section to the next ticket holder. */
-    hps_store_release(&l->owner, o + 1);
-}
-
-HPS_INLINE bool hps_ticket_is_locked(hps_ticket_t *l)
-{
-    return hps_load_relaxed(&l->owner) != hps_load_relaxed(&l->next);
+    return hps_qword_timedlock(&l->q, clock, abstime);
 }
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <time.h>
 #include "hpsync/pr.h"
+#include "hpsync/lock/queued.h"
 
 typedef struct hps_ttas { hps_au32 word; } hps_ttas_t;
 #define HPS_TTAS_INITIALIZER { 0 }
