@@ -54,6 +54,18 @@ HPS_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
     return 0;
 }
 
+struct cancel_ctx {
+    hps_pcond_t *pc;
+    pthread_mutex_t *m;
+};
+
+static void cancel_cleanup(void *arg)
+{
+    struct cancel_ctx *ctx = arg;
+    atomic_fetch_sub(&ctx->pc->waiters, 1);
+    hps_pm_lock(ctx->m, NULL);
+}
+
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                      const struct timespec *abs)
 {
@@ -70,6 +82,16 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     }
     int shared = (pc->flags & COND_PSHARED) != 0;
     int timed_out = 0;
+    /*
+     * pthread_cond_wait is a cancellation point.  The futex call is a raw
+     * system call, so cancellation is made asynchronous around it alone; if
+     * it strikes, the handler re-takes the mutex before the thread's own
+     * cleanup handlers run, as POSIX requires.
+     */
+    struct cancel_ctx ctx = { pc, m };
+    int oldtype;
+    pthread_cleanup_push(cancel_cleanup, &ctx);
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
     for (;;) {
         int r = hps_futex_wait(&pc->seq, seq, clock, abs, shared);
         if (r == ETIMEDOUT) {
@@ -81,6 +103,8 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         if (r != EINTR || atomic_load(&pc->seq) != seq)
             break;
     }
+    pthread_setcanceltype(oldtype, NULL);
+    pthread_cleanup_pop(0);
     atomic_fetch_sub(&pc->waiters, 1);
     rc = hps_pm_lock(m, __builtin_return_address(0));
     if (rc != 0)
