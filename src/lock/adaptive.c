@@ -74,33 +74,63 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
 
     if (abstime && !hps_deadline_valid(abstime))
         return EINVAL;
-    /* seq_cst: the count must be visible before the barrier and re-check. */
-    atomic_fetch_add(&l->parked, 1);
-    int exact = heavy_barrier();
+    /*
+     * seq_cst: the count must be visible before the barrier and re-check.
+     * Only the thread that moves `parked` from 0 issues the barrier.  Later
+     * parkers need none: an unlocker that reads `parked` as 0 did so before
+     * that first parker counted itself, so its store was drained by the
+     * first parker's barrier, and the first parker re-checks `locked` after
+     * it.  Either the first parker takes the lock (and its unlock sees the
+     * later parkers), or someone else took it after that store, and that
+     * owner's unlock reads `parked` after its own XCHG, so it sees them too.
+     * Under contention `parked` stays above 0, so the barrier is rare.
+     */
+    int exact = 1;
+    if (atomic_fetch_add(&l->parked, 1) == 0)
+        exact = heavy_barrier();
+    else if (hps_load_relaxed(&g_mb_state) == 2)
+        exact = 0;
     int rc = 0;
-    for (;;) {
+    for (unsigned sleeps = 0;; sleeps++) {
         /* Acquire: we own the lock from here. */
         if (hps_xchg_acquire(&l->locked, 1) == 0)
             break;
-        int r;
-        if (exact) {
-            r = hps_futex_wait(&l->locked, 1, clock, abstime, 0);
-        } else {
-            /* No membarrier: a wake-up can be missed, so never sleep long. */
-            struct timespec nap;
-            clock_gettime(CLOCK_MONOTONIC, &nap);
-            add_ns(&nap, 200000);
-            hps_futex_wait(&l->locked, 1, CLOCK_MONOTONIC, &nap, 0);
-            r = abstime && hps_deadline_passed(clock, abstime) ? ETIMEDOUT : 0;
+        /*
+         * How long to sleep.  The first sleep needs no limit (see above).
+         * After a wake-up, we cleared `waking` and an unlocker may have read
+         * it as 1 just before (its read can pass its own store of `locked`),
+         * skipping the wake while we missed its store: so later sleeps are
+         * bounded, 1 ms doubling to 16 ms.  That race needs a store held back
+         * in the unlocker's store buffer across our whole re-check, so the
+         * bound is almost never what ends a sleep.  Without membarrier every
+         * sleep is short.
+         */
+        struct timespec lim;
+        const struct timespec *until = abstime;
+        clockid_t c = clock;
+        if (!exact || sleeps > 0) {
+            long ns = exact ? 1000000L << (sleeps < 5 ? sleeps - 1 : 4) : 200000L;
+            if (!abstime)
+                c = CLOCK_MONOTONIC;
+            clock_gettime(c, &lim);
+            add_ns(&lim, ns);
+            if (!abstime || lim.tv_sec < abstime->tv_sec ||
+                (lim.tv_sec == abstime->tv_sec && lim.tv_nsec < abstime->tv_nsec))
+                until = &lim;
         }
-        /* We ran: unlockers may wake another thread now.  seq_cst, so this
+        int r = hps_futex_wait(&l->locked, 1, c, until, 0);
+        /* We ran: unlockers may wake another thread now.  seq_cst, so the
          * store is ordered before our next XCHG (see hps_adaptive_wake). */
         atomic_store(&l->waking, 0);
-        if (r == ETIMEDOUT) {
+        if (r == ETIMEDOUT && abstime && hps_deadline_passed(clock, abstime)) {
             if (hps_xchg_acquire(&l->locked, 1) != 0)
                 rc = ETIMEDOUT;
             break;
         }
+        /* A releaser is often a few instructions away: look again briefly
+         * before paying for another sleep. */
+        for (int i = 0; i < 16 && hps_load_relaxed(&l->locked) != 0; i++)
+            hps_cpu_relax();
     }
     atomic_fetch_sub(&l->parked, 1);
     return rc;
@@ -109,12 +139,15 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
 HPS_EXPORT HPS_NOINLINE void hps_adaptive_wake(hps_adaptive_t *l)
 {
     /*
-     * Wake one thread unless a woken one has not run yet.  The exchange is a
-     * full barrier after our release store of `locked`; the woken thread
-     * clears `waking` before its own exchange on `locked`.  So either we see
-     * its clear (and wake someone), or it sees the lock free: no waiter is
-     * left asleep on a free lock.  If nobody was actually asleep, undo.
+     * Wake one thread unless a woken one has not run yet: while it is on its
+     * way, the running owner may take the lock again and again without a
+     * system call each time (what makes glibc fast when threads outnumber
+     * cores).  The plain read first keeps the owner from bouncing `waking`'s
+     * line on every unlock.  The woken thread clears `waking` when it runs.
+     * If nobody was asleep, undo.  (Why a stale read cannot strand a
+     * sleeper for long: see the sleep bound in hps_adaptive_lock_slow.)
      */
-    if (atomic_exchange(&l->waking, 1) == 0 && hps_futex_wake(&l->locked, 1, 0) == 0)
+    if (hps_load_relaxed(&l->waking) == 0 && atomic_exchange(&l->waking, 1) == 0 &&
+        hps_futex_wake(&l->locked, 1, 0) == 0)
         atomic_store(&l->waking, 0);
 }

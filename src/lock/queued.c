@@ -3,26 +3,39 @@
 #include <errno.h>
 #include "hpsync/lock.h"
 
+static bool word_try(hps_au32 *word)
+{
+    return hps_load_relaxed(word) == 0 && hps_xchg_acquire(word, 1) == 0;
+}
+
+/*
+ * The head says it is waiting (`head` = 1) exactly while it is running and
+ * polling: through the spinning phase, and again for a short window each
+ * time it comes back from a yield or a nap.  Newcomers queue behind a
+ * running head, so the lock stays FIFO among running threads; while the head
+ * is off the CPU, a free word may be taken by whoever runs.
+ */
 HPS_EXPORT HPS_NOINLINE void hps_qword_head_acquire(hps_qword_t *q)
 {
     hps_wait_t w = HPS_WAIT_INIT;
     /* Relaxed: `head` only steers newcomers; it guards no data. */
     hps_store_relaxed(&q->head, 1);
     for (;;) {
-        if (hps_load_relaxed(&q->locked) == 0 && hps_xchg_acquire(&q->locked, 1) == 0)
+        if (word_try(&q->locked))
             break;
-        hps_wait_step(&w);
-        /* Past the spinning phase we are likely to lose the CPU: stop
-         * holding newcomers back, or a preempted head stalls everyone. */
-        if (w.n == hps_wait_spin_limit)
-            hps_store_relaxed(&q->head, 0);
+        if (w.n < hps_wait_spin_limit) {
+            hps_wait_step(&w);
+            continue;
+        }
+        hps_store_relaxed(&q->head, 0);
+        hps_wait_step(&w);              /* yield or nap */
+        hps_store_relaxed(&q->head, 1);
+        /* About 1 us of polling: enough to catch the owner's next release
+         * when critical sections are short. */
+        for (int i = 0; i < 40 && hps_load_relaxed(&q->locked) != 0; i++)
+            hps_cpu_relax();
     }
     hps_store_relaxed(&q->head, 0);
-}
-
-static bool word_try(hps_au32 *word)
-{
-    return hps_load_relaxed(word) == 0 && hps_xchg_acquire(word, 1) == 0;
 }
 
 HPS_EXPORT int hps_word_timedlock(hps_au32 *word, clockid_t clock, const struct timespec *abstime)

@@ -6,9 +6,10 @@
 #include "hpsync/lock/wait.h"
 
 /*
- * Defaults: 32 spin rounds of up to 16 PAUSEs.  PAUSE costs 25 ns on Zen 5
- * (measured; ~40 cycles on Skylake and later Intel parts), so this is about
- * 10 us there: long enough to cover a short critical section on another core.
+ * Defaults: 32 spin rounds, 8 single PAUSEs then bursts doubling to 16.
+ * PAUSE costs 25 ns on Zen 5 (measured; ~40 cycles on Skylake and later Intel
+ * parts), so this is about 8 us there: long enough to cover a short critical
+ * section on another core.
  * 2000 yields cover the time for every thread of an 8x oversubscribed run to
  * get a time slice (that is what a FIFO lock needs to make progress), after
  * which the waiter naps: 20 us doubling to 1 ms.
@@ -20,7 +21,10 @@ HPS_EXPORT void hps_wait_step(hps_wait_t *w)
 {
     uint32_t n = w->n++;
     if (n < hps_wait_spin_limit) {
-        uint32_t burst = 1u << (n < 4 ? n : 4);
+        /* The first rounds poll after every PAUSE: a hand-over between two
+         * running threads should be seen within one PAUSE.  Then back off. */
+        uint32_t k = n < 8 ? 0 : n - 8;
+        uint32_t burst = 1u << (k < 4 ? k : 4);
         for (uint32_t i = 0; i < burst; i++)
             hps_cpu_relax();
     } else if (n < hps_wait_spin_limit + hps_wait_yield_limit) {
