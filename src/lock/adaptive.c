@@ -43,6 +43,35 @@ static void add_ns(struct timespec *t, long ns)
     }
 }
 
+/*
+ * Parking protocol.  `parked` = count of parkers | HPS_ADAPTIVE_FENCED.
+ *
+ * The unlocker's read of `parked` may pass its store of `locked` (x86
+ * store-load reordering), so a parker that counted itself can miss an
+ * unlock and sleep on a free lock.  Two defences:
+ *  - A sleep is bounded (200 us) until the current parking epoch (the span
+ *    during which the count stays above 0) is "fenced": a parker whose
+ *    bounded sleep ran out issues membarrier(PRIVATE_EXPEDITED), sets the
+ *    FENCED bit and re-checks the lock.  After that barrier, every unlocker
+ *    that read the count as 0 has its store visible, and every later
+ *    unlocker reads the count after this epoch began, so it wakes someone:
+ *    sleeps may be unbounded.  The bit is cleared atomically with the count
+ *    reaching 0, so it always describes the current epoch.
+ *  - Short waits (the common case: the owner releases within microseconds
+ *    and wakes us) never pay for the barrier, which costs 10-45 us on a KVM
+ *    guest because it interrupts every CPU running the process.
+ * Without membarrier, epochs are never fenced and every sleep is bounded.
+ */
+#define SHORT_SLEEP_NS 200000L
+
+static void leave(hps_adaptive_t *l)
+{
+    uint32_t old = hps_load_relaxed(&l->parked), nv;
+    do {
+        nv = (old & ~HPS_ADAPTIVE_FENCED) == 1 ? 0 : old - 1;
+    } while (!atomic_compare_exchange_weak(&l->parked, &old, nv));
+}
+
 HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t clock,
                                                    const struct timespec *abstime)
 {
@@ -50,19 +79,15 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
     uint32_t max = 2 * est + 8;
     if (max > 4 * hps_wait_spin_limit)
         max = 4 * hps_wait_spin_limit;
-    uint32_t i;
-    for (i = 0; i < max; i++) {
+    for (uint32_t i = 0; i < max; i++) {
         /* Stop spinning once others are parked: queueing behind them in
          * user space only burns the core the owner may need. */
         if (hps_load_relaxed(&l->parked) != 0)
             break;
-        if (hps_load_relaxed(&l->locked) == 0) {
-            uint32_t e = 0;
-            if (hps_cas_acquire(&l->locked, &e, 1)) {
-                /* Relaxed: the estimate is a hint, racing updates are fine. */
-                hps_store_relaxed(&l->spin_est, est + (uint32_t)((int32_t)(i - est) / 8));
-                return 0;
-            }
+        if (hps_load_relaxed(&l->locked) == 0 && hps_xchg_acquire(&l->locked, 1) == 0) {
+            /* Relaxed: the estimate is a hint, racing updates are fine. */
+            hps_store_relaxed(&l->spin_est, (uint16_t)(est + ((int32_t)i - (int32_t)est) / 8));
+            return 0;
         }
         hps_cpu_relax();
     }
@@ -70,46 +95,33 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
      * threads outnumber cores): halve the estimate.  Unlike glibc's adaptive
      * mutex, which grows it here, this lets an oversubscribed lock stop
      * burning the CPU its owner needs. */
-    hps_store_relaxed(&l->spin_est, est / 2);
+    hps_store_relaxed(&l->spin_est, (uint16_t)(est / 2));
 
     if (abstime && !hps_deadline_valid(abstime))
         return EINVAL;
-    /*
-     * seq_cst: the count must be visible before the barrier and re-check.
-     * Only the thread that moves `parked` from 0 issues the barrier.  Later
-     * parkers need none: an unlocker that reads `parked` as 0 did so before
-     * that first parker counted itself, so its store was drained by the
-     * first parker's barrier, and the first parker re-checks `locked` after
-     * it.  Either the first parker takes the lock (and its unlock sees the
-     * later parkers), or someone else took it after that store, and that
-     * owner's unlock reads `parked` after its own XCHG, so it sees them too.
-     * Under contention `parked` stays above 0, so the barrier is rare.
-     */
-    int exact = 1;
-    if (atomic_fetch_add(&l->parked, 1) == 0)
-        exact = heavy_barrier();
-    else if (hps_load_relaxed(&g_mb_state) == 2)
-        exact = 0;
+    /* seq_cst: counted in before we re-check `locked` below. */
+    atomic_fetch_add(&l->parked, 1);
     int rc = 0;
-    for (unsigned sleeps = 0;; sleeps++) {
+    unsigned woken = 0;
+    for (;;) {
         /* Acquire: we own the lock from here. */
         if (hps_xchg_acquire(&l->locked, 1) == 0)
             break;
         /*
-         * How long to sleep.  The first sleep needs no limit (see above).
-         * After a wake-up, we cleared `waking` and an unlocker may have read
-         * it as 1 just before (its read can pass its own store of `locked`),
-         * skipping the wake while we missed its store: so later sleeps are
-         * bounded, 1 ms doubling to 16 ms.  That race needs a store held back
-         * in the unlocker's store buffer across our whole re-check, so the
-         * bound is almost never what ends a sleep.  Without membarrier every
-         * sleep is short.
+         * How long to sleep: unbounded only in a fenced epoch and if no
+         * wake-up was consumed yet.  After a wake-up we cleared `waking`, and
+         * an unlocker may have read it as 1 just before (its read can pass
+         * its store too), skipping the wake: those sleeps are bounded, 1 ms
+         * doubling to 16 ms.  Both races need a store held back in the
+         * unlocker's store buffer across our whole re-check, so a bound is
+         * almost never what ends a sleep.
          */
+        int fenced = (hps_load_relaxed(&l->parked) & HPS_ADAPTIVE_FENCED) != 0;
+        long ns = !fenced ? SHORT_SLEEP_NS : woken ? 1000000L << (woken < 5 ? woken - 1 : 4) : 0;
         struct timespec lim;
         const struct timespec *until = abstime;
         clockid_t c = clock;
-        if (!exact || sleeps > 0) {
-            long ns = exact ? 1000000L << (sleeps < 5 ? sleeps - 1 : 4) : 200000L;
+        if (ns) {
             if (!abstime)
                 c = CLOCK_MONOTONIC;
             clock_gettime(c, &lim);
@@ -122,17 +134,24 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
         /* We ran: unlockers may wake another thread now.  seq_cst, so the
          * store is ordered before our next XCHG (see hps_adaptive_wake). */
         atomic_store(&l->waking, 0);
-        if (r == ETIMEDOUT && abstime && hps_deadline_passed(clock, abstime)) {
-            if (hps_xchg_acquire(&l->locked, 1) != 0)
-                rc = ETIMEDOUT;
-            break;
+        if (r == ETIMEDOUT) {
+            if (abstime && hps_deadline_passed(clock, abstime)) {
+                if (hps_xchg_acquire(&l->locked, 1) != 0)
+                    rc = ETIMEDOUT;
+                break;
+            }
+            /* A bounded sleep ran out: fence this epoch (see above). */
+            if (!fenced && heavy_barrier())
+                atomic_fetch_or(&l->parked, HPS_ADAPTIVE_FENCED);
+        } else {
+            woken++;
         }
         /* A releaser is often a few instructions away: look again briefly
          * before paying for another sleep. */
         for (int i = 0; i < 16 && hps_load_relaxed(&l->locked) != 0; i++)
             hps_cpu_relax();
     }
-    atomic_fetch_sub(&l->parked, 1);
+    leave(l);
     return rc;
 }
 

@@ -9,13 +9,10 @@
  *
  * Unlock is a plain store followed by a read of `parked`: no atomic
  * read-modify-write, which is what makes it cheaper than glibc's.  That read
- * may pass the store on x86 (store-load reordering), so a parking thread
- * issues membarrier(PRIVATE_EXPEDITED) after counting itself in: that forces a
- * full barrier on every running thread of the process, so either the
- * unlocker's store is visible to the parker's re-check, or the unlocker's
- * read of `parked` comes after the barrier and sees the parker.  Where
- * membarrier is unavailable, parkers sleep with a short timeout instead, so a
- * missed wake-up costs latency, never a hang.  (See docs/locks.md.)
+ * may pass the store on x86 (store-load reordering); the parking protocol in
+ * src/lock/adaptive.c makes that safe: sleeps stay short until a parker has
+ * issued membarrier(PRIVATE_EXPEDITED) for the current episode of parking,
+ * after which no unlock can miss the parkers.  (See docs/locks.md.)
  *
  * Like glibc's mutex, the lock lets a running thread take it again while a
  * woken waiter is still on its way to a CPU: `waking` keeps unlock from
@@ -32,11 +29,13 @@
 
 typedef struct hps_adaptive {
     hps_au32 locked;
-    hps_au32 parked;
+    hps_au32 parked;                    /* parkers | HPS_ADAPTIVE_FENCED */
     hps_au32 waking;                    /* 1: a woken thread has not run yet */
-    hps_au32 spin_est;                  /* learned spin rounds (a hint only) */
+    _Atomic uint16_t spin_est;          /* learned spin rounds (a hint only) */
+    uint16_t reserved;
 } hps_adaptive_t;
-#define HPS_ADAPTIVE_INITIALIZER { 0, 0, 0, 0 }
+#define HPS_ADAPTIVE_INITIALIZER { 0, 0, 0, 0, 0 }
+#define HPS_ADAPTIVE_FENCED 0x80000000u
 
 int  hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t clock, const struct timespec *abstime);
 void hps_adaptive_wake(hps_adaptive_t *l);
@@ -47,6 +46,7 @@ HPS_INLINE void hps_adaptive_init(hps_adaptive_t *l)
     hps_store_relaxed(&l->parked, 0);
     hps_store_relaxed(&l->waking, 0);
     hps_store_relaxed(&l->spin_est, 0);
+    l->reserved = 0;
 }
 
 HPS_INLINE bool hps_adaptive_trylock(hps_adaptive_t *l)
