@@ -162,11 +162,14 @@ HPS_EXPORT HPS_NOINLINE void hps_adaptive_wake(hps_adaptive_t *l)
      * way, the running owner may take the lock again and again without a
      * system call each time (what makes glibc fast when threads outnumber
      * cores).  The plain read first keeps the owner from bouncing `waking`'s
-     * line on every unlock.  The woken thread clears `waking` when it runs.
+     * line on every unlock.  The woken thread clears `waking` when it runs;
+     * `waking` holds the fork tag, so a wake-up pending in the parent at
+     * fork() does not block wake-ups in the child.
      * If nobody was asleep, undo.  (Why a stale read cannot strand a
      * sleeper for long: see the sleep bound in hps_adaptive_lock_slow.)
      */
-    if (hps_load_relaxed(&l->waking) == 0 && atomic_exchange(&l->waking, 1) == 0 &&
+    uint32_t tag = hps_fork_tag;
+    if (hps_load_relaxed(&l->waking) != tag && atomic_exchange(&l->waking, tag) != tag &&
         hps_futex_wake(&l->locked, 1, 0) == 0)
         atomic_store(&l->waking, 0);
 }

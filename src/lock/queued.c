@@ -19,7 +19,7 @@ HPS_EXPORT HPS_NOINLINE void hps_qword_head_acquire(hps_qword_t *q)
 {
     hps_wait_t w = HPS_WAIT_INIT;
     /* Relaxed: `head` only steers newcomers; it guards no data. */
-    hps_store_relaxed(&q->head, 1);
+    hps_store_relaxed(&q->head, hps_fork_tag);
     for (;;) {
         if (word_try(&q->locked))
             break;
@@ -29,7 +29,7 @@ HPS_EXPORT HPS_NOINLINE void hps_qword_head_acquire(hps_qword_t *q)
         }
         hps_store_relaxed(&q->head, 0);
         hps_wait_step(&w);              /* yield or nap */
-        hps_store_relaxed(&q->head, 1);
+        hps_store_relaxed(&q->head, hps_fork_tag);
         /* About 1 us of polling: enough to catch the owner's next release
          * when critical sections are short. */
         for (int i = 0; i < 40 && hps_load_relaxed(&q->locked) != 0; i++)

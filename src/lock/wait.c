@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The shared waiting policy of the spinning locks (see hpsync/lock/wait.h). */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #include "hpsync/lock/wait.h"
@@ -16,6 +17,18 @@
  */
 HPS_EXPORT uint32_t hps_wait_spin_limit = 32;
 HPS_EXPORT uint32_t hps_wait_yield_limit = 2000;
+
+HPS_EXPORT uint32_t hps_fork_tag = 1;
+
+static void fork_child(void)
+{
+    hps_fork_tag = hps_fork_tag + 1 ? hps_fork_tag + 1 : 1;
+}
+
+__attribute__((constructor)) static void wait_ctor(void)
+{
+    pthread_atfork(NULL, NULL, fork_child);
+}
 
 HPS_EXPORT void hps_wait_step(hps_wait_t *w)
 {

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +31,7 @@ struct entry {
 };
 
 static struct entry *g_tab;
+static int g_err_fd = 2;      /* a private copy of stderr, taken at start */
 static hps_au64 g_untracked;
 
 uint64_t hps_now_ns(void)
@@ -62,6 +64,11 @@ void hps_stats_start(void)
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED)
         g_tab = p;
+    /* Programs such as coreutils close stderr in an atexit handler, before
+     * our destructor runs: keep our own descriptor for the report. */
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0)
+        g_err_fd = fd;
 }
 
 static struct entry *find(const void *lock, void *caller)
@@ -124,26 +131,37 @@ static void fmt_ns(char *buf, size_t n, double ns)
         snprintf(buf, n, "%.1f ms", ns / 1e6);
 }
 
+int hps_symtab_name(const void *addr, char *buf, size_t n);
+
+/* The file name of an object; the main program reports an empty path. */
+static const char *base_name(const char *path)
+{
+    if (!path || !*path)
+        return program_invocation_short_name;
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 static void describe(char *buf, size_t n, struct entry *e)
 {
     Dl_info di;
     const void *lock = (const void *)atomic_load_explicit(&e->key, memory_order_relaxed);
+    if (hps_symtab_name(lock, buf, n) == 0)
+        return;
     if (dladdr(lock, &di) && di.dli_sname && di.dli_saddr) {
         size_t off = (size_t)((const char *)lock - (const char *)di.dli_saddr);
-        const char *obj = di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
         if (off)
-            snprintf(buf, n, "%s+%zu (%s)", di.dli_sname, off, obj ? obj + 1 : "?");
+            snprintf(buf, n, "%s+%zu (%s)", di.dli_sname, off, base_name(di.dli_fname));
         else
-            snprintf(buf, n, "%s (%s)", di.dli_sname, obj ? obj + 1 : "?");
+            snprintf(buf, n, "%s (%s)", di.dli_sname, base_name(di.dli_fname));
         return;
     }
     if (e->caller && dladdr(e->caller, &di)) {
-        const char *obj = di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
         if (di.dli_sname)
             snprintf(buf, n, "first locked in %s+0x%zx (%s)", di.dli_sname,
-                     (size_t)((char *)e->caller - (char *)di.dli_saddr), obj ? obj + 1 : "?");
+                     (size_t)((char *)e->caller - (char *)di.dli_saddr), base_name(di.dli_fname));
         else
-            snprintf(buf, n, "first locked at %s+0x%zx", obj ? obj + 1 : "?",
+            snprintf(buf, n, "first locked at %s+0x%zx", base_name(di.dli_fname),
                      (size_t)((char *)e->caller - (char *)di.dli_fbase));
         return;
     }
@@ -155,12 +173,15 @@ __attribute__((destructor)) static void stats_report(void)
     if (!g_tab)
         return;
     const hps_settings_t *s = hps_settings();
-    FILE *out = stderr;
+    FILE *err = g_err_fd == 2 ? stderr : fdopen(g_err_fd, "w");
+    if (!err)
+        err = stderr;
+    FILE *out = err;
     if (s->stats_file && *s->stats_file) {
         out = fopen(s->stats_file, "a");
         if (!out) {
-            fprintf(stderr, "hpsync: cannot open HPSYNC_STATS_FILE='%s'; writing statistics to stderr\n", s->stats_file);
-            out = stderr;
+            fprintf(err, "hpsync: cannot open HPSYNC_STATS_FILE='%s'; writing statistics to stderr\n", s->stats_file);
+            out = err;
         }
     }
     size_t used = 0;
@@ -202,6 +223,8 @@ __attribute__((destructor)) static void stats_report(void)
                 (unsigned long long)hps_load_relaxed(&e->acq), (unsigned long long)c, mean, p99, where);
     }
     fflush(out);
-    if (out != stderr)
+    if (out != err)
         fclose(out);
+    if (err != stderr)
+        fclose(err);
 }

@@ -30,7 +30,7 @@
 typedef struct hps_adaptive {
     hps_au32 locked;
     hps_au32 parked;                    /* parkers | HPS_ADAPTIVE_FENCED */
-    hps_au32 waking;                    /* 1: a woken thread has not run yet */
+    hps_au32 waking;                    /* fork tag: a woken thread has not run yet */
     _Atomic uint16_t spin_est;          /* learned spin rounds (a hint only) */
     uint16_t reserved;
 } hps_adaptive_t;

@@ -26,10 +26,11 @@
 #include <stdbool.h>
 #include <time.h>
 #include "hpsync/pr.h"
+#include "hpsync/lock/wait.h"
 
 typedef struct hps_qword {
     hps_au32 locked;        /* 0 free, 1 held */
-    hps_au32 head;          /* 1 while the room's head spins on `locked` */
+    hps_au32 head;          /* hps_fork_tag while the room's head spins on `locked` */
 } hps_qword_t;
 
 /* Take `locked` as the room's head (out of line, in src/lock/queued.c). */
@@ -43,8 +44,9 @@ int hps_word_timedlock(hps_au32 *word, clockid_t clock, const struct timespec *a
 
 HPS_INLINE bool hps_qword_fast(hps_qword_t *q)
 {
-    /* Relaxed read of `head`: only a hint about order.  Acquire on the XCHG. */
-    return hps_load_relaxed(&q->head) == 0 && hps_xchg_acquire(&q->locked, 1) == 0;
+    /* Relaxed read of `head`: only a hint about order.  Acquire on the XCHG.
+     * A head from before a fork (another tag) is not waiting in this process. */
+    return hps_load_relaxed(&q->head) != hps_fork_tag && hps_xchg_acquire(&q->locked, 1) == 0;
 }
 
 HPS_INLINE bool hps_qword_trylock(hps_qword_t *q)

@@ -24,6 +24,14 @@ typedef struct hps_wait { uint32_t n; } hps_wait_t;
 extern uint32_t hps_wait_spin_limit;   /* spin rounds before yielding */
 extern uint32_t hps_wait_yield_limit;  /* yields before napping */
 
+/*
+ * A process's fork generation, never 0: it changes in a fork()ed child.
+ * Lock fields that name "some thread is doing X right now" store it instead
+ * of a plain 1, so the child does not wait for threads that did not survive
+ * the fork (they were copied mid-wait into its memory, but not its threads).
+ */
+extern uint32_t hps_fork_tag;
+
 /* One step of waiting; call it in the loop that re-checks the condition. */
 void hps_wait_step(hps_wait_t *w);
 

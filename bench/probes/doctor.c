@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hps-doctor: what this machine offers hpsync, as one JSON document.
+ *
+ * CPU features are read with CPUID only; no feature is ever exercised (in
+ * particular XBEGIN is never executed, so a CPU with RTM_ALWAYS_ABORT or a
+ * hypervisor that hides TSX cannot fault us).  The TSC is characterised
+ * against CLOCK_MONOTONIC because under a hypervisor the nominal frequency
+ * in the brand string need not be the rate the guest's TSC runs at.
+ */
+#define _GNU_SOURCE
+#include <gnu/libc-version.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include "hps_bench.h"
+#include "env.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define HAVE_CPUID 1
+#else
+#define HAVE_CPUID 0
+#endif
+
+typedef struct cpu_info {
+    char vendor[13];
+    char brand[49];
+    unsigned family, model, stepping;
+    int hypervisor;
+    char hv_vendor[13];
+    int rtm, hle, rtm_always_abort, invariant_tsc;
+} cpu_info_t;
+
+static void read_cpuid(cpu_info_t *c)
+{
+    memset(c, 0, sizeof *c);
+#if HAVE_CPUID
+    unsigned a, b, cx, d, max;
+    __cpuid(0, max, b, cx, d);
+    memcpy(c->vendor + 0, &b, 4);
+    memcpy(c->vendor + 4, &d, 4);
+    memcpy(c->vendor + 8, &cx, 4);
+    if (max >= 1) {
+        __cpuid(1, a, b, cx, d);
+        unsigned base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
+        /* The extended fields only count for families 6 and 15 (SDM/APM rule). */
+        c->family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
+        c->model = (base_family == 0x6 || base_family == 0xf)
+                       ? base_model | (((a >> 16) & 0xf) << 4) : base_model;
+        c->stepping = a & 0xf;
+        c->hypervisor = (cx >> 31) & 1;
+    }
+    if (max >= 7) {
+        __cpuid_count(7, 0, a, b, cx, d);
+        c->hle = (b >> 4) & 1;
+        c->rtm = (b >> 11) & 1;
+        c->rtm_always_abort = (d >> 11) & 1;
+    }
+    if (c->hypervisor) {
+        /* Leaf 0x40000000 exists only under a hypervisor; ask only then. */
+        __cpuid(0x40000000, a, b, cx, d);
+        memcpy(c->hv_vendor + 0, &b, 4);
+        memcpy(c->hv_vendor + 4, &cx, 4);
+        memcpy(c->hv_vendor + 8, &d, 4);
+        for (int i = 0; i < 12; i++)   /* some hypervisors pad with NULs */
+            if ((unsigned char)c->hv_vendor[i] < 0x20 && c->hv_vendor[i])
+                c->hv_vendor[i] = '?';
+    }
+    unsigned ext = __get_cpuid_max(0x80000000, NULL);
+    if (ext >= 0x80000004) {
+        unsigned *w = (unsigned *)(void *)c->brand;
+        for (unsigned l = 0; l < 3; l++)
+            __cpuid(0x80000002 + l, w[4 * l], w[4 * l + 1], w[4 * l + 2], w[4 * l + 3]);
+        c->brand[48] = 0;
+    }
+    if (ext >= 0x80000007) {
+        __cpuid(0x80000007, a, b, cx, d);
+        c->invariant_tsc = (d >> 8) & 1;
+    }
+#endif
+}
+
+/* Brand strings are often padded with leading spaces. */
+static const char *trim(const char *s)
+{
+    while (*s == ' ')
+        s++;
+    return s;
+}
+
+typedef struct tsc_info {
+    double ghz;                /* ticks per nanosecond */
+    uint64_t step_ticks;       /* most frequent nonzero back-to-back difference */
+    uint64_t min_ticks;        /* smallest recurring nonzero difference */
+} tsc_info_t;
+
+static void measure_tsc(tsc_info_t *t)
+{
+    memset(t, 0, sizeof *t);
+    if (!HPS_BENCH_HAVE_TSC)
+        return;
+    /* Three 20 ms windows, median rate: one preempted window cannot skew it. */
+    double rate[3];
+    for (int i = 0; i < 3; i++) {
+        uint64_t n0 = hps_bench_now_ns(), c0 = hps_bench_rdtsc();
+        struct timespec nap = { 0, 20 * 1000 * 1000 };
+        nanosleep(&nap, NULL);
+        uint64_t n1 = hps_bench_now_ns(), c1 = hps_bench_rdtsc();
+        rate[i] = n1 > n0 ? (double)(c1 - c0) / (double)(n1 - n0) : 0.0;
+    }
+    t->ghz = hps_bench_median(rate, 3);
+    enum { N = 200000 };
+    static uint64_t diffs[N];
+    uint64_t prev = hps_bench_rdtsc();
+    for (int i = 0; i < N; i++) {
+        uint64_t c = hps_bench_rdtsc();
+        diffs[i] = c - prev;
+        prev = c;
+    }
+    /*
+     * Under KVM the guest TSC is scaled: it advances in quanta (26 ticks,
+     * 10 ns, on the machine this was written on) with an occasional one-tick
+     * wobble, so the smallest difference (1) says nothing about resolution.
+     * The step is therefore the most frequent nonzero difference; the
+     * smallest recurring one is reported beside it.
+     */
+    t->min_ticks = hps_bench_step(diffs, N);
+    t->step_ticks = hps_bench_mode(diffs, N);
+}
+
+int main(void)
+{
+    cpu_info_t c;
+    read_cpuid(&c);
+    tsc_info_t tsc;
+    measure_tsc(&tsc);
+    hps_clock_cost_t cc;
+    hps_bench_clock_cost(&cc);
+    hps_topo_t topo;
+    int topo_ok = hps_bench_topo(&topo) == 0;
+    if (!topo_ok)
+        hps_bench_log("hwloc could not load the topology");
+    struct utsname u;
+    int have_uname = uname(&u) == 0;
+
+    hps_json_begin_object(NULL);
+    hps_json_str("program", "hps-doctor");
+    hps_bench_context();
+
+    hps_json_begin_object("cpu");
+    hps_json_bool("cpuid", HAVE_CPUID);
+    hps_json_str("vendor", c.vendor);
+    hps_json_str("model_name", c.brand[0] ? trim(c.brand) : topo.cpu_model);
+    hps_json_uint("family", c.family);
+    hps_json_uint("model", c.model);
+    hps_json_uint("stepping", c.stepping);
+    hps_json_end_object();
+
+    hps_json_begin_object("hypervisor");
+    hps_json_bool("present", c.hypervisor);
+    hps_json_str("vendor", c.hypervisor ? c.hv_vendor : NULL);
+    hps_json_end_object();
+
+    hps_json_begin_object("tsx");
+    hps_json_bool("rtm", c.rtm);
+    hps_json_bool("hle", c.hle);
+    hps_json_bool("rtm_always_abort", c.rtm_always_abort);
+    hps_json_bool("rtm_usable", c.rtm && !c.rtm_always_abort);
+    hps_json_end_object();
+
+    hps_json_begin_object("tsc");
+    hps_json_bool("present", HPS_BENCH_HAVE_TSC);
+    hps_json_bool("invariant", c.invariant_tsc);
+    hps_json_num("ghz", tsc.ghz);
+    hps_json_uint("step_ticks", tsc.step_ticks);
+    hps_json_num("step_ns", tsc.ghz > 0 ? (double)tsc.step_ticks / tsc.ghz : 0.0);
+    hps_json_uint("min_step_ticks", tsc.min_ticks);
+    hps_json_num("min_step_ns", tsc.ghz > 0 ? (double)tsc.min_ticks / tsc.ghz : 0.0);
+    hps_json_end_object();
+
+    hps_json_begin_object("clock");
+    hps_json_str("clocksource", hps_bench_clocksource());
+    hps_json_num("clock_gettime_ns", cc.call_ns);
+    hps_json_uint("step_ns", cc.step_ns);
+    hps_json_end_object();
+
+    hps_json_begin_object("topology");
+    hps_json_bool("ok", topo_ok);
+    hps_json_int("packages", topo.packages);
+    hps_json_int("cores", topo.cores);
+    hps_json_int("pus", topo.pus);
+    hps_json_int("numa_nodes", topo.numa_nodes);
+    hps_bench_cache_json("l1d", &topo.l1d);
+    hps_bench_cache_json("l2", &topo.l2);
+    hps_bench_cache_json("l3", &topo.l3);
+    hps_json_end_object();
+
+    hps_json_begin_object("os");
+    hps_json_str("kernel", have_uname ? u.release : "unknown");
+    hps_json_str("machine", have_uname ? u.machine : "unknown");
+    hps_json_str("glibc", gnu_get_libc_version());
+    hps_json_end_object();
+
+    /* The settings table, generated from src/common/settings.def. */
+    hps_settings_dump_json(hps_json_raw("settings"));
+    hps_json_end_object();
+    return hps_json_finish();
+}

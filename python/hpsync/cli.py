@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: MIT
+"""hpsync's command line: argparse subcommands, one-line errors, no tracebacks.
+
+  hpsync doctor [--json]
+  hpsync run [--lock ALG] [--stats] [--stats-file F] -- prog args...
+  hpsync bench locks [--json] [--quick] [--threads LIST] [--duration-ms N]
+                     [--reps N] [--iters N] [--db PATH] [--no-store]
+  hpsync runs [--db PATH] [--json] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+from . import __version__, bench_locks, doctor, locks, render, runner, store
+from .errors import CliError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def thread_list(text: str) -> list[int]:
+    """'1,2,16' -> [1, 2, 16]; every entry a whole number in 1..4096."""
+    out: list[int] = []
+    for part in text.split(","):
+        try:
+            value = int(part.strip(), 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not a comma-separated list of thread counts") from None
+        if not 1 <= value <= 4096:
+            raise argparse.ArgumentTypeError(f"thread count {value} is outside 1..4096")
+        out.append(value)
+    return out
+
+
+def emit_json(doc: Any) -> None:
+    json.dump(doc, sys.stdout, indent=2, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+# ---- doctor ---------------------------------------------------------------
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    doc = doctor.collect()
+    if args.json:
+        emit_json(doc)
+    else:
+        print(render.doctor(doc))
+    return 0
+
+
+# ---- run ------------------------------------------------------------------
+
+def resolve_lock(name: str) -> str:
+    if name not in locks.lock_names():
+        raise CliError(f"unknown lock '{name}' (choose from {', '.join(locks.lock_names())})", 2)
+    return name
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    lock = resolve_lock(args.lock)
+    if not command:
+        raise CliError("run needs a program: hpsync run [--lock ALG] -- prog args...", 2)
+    prog = shutil.which(command[0])
+    if prog is None:
+        raise CliError(f"program '{command[0]}' not found", 127)
+    preload = str(runner.preload_library())
+    env = dict(os.environ)
+    # Ours goes first so it wins symbol resolution over any other preload.
+    others = [p for p in env.get("LD_PRELOAD", "").replace(" ", ":").split(":")
+              if p and Path(p).name != runner.PRELOAD_NAME]
+    env["LD_PRELOAD"] = ":".join([preload] + others)
+    env["HPSYNC_LOCK"] = lock
+    if args.stats or args.stats_file:
+        env["HPSYNC_STATS"] = "1"
+    if args.stats_file:
+        env["HPSYNC_STATS_FILE"] = args.stats_file
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(prog, command, env)
+    except OSError as exc:
+        raise CliError(f"cannot run '{command[0]}': {exc.strerror}", 126) from exc
+    return 0  # not reached
+
+
+# ---- bench locks ----------------------------------------------------------
+
+def cmd_bench_locks(args: argparse.Namespace) -> int:
+    cores = bench_locks.cores_of_machine()
+    params = bench_locks.make_params(cores, args.quick, args.threads, args.duration_ms,
+                                     args.reps, args.iters)
+    doc = bench_locks.analyse(bench_locks.measure(params), cores)
+    if not args.no_store:
+        db = Path(args.db) if args.db else store.default_db_path()
+        host = str(doc.get("context", {}).get("host", "unknown"))
+        run_id = store.save_run(db, "bench-locks", host, doc)
+        runner.log(f"stored as run {run_id} in {db}")
+        doc = {**doc, "run_id": run_id, "db": str(db)}
+    if args.json:
+        emit_json(doc)
+    else:
+        print(render.bench_locks(doc))
+    return 0
+
+
+# ---- runs -----------------------------------------------------------------
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    db = Path(args.db) if args.db else store.default_db_path()
+    summaries = store.list_runs(db, args.limit)
+    if args.json:
+        emit_json([s.__dict__ for s in summaries])
+    else:
+        print(render.runs(summaries))
+    return 0
+
+
+def build_parser() -> Parser:
+    p = Parser(prog="hpsync", description="Fast, measurable synchronization: inspect, run, benchmark.")
+    p.add_argument("--version", action="version", version=f"hpsync {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    d = sub.add_parser("doctor", help="what this machine and build offer hpsync")
+    d.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    d.set_defaults(func=cmd_doctor)
+
+    r = sub.add_parser("run", help="run a program with hpsync's locks preloaded",
+                       usage="hpsync run [--lock ALG] [--stats] [--stats-file F] -- prog args...")
+    r.add_argument("--lock", default=locks.DEFAULT_LOCK, metavar="ALG",
+                   help=f"lock algorithm: {', '.join(locks.lock_names())} (default {locks.DEFAULT_LOCK})")
+    r.add_argument("--stats", action="store_true", help="print per-lock statistics at exit (stderr)")
+    r.add_argument("--stats-file", metavar="F", help="write the statistics to F (implies --stats)")
+    r.add_argument("command", nargs=argparse.REMAINDER, help="program and its arguments")
+    r.set_defaults(func=cmd_run)
+
+    b = sub.add_parser("bench", help="run a benchmark and store its results")
+    bsub = b.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
+    bl = bsub.add_parser("locks", help="glibc vs every hpsync lock: uncontended cost, throughput")
+    bl.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    bl.add_argument("--quick", action="store_true", help="short run (a few seconds)")
+    bl.add_argument("--threads", type=thread_list, metavar="LIST",
+                    help="thread counts, e.g. 1,2,8 (default 1, 2, 4x and 8x cores)")
+    bl.add_argument("--duration-ms", type=positive_int, metavar="N", help="per throughput run")
+    bl.add_argument("--reps", type=positive_int, metavar="N", help="interleaved rounds per figure")
+    bl.add_argument("--iters", type=positive_int, metavar="N",
+                    help="lock+unlock pairs per uncontended batch")
+    bl.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
+    bl.add_argument("--no-store", action="store_true", help="do not store the run")
+    bl.set_defaults(func=cmd_bench_locks)
+
+    rs = sub.add_parser("runs", help="list stored runs")
+    rs.add_argument("--db", metavar="PATH", help="results database")
+    rs.add_argument("--json", action="store_true", help="JSON list on stdout")
+    rs.add_argument("--limit", type=positive_int, metavar="N", help="newest N runs only")
+    rs.set_defaults(func=cmd_runs)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except CliError as exc:
+        print(f"hpsync: {exc.message}", file=sys.stderr)
+        return exc.code
+    except SystemExit as exc:       # argparse: --help, --version, usage errors
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+    except KeyboardInterrupt:
+        print("hpsync: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); nothing more to say.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the promise is: never a traceback
+        print(f"hpsync: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1

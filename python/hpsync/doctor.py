@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: MIT
+"""`hpsync doctor`: hps-doctor's JSON plus which peer libraries are installed.
+
+Peer libraries are found by looking for their shared objects in the
+dynamic linker's directories (read from /etc/ld.so.conf, not from the
+free-text output of `ldconfig -p`).  The one program output read as text is
+`fi_info -l`, whose provider lines ("name:") are a stable listing format.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import runner
+
+# Library -> shared-object name patterns.
+PEER_LIBRARIES: dict[str, tuple[str, ...]] = {
+    "jemalloc": ("libjemalloc.so*",),
+    "mimalloc": ("libmimalloc.so*", "libmimalloc-secure.so*"),
+    "tcmalloc": ("libtcmalloc.so*", "libtcmalloc_minimal.so*"),
+    "libfabric": ("libfabric.so*",),
+}
+
+DEFAULT_LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
+
+
+def _ld_conf_dirs(conf: Path, seen: set[Path] | None = None) -> list[str]:
+    """Directories listed in ld.so.conf and the files it includes."""
+    seen = seen if seen is not None else set()
+    if conf in seen or not conf.is_file():
+        return []
+    seen.add(conf)
+    dirs: list[str] = []
+    try:
+        lines = conf.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include "):
+            pattern = line.split(None, 1)[1]
+            if not os.path.isabs(pattern):
+                pattern = str(conf.parent / pattern)
+            for inc in sorted(glob.glob(pattern)):
+                dirs += _ld_conf_dirs(Path(inc), seen)
+        elif line.startswith("/"):
+            dirs.append(line)
+    return dirs
+
+
+def library_dirs() -> list[str]:
+    """LD_LIBRARY_PATH, ld.so.conf's directories, then the defaults; existing, deduplicated."""
+    cand: list[str] = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    cand += _ld_conf_dirs(Path("/etc/ld.so.conf"))
+    cand += list(DEFAULT_LIB_DIRS)
+    out: list[str] = []
+    for d in cand:
+        if d not in out and os.path.isdir(d):
+            out.append(d)
+    return out
+
+
+def find_shared_objects(patterns: Iterable[str], dirs: Iterable[str]) -> list[str]:
+    """Real paths of matching shared objects (symlink chains collapsed)."""
+    found: list[str] = []
+    for d in dirs:
+        for pat in patterns:
+            for p in sorted(glob.glob(os.path.join(d, pat))):
+                real = os.path.realpath(p)
+                if real not in found and os.path.isfile(real):
+                    found.append(real)
+    return found
+
+
+def parse_fi_info_list(text: str) -> list[str]:
+    """Provider names from `fi_info -l` (lines of the form "name:")."""
+    return [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_;.\-]+):\s*$", text, re.MULTILINE)]
+
+
+def fabric_providers() -> tuple[bool, list[str]]:
+    """(fi_info available, provider names)."""
+    fi_info = shutil.which("fi_info")
+    if not fi_info:
+        return False, []
+    try:
+        proc = subprocess.run([fi_info, "-l"], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return True, []
+    return True, parse_fi_info_list(proc.stdout) if proc.returncode == 0 else []
+
+
+def provider_objects(dirs: Iterable[str]) -> list[str]:
+    """libfabric's loadable provider DSOs (<libdir>/libfabric/lib<name>-fi.so)."""
+    return find_shared_objects(["lib*-fi.so"], [os.path.join(d, "libfabric") for d in dirs])
+
+
+def peers() -> dict[str, Any]:
+    dirs = library_dirs()
+    libs = {}
+    for name, pats in PEER_LIBRARIES.items():
+        paths = find_shared_objects(pats, dirs)
+        libs[name] = {"found": bool(paths), "paths": paths}
+    have_fi_info, providers = fabric_providers()
+    return {
+        "library_dirs": dirs,
+        "libraries": libs,
+        "fi_info": have_fi_info,
+        "fabric_providers": providers,
+        "fabric_provider_objects": provider_objects(dirs),
+    }
+
+
+def collect() -> dict[str, Any]:
+    """The full doctor document: the C probe's JSON with a "peers" section."""
+    doc = runner.run_json([str(runner.program("hps-doctor"))])
+    doc["peers"] = peers()
+    doc["build"] = {
+        "dir": str(runner.build_dir()),
+        "preload": str(runner.build_dir() / "lib" / runner.PRELOAD_NAME),
+        "preload_present": (runner.build_dir() / "lib" / runner.PRELOAD_NAME).is_file(),
+    }
+    return doc

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: MIT
+"""Finding the build tree and running hpsync's C programs.
+
+Every program prints exactly one JSON document on stdout; that document is
+the only thing read from it.  Its stderr is kept and shown only when the
+program fails, so a successful run stays quiet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .errors import CliError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PRELOAD_NAME = "libhpsync-preload.so"
+
+
+def build_dir() -> Path:
+    """$HPSYNC_BUILD if set, else the repository's build/ directory."""
+    env = os.environ.get("HPSYNC_BUILD")
+    return Path(env) if env else REPO_ROOT / "build"
+
+
+def _require(path: Path) -> Path:
+    if not path.is_file():
+        raise CliError(f"{path} not found; run make first", 2)
+    return path
+
+
+def program(name: str) -> Path:
+    """Path of build/bin/<name>, or a CliError telling the user to build."""
+    return _require(build_dir() / "bin" / name)
+
+
+def preload_library() -> Path:
+    """Path of the interposer, or a CliError telling the user to build."""
+    return _require(build_dir() / "lib" / PRELOAD_NAME)
+
+
+def log(message: str) -> None:
+    """Progress for humans: always stderr, so stdout stays pure data."""
+    print(f"hpsync: {message}", file=sys.stderr, flush=True)
+
+
+def clean_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of the environment without any preload or hpsync setting.
+
+    Benchmarks start from this so a user's own LD_PRELOAD or HPSYNC_STATS
+    cannot leak into (and silently distort) a measurement.
+    """
+    env = dict(os.environ if base is None else base)
+    for key in list(env):
+        if key == "LD_PRELOAD" or key.startswith("HPSYNC_"):
+            del env[key]
+    return env
+
+
+def preload_env(lock: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """clean_env() plus the interposer with HPSYNC_LOCK=lock."""
+    env = clean_env(base)
+    env["LD_PRELOAD"] = str(preload_library())
+    env["HPSYNC_LOCK"] = lock
+    return env
+
+
+def run_json(argv: Sequence[str], env: Mapping[str, str] | None = None,
+             timeout: float = 600.0) -> dict[str, Any]:
+    """Run one of our programs and return its JSON document."""
+    name = Path(argv[0]).name
+    try:
+        proc = subprocess.run(list(argv), env=None if env is None else dict(env),
+                              capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise CliError(f"{name} did not finish within {timeout:.0f} s") from exc
+    except OSError as exc:
+        raise CliError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        why = lines[-1] if lines else f"exit status {proc.returncode}"
+        raise CliError(f"{name} {' '.join(argv[1:])} failed: {why}")
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{name} printed malformed JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(doc, dict):
+        raise CliError(f"{name} printed JSON that is not an object")
+    return doc

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - what every hpsync C test shares.
+ *
+ * Two parts:
+ *  - small utilities (fail with one clear line, a watchdog that turns a hang
+ *    into a failure with a message, deadlines, argument parsing), so that no
+ *    test file grows its own copy;
+ *  - the mutual-exclusion stress harness: N threads x M iterations increment
+ *    a NON-atomic counter under a lock reached through an ops table, mixing
+ *    lock, trylock (retried on EBUSY) and timed lock (near deadline, retried
+ *    on ETIMEDOUT).  A second field and an owner word catch two threads
+ *    inside the critical section at once, the final count catches lost
+ *    updates.  Each lock flavour is a shim that fills in the ops table.
+ *
+ * Promise: on any failure a test prints exactly one line starting with its
+ * name and "FAIL" on stderr and exits non-zero; on success it exits 0.
+ */
+#ifndef HPS_TEST_HARNESS_H
+#define HPS_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- utilities ----------------------------------------------------------- */
+
+/* Name printed in front of every failure line (defaults to "test"). */
+void hps_test_set_name(const char *name);
+const char *hps_test_name(void);
+
+/* Print "<name>: FAIL <message>" on stderr and exit(1). */
+void hps_test_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* Fail unless rc == want; `what` names the call in the message. */
+#define HPS_CHECK_RC(what, rc, want) do { \
+        int hps_rc_ = (rc), hps_want_ = (want); \
+        if (hps_rc_ != hps_want_) \
+            hps_test_fail("%s returned %s, expected %s (%s:%d)", (what), \
+                          hps_errno_name(hps_rc_), hps_errno_name(hps_want_), __FILE__, __LINE__); \
+    } while (0)
+#define HPS_CHECK(cond, ...) do { if (!(cond)) hps_test_fail(__VA_ARGS__); } while (0)
+
+/*
+ * Abort the process with a FAIL line after `seconds` (SIGALRM).  CTest's own
+ * timeout kills silently; this says which test hung.  Inherited across
+ * fork, re-armed in children by calling it again.
+ */
+void hps_test_watchdog(unsigned seconds);
+
+/* "EBUSY", "ETIMEDOUT", "0" ... for the errno values the tests meet. */
+const char *hps_errno_name(int e);
+
+/* Absolute deadline `ns` nanoseconds from now on `clock`. */
+struct timespec hps_test_deadline(clockid_t clock, long long ns);
+/* Monotonic nanoseconds, for measuring elapsed time. */
+uint64_t hps_test_now_ns(void);
+
+/*
+ * Parse a thread count: "3" means 3, "4x" means 4 x the CPUs online at run
+ * time (oversubscription whatever the machine).  Fails the test on garbage.
+ */
+unsigned hps_test_threads(const char *arg);
+/* Nonzero when libhpsync-preload is in LD_PRELOAD (tools set their own). */
+int hps_test_preloaded(void);
+/* Parse a positive integer argument or fail. */
+unsigned long hps_test_ulong(const char *arg, const char *what);
+
+/* ---- stress harness ------------------------------------------------------ */
+
+typedef struct hps_stress_ops {
+    size_t size;                      /* sizeof(struct hps_stress_ops): ABI check */
+    const char *name;
+    int (*lock)(void *l);             /* 0 or an error */
+    int (*trylock)(void *l);          /* 0, EBUSY or an error */
+    /* 0, ETIMEDOUT or an error; `clock` is the clock abstime is on. */
+    int (*timedlock)(void *l, clockid_t clock, const struct timespec *abstime);
+    int (*unlock)(void *l);
+    /* Optional: called inside the critical section to check type semantics
+     * (e.g. a recursive relock); returns 0 or fails the test itself. */
+    void (*in_cs)(void *l);
+    /* Clocks the timed lock may use; the harness alternates between them. */
+    clockid_t clocks[2];
+} hps_stress_ops_t;
+
+typedef struct hps_stress_cfg {
+    const hps_stress_ops_t *ops;
+    void *lock;
+    unsigned threads;
+    unsigned long iters;              /* per thread */
+    unsigned watchdog_s;              /* 0: no watchdog */
+} hps_stress_cfg_t;
+
+/* Run the stress; prints one summary line on stdout; fails the test itself. */
+void hps_stress_run(const hps_stress_cfg_t *cfg);
+
+/*
+ * The common command line of stress shims: <threads> <iters>, both optional
+ * (defaults given), after the shim's own leading arguments.
+ */
+void hps_stress_args(int argc, char **argv, int first, hps_stress_cfg_t *cfg,
+                     unsigned def_threads, unsigned long def_iters);
+
+/*
+ * Fill `ops` for pthread_mutex_* on a mutex of `type` (PTHREAD_MUTEX_*);
+ * the in-CS check exercises the type's rules (recursion, EDEADLK, EBUSY)
+ * while other threads contend.  One type per process.
+ */
+void hps_stress_pthread_ops(hps_stress_ops_t *ops, const char *name, int type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
