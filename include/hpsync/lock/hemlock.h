@@ -27,8 +27,6 @@ typedef struct hps_hemlock {
 } hps_hemlock_t;
 #define HPS_HEMLOCK_INITIALIZER { { 0, 0 }, NULL }
 
-void hps_hemlock_lock_slow(hps_hemlock_t *l);
-
 HPS_INLINE void hps_hemlock_init(hps_hemlock_t *l)
 {
     hps_store_relaxed(&l->q.locked, 0);
@@ -36,19 +34,6 @@ HPS_INLINE void hps_hemlock_init(hps_hemlock_t *l)
     hps_store_relaxed(&l->tail, NULL);
 }
 
-HPS_INLINE void hps_hemlock_lock(hps_hemlock_t *l)
-{
-    if (hps_likely(hps_qword_fast(&l->q)))
-        return;
-    hps_hemlock_lock_slow(l);
-}
-
-HPS_INLINE bool hps_hemlock_trylock(hps_hemlock_t *l) { return hps_qword_trylock(&l->q); }
-HPS_INLINE void hps_hemlock_unlock(hps_hemlock_t *l) { hps_qword_unlock(&l->q); }
-HPS_INLINE bool hps_hemlock_is_locked(hps_hemlock_t *l) { return hps_qword_is_locked(&l->q); }
-HPS_INLINE int hps_hemlock_timedlock(hps_hemlock_t *l, clockid_t clock, const struct timespec *abstime)
-{
-    return hps_qword_timedlock(&l->q, clock, abstime);
-}
+HPS_QUEUED_LOCK_API(hemlock)
 
 #endif

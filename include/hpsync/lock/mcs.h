@@ -27,8 +27,6 @@ typedef struct hps_mcs {
 } hps_mcs_t;
 #define HPS_MCS_INITIALIZER { { 0, 0 }, NULL }
 
-void hps_mcs_lock_slow(hps_mcs_t *l);
-
 HPS_INLINE void hps_mcs_init(hps_mcs_t *l)
 {
     hps_store_relaxed(&l->q.locked, 0);
@@ -36,19 +34,6 @@ HPS_INLINE void hps_mcs_init(hps_mcs_t *l)
     hps_store_relaxed(&l->tail, NULL);
 }
 
-HPS_INLINE void hps_mcs_lock(hps_mcs_t *l)
-{
-    if (hps_likely(hps_qword_fast(&l->q)))
-        return;
-    hps_mcs_lock_slow(l);
-}
-
-HPS_INLINE bool hps_mcs_trylock(hps_mcs_t *l) { return hps_qword_trylock(&l->q); }
-HPS_INLINE void hps_mcs_unlock(hps_mcs_t *l) { hps_qword_unlock(&l->q); }
-HPS_INLINE bool hps_mcs_is_locked(hps_mcs_t *l) { return hps_qword_is_locked(&l->q); }
-HPS_INLINE int hps_mcs_timedlock(hps_mcs_t *l, clockid_t clock, const struct timespec *abstime)
-{
-    return hps_qword_timedlock(&l->q, clock, abstime);
-}
+HPS_QUEUED_LOCK_API(mcs)
 
 #endif

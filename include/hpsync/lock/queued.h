@@ -64,4 +64,26 @@ HPS_INLINE int hps_qword_timedlock(hps_qword_t *q, clockid_t clock, const struct
     return hps_word_timedlock(&q->locked, clock, abstime);
 }
 
+/*
+ * The public face every queue lock shares: `name`_lock tries the fast path
+ * and falls back to `name`_lock_slow; the rest act on the lock word.
+ * Expanded once per algorithm header, so each keeps its own typed API.
+ */
+#define HPS_QUEUED_LOCK_API(name)                                               \
+    void hps_##name##_lock_slow(hps_##name##_t *l);                             \
+    HPS_INLINE void hps_##name##_lock(hps_##name##_t *l)                        \
+    {                                                                           \
+        if (hps_likely(hps_qword_fast(&l->q)))                                  \
+            return;                                                             \
+        hps_##name##_lock_slow(l);                                              \
+    }                                                                           \
+    HPS_INLINE bool hps_##name##_trylock(hps_##name##_t *l) { return hps_qword_trylock(&l->q); } \
+    HPS_INLINE void hps_##name##_unlock(hps_##name##_t *l) { hps_qword_unlock(&l->q); }          \
+    HPS_INLINE bool hps_##name##_is_locked(hps_##name##_t *l) { return hps_qword_is_locked(&l->q); } \
+    HPS_INLINE int hps_##name##_timedlock(hps_##name##_t *l, clockid_t clock,  \
+                                          const struct timespec *abstime)       \
+    {                                                                           \
+        return hps_qword_timedlock(&l->q, clock, abstime);                      \
+    }
+
 #endif

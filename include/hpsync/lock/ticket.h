@@ -20,8 +20,6 @@ typedef struct hps_ticket {
 } hps_ticket_t;
 #define HPS_TICKET_INITIALIZER { { 0, 0 }, 0, 0 }
 
-void hps_ticket_lock_slow(hps_ticket_t *l);
-
 HPS_INLINE void hps_ticket_init(hps_ticket_t *l)
 {
     hps_store_relaxed(&l->q.locked, 0);
@@ -30,19 +28,6 @@ HPS_INLINE void hps_ticket_init(hps_ticket_t *l)
     hps_store_relaxed(&l->owner, 0);
 }
 
-HPS_INLINE void hps_ticket_lock(hps_ticket_t *l)
-{
-    if (hps_likely(hps_qword_fast(&l->q)))
-        return;
-    hps_ticket_lock_slow(l);
-}
-
-HPS_INLINE bool hps_ticket_trylock(hps_ticket_t *l) { return hps_qword_trylock(&l->q); }
-HPS_INLINE void hps_ticket_unlock(hps_ticket_t *l) { hps_qword_unlock(&l->q); }
-HPS_INLINE bool hps_ticket_is_locked(hps_ticket_t *l) { return hps_qword_is_locked(&l->q); }
-HPS_INLINE int hps_ticket_timedlock(hps_ticket_t *l, clockid_t clock, const struct timespec *abstime)
-{
-    return hps_qword_timedlock(&l->q, clock, abstime);
-}
+HPS_QUEUED_LOCK_API(ticket)
 
 #endif
