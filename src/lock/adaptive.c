@@ -49,7 +49,7 @@ static void add_ns(struct timespec *t, long ns)
  * The unlocker's read of `parked` may pass its store of `locked` (x86
  * store-load reordering), so a parker that counted itself can miss an
  * unlock and sleep on a free lock.  Two defences:
- *  - A sleep is bounded (200 us) until the current parking epoch (the span
+ *  - A sleep is bounded (1 ms) until the current parking epoch (the span
  *    during which the count stays above 0) is "fenced": a parker whose
  *    bounded sleep ran out issues membarrier(PRIVATE_EXPEDITED), sets the
  *    FENCED bit and re-checks the lock.  After that barrier, every unlocker
@@ -62,7 +62,7 @@ static void add_ns(struct timespec *t, long ns)
  *    guest because it interrupts every CPU running the process.
  * Without membarrier, epochs are never fenced and every sleep is bounded.
  */
-#define SHORT_SLEEP_NS 200000L
+#define BOUNDED_SLEEP_NS 1000000L
 
 static void leave(hps_adaptive_t *l)
 {
@@ -102,22 +102,28 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
     /* seq_cst: counted in before we re-check `locked` below. */
     atomic_fetch_add(&l->parked, 1);
     int rc = 0;
-    unsigned woken = 0;
+    int consumed = 0;           /* we took a wake-up and hold `waking` */
     for (;;) {
         /* Acquire: we own the lock from here. */
         if (hps_xchg_acquire(&l->locked, 1) == 0)
             break;
         /*
-         * How long to sleep: unbounded only in a fenced epoch and if no
-         * wake-up was consumed yet.  After a wake-up we cleared `waking`, and
-         * an unlocker may have read it as 1 just before (its read can pass
-         * its store too), skipping the wake: those sleeps are bounded, 1 ms
-         * doubling to 16 ms.  Both races need a store held back in the
-         * unlocker's store buffer across our whole re-check, so a bound is
-         * almost never what ends a sleep.
+         * Going back to sleep after a wake-up: let unlockers wake another
+         * thread (see hps_adaptive_wake).  seq_cst: ordered before the
+         * kernel's re-check of `locked`.  An unlocker may have read `waking`
+         * as still set just before (its read can pass its own store of
+         * `locked`) and skipped the wake, while our re-check missed its
+         * store: so this one sleep is bounded.
          */
+        long ns = 0;
+        if (consumed) {
+            atomic_store(&l->waking, 0);
+            consumed = 0;
+            ns = BOUNDED_SLEEP_NS;
+        }
         int fenced = (hps_load_relaxed(&l->parked) & HPS_ADAPTIVE_FENCED) != 0;
-        long ns = !fenced ? SHORT_SLEEP_NS : woken ? 1000000L << (woken < 5 ? woken - 1 : 4) : 0;
+        if (!fenced)
+            ns = BOUNDED_SLEEP_NS;
         struct timespec lim;
         const struct timespec *until = abstime;
         clockid_t c = clock;
@@ -131,26 +137,23 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
                 until = &lim;
         }
         int r = hps_futex_wait(&l->locked, 1, c, until, 0);
-        /* We ran: unlockers may wake another thread now.  seq_cst, so the
-         * store is ordered before our next XCHG (see hps_adaptive_wake). */
-        atomic_store(&l->waking, 0);
-        if (r == ETIMEDOUT) {
+        if (r == 0) {
+            /* Only a thread some unlocker woke returns 0: that unlocker set
+             * `waking`, and it is ours to clear. */
+            consumed = 1;
+        } else if (r == ETIMEDOUT) {
             if (abstime && hps_deadline_passed(clock, abstime)) {
                 if (hps_xchg_acquire(&l->locked, 1) != 0)
                     rc = ETIMEDOUT;
                 break;
             }
-            /* A bounded sleep ran out: fence this epoch (see above). */
+            /* A bounded sleep ran out in an unfenced epoch: fence it. */
             if (!fenced && heavy_barrier())
                 atomic_fetch_or(&l->parked, HPS_ADAPTIVE_FENCED);
-        } else {
-            woken++;
         }
-        /* A releaser is often a few instructions away: look again briefly
-         * before paying for another sleep. */
-        for (int i = 0; i < 16 && hps_load_relaxed(&l->locked) != 0; i++)
-            hps_cpu_relax();
     }
+    if (consumed)
+        atomic_store(&l->waking, 0);
     leave(l);
     return rc;
 }
@@ -158,15 +161,17 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
 HPS_EXPORT HPS_NOINLINE void hps_adaptive_wake(hps_adaptive_t *l)
 {
     /*
-     * Wake one thread unless a woken one has not run yet: while it is on its
-     * way, the running owner may take the lock again and again without a
-     * system call each time (what makes glibc fast when threads outnumber
-     * cores).  The plain read first keeps the owner from bouncing `waking`'s
-     * line on every unlock.  The woken thread clears `waking` when it runs;
+     * Wake one thread unless a woken one has not settled yet (gone back to
+     * sleep, or taken the lock).  While it is on its way, the running owner
+     * may take and release the lock many times without a system call each
+     * time, as with glibc's mutex.  (Measured here at 16 threads on 2 cores:
+     * re-arming as soon as the woken thread ran, or letting timed-out
+     * sleepers re-arm, cost up to two thirds of the throughput, because the
+     * owner then paid a futex call for nearly every release.)  The plain read
+     * first keeps the owner from bouncing `waking`'s line on every unlock.
      * `waking` holds the fork tag, so a wake-up pending in the parent at
-     * fork() does not block wake-ups in the child.
-     * If nobody was asleep, undo.  (Why a stale read cannot strand a
-     * sleeper for long: see the sleep bound in hps_adaptive_lock_slow.)
+     * fork() does not block wake-ups in the child.  If nobody was asleep,
+     * undo.
      */
     uint32_t tag = hps_fork_tag;
     if (hps_load_relaxed(&l->waking) != tag && atomic_exchange(&l->waking, tag) != tag &&
