@@ -29,8 +29,7 @@ typedef struct hps_hemlock {
 
 HPS_INLINE void hps_hemlock_init(hps_hemlock_t *l)
 {
-    hps_store_relaxed(&l->q.locked, 0);
-    hps_store_relaxed(&l->q.head, 0);
+    hps_qword_init(&l->q);
     hps_store_relaxed(&l->tail, NULL);
 }
 

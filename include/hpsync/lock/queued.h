@@ -42,6 +42,12 @@ void hps_qword_head_acquire(hps_qword_t *q);
  */
 int hps_word_timedlock(hps_au32 *word, clockid_t clock, const struct timespec *abstime);
 
+HPS_INLINE void hps_qword_init(hps_qword_t *q)
+{
+    hps_store_relaxed(&q->locked, 0);
+    hps_store_relaxed(&q->head, 0);
+}
+
 HPS_INLINE bool hps_qword_fast(hps_qword_t *q)
 {
     /* Relaxed read of `head`: only a hint about order.  Acquire on the XCHG.

@@ -22,8 +22,7 @@ typedef struct hps_ticket {
 
 HPS_INLINE void hps_ticket_init(hps_ticket_t *l)
 {
-    hps_store_relaxed(&l->q.locked, 0);
-    hps_store_relaxed(&l->q.head, 0);
+    hps_qword_init(&l->q);
     hps_store_relaxed(&l->next, 0);
     hps_store_relaxed(&l->owner, 0);
 }
