@@ -72,6 +72,10 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     hps_pcond_t *pc = PC(c);
     if (abs && !hps_deadline_valid(abs))
         return EINVAL;
+    /* A wait cannot happen inside a transaction (the TSX study's TCP/IP
+     * stack problem): if the caller's section is elided, this aborts it and
+     * the section re-runs holding the mutex for real, then waits here. */
+    hps_elide_before_blocking();
     /* seq_cst: pairs with the signaller's seq bump then waiters read. */
     uint32_t seq = atomic_load(&pc->seq);
     atomic_fetch_add(&pc->waiters, 1);

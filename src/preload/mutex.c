@@ -15,10 +15,13 @@
 #include <unistd.h>
 #include "preload.h"
 #include "../common/env.h"
+#include "../elide/backend.h"
+#include "hpsync/elide.h"
 
 hps_lock_algo_t hps_pl_fast_algo;   /* 0 until init, and 0 when stats are on */
 hps_lock_algo_t hps_pl_algo = HPS_LOCK_DEFAULT;
 static int pl_stats;
+static int pl_elide;        /* HPSYNC_ELIDE=1 and a backend that can run it */
 
 static __thread int t_tid __attribute__((tls_model("initial-exec")));
 
@@ -40,14 +43,19 @@ void hps_pl_init(void)
     const hps_settings_t *s = hps_settings();
     hps_pl_algo = s->lock;
     pl_stats = (int)s->stats;
+    if (s->elide) {
+        hps_elide_setup();
+        pl_elide = hps_elide_active;
+    }
     uint32_t e = 0;
     if (hps_cas_acq_rel(&once, &e, 1)) {
         pthread_atfork(NULL, NULL, child_after_fork);
         if (pl_stats)
             hps_stats_start();
     }
-    /* Published last: a thread that sees it also sees hps_pl_algo. */
-    __atomic_store_n(&hps_pl_fast_algo, pl_stats ? 0 : hps_pl_algo, __ATOMIC_RELEASE);
+    /* Published last: a thread that sees it also sees hps_pl_algo.  With
+     * statistics or elision on, every call takes the out-of-line path. */
+    __atomic_store_n(&hps_pl_fast_algo, pl_stats || pl_elide ? 0 : hps_pl_algo, __ATOMIC_RELEASE);
 }
 
 __attribute__((constructor)) static void pl_ctor(void) { hps_pl_init(); }
@@ -57,6 +65,19 @@ static inline hps_lock_algo_t algo(void)
     if (hps_unlikely(__atomic_load_n(&hps_pl_fast_algo, __ATOMIC_ACQUIRE) == 0))
         hps_pl_init();
     return hps_pl_algo;
+}
+
+/* Elision applies to the mutex types glibc elides too: normal, default and
+ * adaptive_np.  Recursive and errorcheck mutexes keep exact owner
+ * bookkeeping, which a transaction that never writes the lock cannot do. */
+static inline int elides(int type)
+{
+    return pl_elide && (type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP);
+}
+
+static inline hps_elide_stats_t *elide_stats(hps_pmutex_t *p, void *caller)
+{
+    return pl_stats ? hps_stats_elide(p, caller) : NULL;
 }
 
 /* Acquire with statistics: a failed trylock is what "contended" means. */
@@ -127,6 +148,8 @@ int hps_pm_lock(pthread_mutex_t *m, void *caller)
     int type = kind & HPS_KIND_TYPE_MASK;
     if (owned_prologue(p, type, &rc))
         return rc;
+    if (elides(type) && hps_elide_enter(&p->s, algo(), &p->elide, elide_stats(p, caller)))
+        return 0;
     lock_counted(p, caller);
     set_owner(p, type);
     return 0;
@@ -142,6 +165,8 @@ int hps_pm_trylock(pthread_mutex_t *m, void *caller)
     /* glibc: an errorcheck mutex's owner gets EBUSY from trylock, not EDEADLK. */
     if (type == PTHREAD_MUTEX_RECURSIVE && owned_prologue(p, type, &rc))
         return rc;
+    if (elides(type) && hps_elide_try_enter(&p->s, algo(), elide_stats(p, caller)))
+        return 0;
     if (!hps_lockstate_trylock(&p->s, algo()))
         return EBUSY;
     if (pl_stats)
@@ -161,6 +186,8 @@ int hps_pm_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
     int type = kind & HPS_KIND_TYPE_MASK;
     if (owned_prologue(p, type, &rc))
         return rc;
+    if (elides(type) && hps_elide_enter(&p->s, algo(), &p->elide, elide_stats(p, caller)))
+        return 0;
     rc = timedlock_counted(p, clock, abs, caller);
     if (rc == 0)
         set_owner(p, type);
@@ -180,6 +207,9 @@ int hps_pm_unlock(pthread_mutex_t *m)
         if (type == PTHREAD_MUTEX_RECURSIVE && --p->count != 0)
             return 0;
         atomic_store_explicit(&p->owner, 0, memory_order_relaxed);
+    } else if (elides(type)) {
+        hps_elide_exit(&p->s, algo(), &p->elide, elide_stats(p, NULL));
+        return 0;
     }
     hps_lockstate_unlock(&p->s, algo());
     return 0;

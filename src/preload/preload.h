@@ -17,13 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "hpsync/lock.h"
+#include "hpsync/elide.h"
 
 typedef struct hps_pmutex {
     hps_lock_state_t s;     /* 0..15: algorithm state (glibc: lock/count/owner/nusers) */
     int kind;               /* 16: glibc's __kind, same encoding */
     uint32_t count;         /* 20: recursion depth of a recursive mutex */
     _Atomic int owner;      /* 24: owner tid for errorcheck/recursive, else 0 */
-    uint32_t pad[3];
+    hps_elide_state_t elide; /* 28: elision's per-lock adaptive state */
+    uint32_t pad[2];
 } hps_pmutex_t;
 
 _Static_assert(sizeof(hps_pmutex_t) <= sizeof(pthread_mutex_t), "mutex layout");
@@ -77,6 +79,7 @@ const struct hps_real *hps_real(void);
 
 /* Statistics (stats.c); only called when HPSYNC_STATS is on. */
 void hps_stats_record(const void *lock, void *caller, int contended, uint64_t wait_ns);
+hps_elide_stats_t *hps_stats_elide(const void *lock, void *caller);
 void hps_stats_start(void);
 uint64_t hps_now_ns(void);
 

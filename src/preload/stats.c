@@ -28,6 +28,7 @@ struct entry {
     void *caller;                     /* first call site seen */
     hps_au64 acq, contended, wait_sum;
     hps_au32 hist[NHIST];
+    hps_elide_stats_t el;             /* only used with HPSYNC_ELIDE=1 */
 };
 
 static struct entry *g_tab;
@@ -107,6 +108,12 @@ void hps_stats_record(const void *lock, void *caller, int contended, uint64_t wa
     }
 }
 
+hps_elide_stats_t *hps_stats_elide(const void *lock, void *caller)
+{
+    struct entry *e = find(lock, caller);
+    return e ? &e->el : NULL;
+}
+
 static uint64_t p99_of(struct entry *e)
 {
     uint64_t n = hps_load_relaxed(&e->contended), seen = 0;
@@ -168,6 +175,40 @@ static void describe(char *buf, size_t n, struct entry *e)
     snprintf(buf, n, "-");
 }
 
+#define LD(x) ((unsigned long long)hps_load_relaxed(&(x)))
+
+/* The elision table: only locks that tried to elide, most attempts first. */
+static void report_elision(FILE *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < NENT; i++)
+        n += LD(g_tab[i].el.attempts) + LD(g_tab[i].el.skips) != 0;
+    if (n == 0)
+        return;
+    fprintf(out, "hpsync elision (backend %s): %zu locks\n", hps_elide_backend_name(), n);
+    fprintf(out, "%-18s %10s %10s %9s %9s %9s %9s %9s %10s %8s %8s\n", "lock", "attempts", "commits",
+            "conflict", "capacity", "busy", "explicit", "other", "fallbacks", "skips", "waits");
+    static unsigned char shown[NENT];
+    memset(shown, 0, sizeof shown);
+    for (size_t k = 0; k < n && k < hps_settings()->stats_top; k++) {
+        long best = -1;
+        for (size_t i = 0; i < NENT; i++)
+            if (!shown[i] && LD(g_tab[i].el.attempts) + LD(g_tab[i].el.skips) &&
+                (best < 0 || LD(g_tab[i].el.attempts) > LD(g_tab[best].el.attempts)))
+                best = (long)i;
+        if (best < 0)
+            break;
+        shown[best] = 1;
+        hps_elide_stats_t *el = &g_tab[best].el;
+        fprintf(out, "%-18p %10llu %10llu %9llu %9llu %9llu %9llu %9llu %10llu %8llu %8llu\n",
+                (void *)atomic_load_explicit(&g_tab[best].key, memory_order_relaxed),
+                LD(el->attempts), LD(el->commits), LD(el->aborts[HPS_ELIDE_ABORT_CONFLICT]),
+                LD(el->aborts[HPS_ELIDE_ABORT_CAPACITY]), LD(el->aborts[HPS_ELIDE_ABORT_BUSY]),
+                LD(el->aborts[HPS_ELIDE_ABORT_EXPLICIT]), LD(el->aborts[HPS_ELIDE_ABORT_OTHER]),
+                LD(el->fallbacks), LD(el->skips), LD(el->busy_waits));
+    }
+}
+
 __attribute__((destructor)) static void stats_report(void)
 {
     if (!g_tab)
@@ -222,6 +263,7 @@ __attribute__((destructor)) static void stats_report(void)
         fprintf(out, "%-18p %14llu %12llu %12s %12s  %s\n", (void *)atomic_load_explicit(&e->key, memory_order_relaxed),
                 (unsigned long long)hps_load_relaxed(&e->acq), (unsigned long long)c, mean, p99, where);
     }
+    report_elision(out);
     fflush(out);
     if (out != err)
         fclose(out);

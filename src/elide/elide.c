@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lock elision over any hpsync lock: the transaction reads the lock word
+ * (so a real acquisition by anyone aborts it) and the policy decides what
+ * to do when speculation fails.  See hpsync/elide.h and docs/elision.md.
+ */
+#define HPS_WANT_RTM 1
+#include "hpsync/elide.h"
+#include "backend.h"
+
+HPS_RTM_ABORT_FN(0xff)
+HPS_RTM_ABORT_FN(0xfe)
+HPS_RTM_ABORT_FN(0xfd)
+
+#define COUNT(stats, field) do { if (stats) hps_faa_relaxed(&(stats)->field, 1); } while (0)
+
+/* Begin a transaction that holds `s` elided.  Returns HPS_TX_STARTED or the
+ * abort status.  With RTM, an abort resumes here with the status. */
+static unsigned begin_elided(hps_lock_state_t *s, hps_lock_algo_t a)
+{
+    if (hps_elide_backend == HPS_BACKEND_RTM) {
+        unsigned st = hps_rtm_begin();
+        if (st == HPS_TX_STARTED) {
+            /* Reading the word puts it in our read set: a real acquisition
+             * by another thread now aborts us. */
+            if (!hps_lockstate_is_locked(s, a))
+                return HPS_TX_STARTED;
+            hps_rtm_abort(0xff);
+            return HPS_TX_EXPLICIT | (HPS_ABORT_BUSY << 24);   /* not reached */
+        }
+        return st;
+    }
+    unsigned st = hps_inject_begin();
+    if (st == HPS_TX_STARTED) {
+        /* Emulation: hold the lock for real, count the section as elided. */
+        hps_lockstate_lock(s, a);
+        hps_inject_push(s);
+    }
+    return st;
+}
+
+static int in_transaction(void)
+{
+    if (hps_elide_backend == HPS_BACKEND_RTM)
+        return hps_rtm_test();
+    return hps_inject_depth() > 0;
+}
+
+/* Wait, outside any transaction, for the lock to look free; give up (0)
+ * when the wait reaches the yielding phase: the holder is slow, so queueing
+ * for the lock beats waiting to speculate. */
+static int wait_until_free(hps_lock_state_t *s, hps_lock_algo_t a)
+{
+    hps_wait_t w = HPS_WAIT_INIT;
+    while (hps_lockstate_is_locked(s, a)) {
+        if (w.n >= hps_wait_spin_limit)
+            return 0;
+        hps_wait_step(&w);
+    }
+    return 1;
+}
+
+HPS_EXPORT int hps_elide_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_state_t *st,
+                               hps_elide_stats_t *stats)
+{
+    /*
+     * Nested inside a transaction: always elide.  With RTM the inner begin
+     * only deepens the nesting, and any abort unwinds to the outermost
+     * begin, whose policy decides; taking the lock for real here would
+     * write it transactionally and gain nothing.
+     */
+    int nested = in_transaction();
+    uint32_t v = hps_load_relaxed(&st->v);
+    if (!nested && hps_elide_take_skip(&v)) {
+        /* Relaxed: the state is a per-lock hint; a lost update is harmless. */
+        hps_store_relaxed(&st->v, v);
+        COUNT(stats, skips);
+        return 0;
+    }
+    for (unsigned attempt = 0;; attempt++) {
+        COUNT(stats, attempts);
+        unsigned status = begin_elided(s, a);
+        if (status == HPS_TX_STARTED)
+            return 1;
+        if (stats)
+            hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
+        hps_elide_action_t act = hps_elide_decide(&hps_elide_cfg, status, attempt);
+        if (act == HPS_ELIDE_RETRY)
+            continue;
+        if (act == HPS_ELIDE_WAIT_RETRY) {
+            COUNT(stats, busy_waits);
+            if (wait_until_free(s, a))
+                continue;
+        }
+        COUNT(stats, fallbacks);
+        hps_store_relaxed(&st->v, hps_elide_after_fallback(&hps_elide_cfg, hps_load_relaxed(&st->v)));
+        return 0;
+    }
+}
+
+HPS_EXPORT int hps_elide_try_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_stats_t *stats)
+{
+    if (hps_elide_backend == HPS_BACKEND_RTM) {
+        /* A trylock inside a transaction would see the word free even when
+         * this very transaction holds the lock elided, and answer 0 where
+         * POSIX wants EBUSY: leave speculation and let the lock decide. */
+        if (hps_rtm_test())
+            hps_rtm_abort(0xfd);
+        COUNT(stats, attempts);
+        unsigned status = begin_elided(s, a);
+        if (status == HPS_TX_STARTED)
+            return 1;
+        if (stats)
+            hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
+        COUNT(stats, fallbacks);
+        return 0;
+    }
+    /* Emulation: the outcome is injected; a "started" emulated trylock
+     * must still fail when the lock is taken, so try it for real. */
+    COUNT(stats, attempts);
+    unsigned status = hps_inject_begin();
+    if (status == HPS_TX_STARTED) {
+        if (hps_lockstate_trylock(s, a)) {
+            hps_inject_push(s);
+            return 1;
+        }
+        status = HPS_TX_EXPLICIT | (HPS_ABORT_BUSY << 24);
+    }
+    if (stats)
+        hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
+    COUNT(stats, fallbacks);
+    return 0;
+}
+
+HPS_EXPORT void hps_elide_exit(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_state_t *st,
+                               hps_elide_stats_t *stats)
+{
+    if (hps_elide_backend == HPS_BACKEND_RTM) {
+        /*
+         * Elided only if the word is free *and* we are in a transaction:
+         * XEND outside one would fault, and a lock really held (taken
+         * before the transaction began, or on a skip) must really be
+         * released.  Unlocking an unlocked lock thus behaves as without
+         * elision.
+         */
+        if (!hps_lockstate_is_locked(s, a) && hps_rtm_test()) {
+            hps_rtm_end();
+            COUNT(stats, commits);
+            if (hps_load_relaxed(&st->v))
+                hps_store_relaxed(&st->v, hps_elide_after_commit(hps_load_relaxed(&st->v)));
+            return;
+        }
+        hps_lockstate_unlock(s, a);
+        return;
+    }
+    if (hps_inject_pop(s)) {
+        COUNT(stats, commits);
+        if (hps_load_relaxed(&st->v))
+            hps_store_relaxed(&st->v, hps_elide_after_commit(hps_load_relaxed(&st->v)));
+    }
+    hps_lockstate_unlock(s, a);
+}
+
+HPS_EXPORT void hps_elide_before_blocking(void)
+{
+    if (!hps_elide_active)
+        return;
+    if (hps_elide_backend == HPS_BACKEND_RTM) {
+        if (hps_rtm_test())
+            hps_rtm_abort(0xfe);
+        return;
+    }
+    /* Emulated holds are real holds already: they just stop counting as
+     * elided (the section would have re-run with the lock held). */
+    hps_inject_demote_all();
+}
+
+HPS_EXPORT int hps_elide_in_section(void)
+{
+    return hps_elide_active && in_transaction();
+}
