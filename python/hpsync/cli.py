@@ -2,9 +2,11 @@
 """hpsync's command line: argparse subcommands, one-line errors, no tracebacks.
 
   hpsync doctor [--json]
-  hpsync run [--lock ALG] [--stats] [--stats-file F] -- prog args...
+  hpsync run [--lock ALG] [--elide] [--stats] [--stats-file F] -- prog args...
   hpsync bench locks [--json] [--quick] [--threads LIST] [--duration-ms N]
                      [--reps N] [--iters N] [--db PATH] [--no-store]
+  hpsync bench elide [--json] [--quick] [--iters N] [--reps N] [--threads LIST]
+                     [--duration-ms N] [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
 """
 
@@ -18,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
-from . import __version__, bench_locks, doctor, locks, render, runner, store
+from . import __version__, bench_elide, bench_locks, doctor, locks, render, runner, store
 from .errors import CliError
 
 
@@ -100,6 +102,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         env["HPSYNC_STATS"] = "1"
     if args.stats_file:
         env["HPSYNC_STATS_FILE"] = args.stats_file
+    if args.elide:
+        # Elision runs only where RTM is usable; elsewhere the setting is a
+        # no-op at run time (see docs/elision.md).
+        env["HPSYNC_ELIDE"] = "1"
     sys.stdout.flush()
     sys.stderr.flush()
     try:
@@ -129,6 +135,27 @@ def cmd_bench_locks(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- bench elide ----------------------------------------------------------
+
+def cmd_bench_elide(args: argparse.Namespace) -> int:
+    cores = bench_locks.cores_of_machine()
+    params = bench_elide.make_params(cores, args.quick, args.threads, args.duration_ms,
+                                     args.reps, args.iters)
+    doc = bench_elide.analyse(bench_elide.measure(params))
+    doc = {**doc, "cores": cores}
+    if not args.no_store:
+        db = Path(args.db) if args.db else store.default_db_path()
+        host = str(doc.get("context", {}).get("host", "unknown"))
+        run_id = store.save_run(db, bench_elide.KIND, host, doc)
+        runner.log(f"stored as run {run_id} in {db}")
+        doc = {**doc, "run_id": run_id, "db": str(db)}
+    if args.json:
+        emit_json(doc)
+    else:
+        print(render.bench_elide(doc))
+    return 0
+
+
 # ---- runs -----------------------------------------------------------------
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -151,9 +178,11 @@ def build_parser() -> Parser:
     d.set_defaults(func=cmd_doctor)
 
     r = sub.add_parser("run", help="run a program with hpsync's locks preloaded",
-                       usage="hpsync run [--lock ALG] [--stats] [--stats-file F] -- prog args...")
+                       usage="hpsync run [--lock ALG] [--elide] [--stats] [--stats-file F] -- prog args...")
     r.add_argument("--lock", default=locks.DEFAULT_LOCK, metavar="ALG",
                    help=f"lock algorithm: {', '.join(locks.lock_names())} (default {locks.DEFAULT_LOCK})")
+    r.add_argument("--elide", action="store_true",
+                   help="elide normal mutexes with Intel RTM where the CPU allows (HPSYNC_ELIDE=1)")
     r.add_argument("--stats", action="store_true", help="print per-lock statistics at exit (stderr)")
     r.add_argument("--stats-file", metavar="F", help="write the statistics to F (implies --stats)")
     r.add_argument("command", nargs=argparse.REMAINDER, help="program and its arguments")
@@ -173,6 +202,21 @@ def build_parser() -> Parser:
     bl.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
     bl.add_argument("--no-store", action="store_true", help="do not store the run")
     bl.set_defaults(func=cmd_bench_locks)
+
+    be = bsub.add_parser("elide", help="lock elision: its cost without RTM, its speedup with RTM")
+    be.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    be.add_argument("--quick", action="store_true", help="short run (a few seconds)")
+    be.add_argument("--iters", type=positive_int, metavar="N",
+                    help="operations per timed batch (default 1000000; 200000 with --quick)")
+    be.add_argument("--reps", type=positive_int, metavar="N",
+                    help="interleaved repetitions per figure")
+    be.add_argument("--threads", type=thread_list, metavar="LIST",
+                    help="throughput thread counts with RTM (default 1, 2, 4, ... up to 2x cores)")
+    be.add_argument("--duration-ms", type=positive_int, metavar="N",
+                    help="per throughput run (RTM only)")
+    be.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
+    be.add_argument("--no-store", action="store_true", help="do not store the run")
+    be.set_defaults(func=cmd_bench_elide)
 
     rs = sub.add_parser("runs", help="list stored runs")
     rs.add_argument("--db", metavar="PATH", help="results database")

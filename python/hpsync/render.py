@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Sequence
 
 from . import locks
@@ -85,6 +86,108 @@ def bench_locks(doc: dict[str, Any]) -> str:
         out.append(table(["lock"] + [f"{t} thr" for t in threads], body,
                          [False] + [True] * len(threads)))
         out.append("")
+
+    out.append("Targets")
+    for t in doc.get("targets", []):
+        out.append(f"  {verdict(t['passed'])}  {t['description']}: {t['detail']}")
+    for w in doc.get("warnings", []):
+        out.append(f"  note: {w}")
+    return "\n".join(out)
+
+
+def _signed(value: float | None, unit: str = " ns") -> str:
+    return "-" if value is None else f"{value:+.2f}{unit}"
+
+
+def _per(stats: dict[str, Any], key: str) -> str:
+    value = stats.get(key)
+    return "-" if value is None else f"{value:.2f}"
+
+
+def bench_elide(doc: dict[str, Any]) -> str:
+    """The `bench elide` report: RTM verdict first, then each figure, then targets."""
+    rows: list[dict[str, Any]] = doc["rows"]
+    params = doc.get("params", {})
+    out = [f"hpsync bench elide: {context_line(doc.get('context', {}))}", "",
+           doc.get("rtm_statement", "RTM: unknown"), ""]
+
+    ov = [r for r in rows if r["mode"] == "layer-overhead"]
+    if ov:
+        out.append(f"1. Elision layer cost, uncontended lock+unlock, 1 thread, backend off: "
+                   f"hps_elide_lock/unlock vs hps_lock_lock/unlock on the same lock, one process, "
+                   f"median of {params.get('reps', '?')} interleaved batches of {params.get('iters', '?')}")
+        body = []
+        for r in ov:
+            if r["variant"] != "elided":
+                continue
+            body.append([r["lock"], f"{r['plain_ns_per_op']:.2f}", f"{r['ns_per_op']:.2f}",
+                         _signed(r.get("diff_ns_vs_plain")), ratio(r.get("ratio_vs_plain")),
+                         _signed(r.get("paired_diff_ns_median"))])
+        out.append(table(["lock", "plain ns/op", "elided ns/op", "difference", "ratio",
+                          "paired median diff"], body, [False, True, True, True, True, True]))
+        out.append("")
+
+    ip = [r for r in rows if r["mode"] == "interposer-overhead"]
+    if ip:
+        out.append(f"2. Through the interposer: pthread_mutex_lock/unlock (adaptive), uncontended, "
+                   f"median of {params.get('interposer_rounds', '?')} interleaved processes (best of "
+                   f"{params.get('interposer_batches', '?')} batches each)")
+        out.append(table(
+            ["setting", "backend", "ns/op", "difference", "ratio"],
+            [[r.get("setting", r["variant"]), r.get("backend", "?") if r["variant"] == "elided" else "-",
+              f"{r['ns_per_op']:.2f}", _signed(r.get("diff_ns_vs_plain")),
+              ratio(r.get("ratio_vs_plain"))] for r in ip],
+            [False, False, True, True, True]))
+        out.append("")
+
+    pol = [r for r in rows if r["mode"] == "policy"]
+    el = [r for r in rows if r["mode"] == "elided-uncontended" and r["variant"] == "elided"]
+    if pol or el:
+        out.append("3. Policy engine")
+        for r in pol:
+            shares = r.get("action_shares", {})
+            mix = ", ".join(f"{k} {v * 100:.0f}%" for k, v in shares.items())
+            out.append(f"   hps_elide_decide: {r['ns_per_op']:.2f} ns per call (min {r['ns_per_op_min']:.2f}) "
+                       f"over a mix of abort statuses ({mix}); the same loop calling an empty "
+                       f"function: {r['loop_ns_per_op']:.2f} ns, so the decision itself is "
+                       f"~{max(r['net_ns_per_decision'], 0.0):.2f} ns")
+        if el:
+            out.append("   Full elided lock+unlock, 1 thread, adaptive (per acquisition: transactions "
+                       "begun, commits, aborts, fallbacks to the lock):")
+            body = []
+            for r in el:
+                st = r.get("per_acquisition", {})
+                body.append([r.get("setting") or r["workload"], f"{r['ns_per_op']:.2f}",
+                             f"{r['plain_ns_per_op']:.2f}", ratio(r.get("ratio_vs_plain")),
+                             _per(st, "attempts"), _per(st, "commits"), _per(st, "aborts"),
+                             _per(st, "fallbacks")])
+            out.append(textwrap.indent(table(
+                ["HPSYNC_ELIDE_BACKEND", "elided ns/op", "plain ns/op", "ratio",
+                 "begun", "commits", "aborts", "fallbacks"], body, [False] + [True] * 7), "   "))
+            if any(r.get("emulated") for r in el):
+                out.append("   (inject: the injected test backend replays abort statuses; a "
+                           "'committed' section really takes the lock, so this is the policy's "
+                           "and bookkeeping's cost, not a hardware transaction's)")
+        out.append("")
+
+    tp = [r for r in rows if r["mode"] == "throughput"]
+    if tp:
+        out.append(f"4. Throughput, one lock over a table of counters, elided (RTM) vs plain, "
+                   f"{params.get('duration_ms', '?')} ms, median of {params.get('tp_rounds', '?')} round(s)")
+        body = []
+        for r in tp:
+            if r["variant"] != "elided":
+                continue
+            plain = next((p for p in tp if p["workload"] == r["workload"]
+                          and p["threads"] == r["threads"] and p["variant"] == "plain"), None)
+            body.append([r["workload"], str(r["threads"]), si(plain and plain["ops_per_sec"]),
+                         si(r["ops_per_sec"]), ratio(r.get("ratio_vs_plain"))])
+        out.append(table(["workload", "threads", "plain ops/s", "elided ops/s", "elided/plain"],
+                         body, [False, True, True, True, True]))
+    else:
+        out.append("4. Throughput elided vs plain (low- and high-conflict workloads): not measured, "
+                   "RTM is not usable on this machine")
+    out.append("")
 
     out.append("Targets")
     for t in doc.get("targets", []):

@@ -18,7 +18,7 @@ HPS_EXPORT int hps_elide_active;
 #define MAX_SEQ 256
 static unsigned g_seq[MAX_SEQ];
 static unsigned g_seq_len;
-static hps_au32 g_cursor;
+static __thread uint32_t t_cursor __attribute__((tls_model("initial-exec")));
 
 static void say(const char *msg)
 {
@@ -90,15 +90,17 @@ int hps_inject_parse(const char *seq, char *why, unsigned whylen)
         p += len + (e != NULL);
     }
     g_seq_len = n;
-    hps_store_relaxed(&g_cursor, 0);
     return 0;
 }
 
 unsigned hps_inject_begin(void)
 {
-    /* Relaxed: the cursor only hands out steps; the sequence is read-only. */
-    uint32_t i = hps_faa_relaxed(&g_cursor, 1);
-    return g_seq[i % g_seq_len];
+    /* Each thread replays the sequence from its start, on its own cursor:
+     * reproducible per thread, and no shared counter for threads to queue
+     * on.  The sequence itself is read-only after setup. */
+    if (hps_unlikely(g_seq_len == 0))
+        return 0;
+    return g_seq[t_cursor++ % g_seq_len];
 }
 
 /* Emulated elided holds of this thread: a small stack of lock states. */

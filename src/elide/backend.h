@@ -27,7 +27,7 @@ extern hps_elide_cfg_t hps_elide_cfg;
 void hps_elide_setup(void);
 
 /* Injected backend. */
-unsigned hps_inject_begin(void);            /* next outcome: HPS_TX_STARTED or a status */
+unsigned hps_inject_begin(void);            /* this thread's next outcome: HPS_TX_STARTED or a status */
 void hps_inject_push(hps_lock_state_t *s);  /* an emulated elided hold begins */
 int  hps_inject_pop(hps_lock_state_t *s);   /* 1 if s was held as an emulated elision */
 int  hps_inject_depth(void);                /* emulated elided holds of this thread */

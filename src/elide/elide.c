@@ -70,6 +70,10 @@ HPS_EXPORT int hps_elide_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide
      * write it transactionally and gain nothing.
      */
     int nested = in_transaction();
+    /* Shared counters written inside a transaction would make concurrent
+     * transactions conflict: nested sections are not counted. */
+    if (nested && hps_elide_backend == HPS_BACKEND_RTM)
+        stats = NULL;
     uint32_t v = hps_load_relaxed(&st->v);
     if (!nested && hps_elide_take_skip(&v)) {
         /* Relaxed: the state is a per-lock hint; a lost update is harmless. */
@@ -145,6 +149,9 @@ HPS_EXPORT void hps_elide_exit(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide
          */
         if (!hps_lockstate_is_locked(s, a) && hps_rtm_test()) {
             hps_rtm_end();
+            /* Count the outermost commit only (see hps_elide_enter). */
+            if (hps_rtm_test())
+                return;
             COUNT(stats, commits);
             if (hps_load_relaxed(&st->v))
                 hps_store_relaxed(&st->v, hps_elide_after_commit(hps_load_relaxed(&st->v)));

@@ -48,7 +48,9 @@ int hps_elide_take_skip(uint32_t *v)
 uint32_t hps_elide_after_fallback(const hps_elide_cfg_t *cfg, uint32_t v)
 {
     uint32_t fails = HPS_ELIDE_FAILS(v) + 1, backoff = HPS_ELIDE_BACKOFF(v), skip = 0;
-    if (fails >= cfg->fails) {
+    /* After a skip period the next acquisition is a probe: one failure is
+     * enough to start the next, twice as long, period. */
+    if (fails >= cfg->fails || backoff > 0) {
         uint64_t len = (uint64_t)cfg->skip << (backoff < 16 ? backoff : 16);
         skip = (uint32_t)(len < cfg->skip_max ? len : cfg->skip_max);
         if (skip > 0xffff)

@@ -36,9 +36,10 @@ int hps_elide_cause(unsigned status);
 /*
  * Per-lock state word: skip (16 bits) | fails (8) | backoff exponent (8).
  * hps_elide_take_skip: if the lock is skipping, consume one skip and return
- * 1.  after_fallback: one more failure; enough in a row start a skip period
- * (length skip << backoff, capped), and the next period doubles.
- * after_commit: success resets failures and backoff.
+ * 1.  after_fallback: one more failure; `fails` in a row start a skip period
+ * (length skip << backoff, capped); once a lock has skipped, a single
+ * failed probe starts the next period, twice as long.  after_commit: a
+ * success resets failures and backoff.
  */
 int      hps_elide_take_skip(uint32_t *v);
 uint32_t hps_elide_after_fallback(const hps_elide_cfg_t *cfg, uint32_t v);

@@ -186,8 +186,8 @@ static void report_elision(FILE *out)
     if (n == 0)
         return;
     fprintf(out, "hpsync elision (backend %s): %zu locks\n", hps_elide_backend_name(), n);
-    fprintf(out, "%-18s %10s %10s %9s %9s %9s %9s %9s %10s %8s %8s\n", "lock", "attempts", "commits",
-            "conflict", "capacity", "busy", "explicit", "other", "fallbacks", "skips", "waits");
+    fprintf(out, "%-18s %10s %10s %9s %9s %9s %9s %9s %10s %8s %8s  %s\n", "lock", "attempts", "commits",
+            "conflict", "capacity", "busy", "explicit", "other", "fallbacks", "skips", "waits", "where");
     static unsigned char shown[NENT];
     memset(shown, 0, sizeof shown);
     for (size_t k = 0; k < n && k < hps_settings()->stats_top; k++) {
@@ -200,12 +200,14 @@ static void report_elision(FILE *out)
             break;
         shown[best] = 1;
         hps_elide_stats_t *el = &g_tab[best].el;
-        fprintf(out, "%-18p %10llu %10llu %9llu %9llu %9llu %9llu %9llu %10llu %8llu %8llu\n",
+        char where[256];
+        describe(where, sizeof where, &g_tab[best]);
+        fprintf(out, "%-18p %10llu %10llu %9llu %9llu %9llu %9llu %9llu %10llu %8llu %8llu  %s\n",
                 (void *)atomic_load_explicit(&g_tab[best].key, memory_order_relaxed),
                 LD(el->attempts), LD(el->commits), LD(el->aborts[HPS_ELIDE_ABORT_CONFLICT]),
                 LD(el->aborts[HPS_ELIDE_ABORT_CAPACITY]), LD(el->aborts[HPS_ELIDE_ABORT_BUSY]),
                 LD(el->aborts[HPS_ELIDE_ABORT_EXPLICIT]), LD(el->aborts[HPS_ELIDE_ABORT_OTHER]),
-                LD(el->fallbacks), LD(el->skips), LD(el->busy_waits));
+                LD(el->fallbacks), LD(el->skips), LD(el->busy_waits), where);
     }
 }
 

@@ -146,3 +146,10 @@ def test_bench_locks_human_no_store(hpsync: Run, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Targets" in proc.stdout and "adaptive" in proc.stdout
     assert not (tmp_path / "data" / "hpsync" / "results.db").exists()
+
+
+def test_run_elide_sets_the_setting(hpsync: Run) -> None:
+    """--elide reaches the program as HPSYNC_ELIDE=1 (a no-op here without RTM)."""
+    r = hpsync("run", "--elide", "--", "sh", "-c", 'echo "$HPSYNC_ELIDE"')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "1"
