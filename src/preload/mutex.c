@@ -37,9 +37,17 @@ int hps_pl_tid(void)
 
 void hps_pl_init(void)
 {
-    static hps_au32 once;
-    if (hps_load_acquire(&once))
+    /* 0: not started, 1: in progress, 2: done.  Whoever moves 0 -> 1 does
+     * the work; concurrent first callers wait for it (microseconds, once). */
+    static hps_au32 state;
+    if (hps_likely(hps_load_acquire(&state) == 2))
         return;
+    uint32_t e = 0;
+    if (!hps_cas_acq_rel(&state, &e, 1)) {
+        while (hps_load_acquire(&state) != 2)
+            hps_cpu_relax();
+        return;
+    }
     const hps_settings_t *s = hps_settings();
     hps_pl_algo = s->lock;
     pl_stats = (int)s->stats;
@@ -47,15 +55,13 @@ void hps_pl_init(void)
         hps_elide_setup();
         pl_elide = hps_elide_active;
     }
-    uint32_t e = 0;
-    if (hps_cas_acq_rel(&once, &e, 1)) {
-        pthread_atfork(NULL, NULL, child_after_fork);
-        if (pl_stats)
-            hps_stats_start();
-    }
-    /* Published last: a thread that sees it also sees hps_pl_algo.  With
-     * statistics or elision on, every call takes the out-of-line path. */
+    pthread_atfork(NULL, NULL, child_after_fork);
+    if (pl_stats)
+        hps_stats_start();
+    /* Release: a thread that sees 2 (or the fast algorithm) sees all above.
+     * With statistics or elision on, every call takes the out-of-line path. */
     __atomic_store_n(&hps_pl_fast_algo, pl_stats || pl_elide ? 0 : hps_pl_algo, __ATOMIC_RELEASE);
+    hps_store_release(&state, 2);
 }
 
 __attribute__((constructor)) static void pl_ctor(void) { hps_pl_init(); }
