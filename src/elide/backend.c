@@ -168,8 +168,16 @@ static void setup(void)
 
 void hps_elide_setup(void) { pthread_once(&g_once, setup); }
 
-/* The library's own users (not the interposer) get elision set up at load. */
-__attribute__((constructor)) static void elide_ctor(void) { hps_elide_setup(); }
+/* The library's own users get elision set up at load.  The interposer
+ * (which defines hps_pl_is_preload) sets it up only when HPSYNC_ELIDE=1, so
+ * a stray HPSYNC_ELIDE_BACKEND does not speak up in programs not eliding. */
+extern int hps_pl_is_preload __attribute__((weak));
+__attribute__((constructor)) static void elide_ctor(void)
+{
+    if (&hps_pl_is_preload && hps_pl_is_preload)
+        return;
+    hps_elide_setup();
+}
 
 HPS_EXPORT const char *hps_elide_backend_name(void)
 {

@@ -32,8 +32,11 @@ static unsigned begin_elided(hps_lock_state_t *s, hps_lock_algo_t a)
     }
     unsigned st = hps_inject_begin();
     if (st == HPS_TX_STARTED) {
-        /* Emulation: hold the lock for real, count the section as elided. */
-        hps_lockstate_lock(s, a);
+        /* Emulation: hold the lock for real, count the section as elided.
+         * A held lock answers as RTM would (busy abort), never by blocking
+         * here: the caller may be a timed lock with a deadline to keep. */
+        if (!hps_lockstate_trylock(s, a))
+            return HPS_TX_EXPLICIT | (HPS_ABORT_BUSY << 24);
         hps_inject_push(s);
     }
     return st;
@@ -119,17 +122,11 @@ HPS_EXPORT int hps_elide_try_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_e
         COUNT(stats, fallbacks);
         return 0;
     }
-    /* Emulation: the outcome is injected; a "started" emulated trylock
-     * must still fail when the lock is taken, so try it for real. */
+    /* Emulation: begin_elided already answers "busy" for a held lock. */
     COUNT(stats, attempts);
-    unsigned status = hps_inject_begin();
-    if (status == HPS_TX_STARTED) {
-        if (hps_lockstate_trylock(s, a)) {
-            hps_inject_push(s);
-            return 1;
-        }
-        status = HPS_TX_EXPLICIT | (HPS_ABORT_BUSY << 24);
-    }
+    unsigned status = begin_elided(s, a);
+    if (status == HPS_TX_STARTED)
+        return 1;
     if (stats)
         hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
     COUNT(stats, fallbacks);

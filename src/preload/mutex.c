@@ -22,6 +22,7 @@ hps_lock_algo_t hps_pl_fast_algo;   /* 0 until init, and 0 when stats are on */
 hps_lock_algo_t hps_pl_algo = HPS_LOCK_DEFAULT;
 static int pl_stats;
 static int pl_elide;        /* HPSYNC_ELIDE=1 and a backend that can run it */
+int hps_pl_is_preload = 1;  /* see src/elide/backend.c */
 
 static __thread int t_tid __attribute__((tls_model("initial-exec")));
 
