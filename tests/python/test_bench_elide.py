@@ -172,7 +172,11 @@ def test_program_throughput_validates_under_injection(built: None) -> None:
         assert doc["backend"] == "inject" and isinstance(doc["rtm_usable"], bool)
         row = doc["rows"][0]
         assert row["counter_ok"] and row["ops"] > 0 and row["threads"] == 3
-        assert row["per_op"]["commits"] == pytest.approx(1.0)
+        # A 'commit' step that finds the lock held answers "busy", as RTM
+        # would: every acquisition commits, falls back to the lock, or skips.
+        per_op = row["per_op"]
+        assert 0 < per_op["commits"] <= 1.0
+        assert per_op["commits"] + per_op["fallbacks"] + per_op["skips"] == pytest.approx(1.0)
 
 
 # ---- the CLI ----------------------------------------------------------------
