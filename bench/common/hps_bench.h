@@ -11,6 +11,8 @@
 #ifndef HPS_BENCH_H
 #define HPS_BENCH_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +32,8 @@ void hps_json_uint(const char *key, uint64_t val);
 void hps_json_num(const char *key, double val);          /* NaN/inf -> null */
 void hps_json_bool(const char *key, int val);
 void hps_json_null(const char *key);
+/* An array of n numbers under key (one entry per repetition, say). */
+void hps_json_num_array(const char *key, const double *v, int n);
 /*
  * Start a value the caller writes itself (e.g. a JSON array produced by
  * another module); returns the stream to write it to.  The caller must write
@@ -77,6 +81,111 @@ const char *hps_bench_clocksource(void);
 /* Sort helper and order statistics over doubles (sorts in place). */
 void hps_bench_sort(double *v, size_t n);
 double hps_bench_median(double *v, size_t n);
+
+/*
+ * Time iters rounds of LOCK; <compiler barrier>; UNLOCK and return the mean ns
+ * per round.  A macro, not a function taking callbacks, so each benchmark's
+ * loop keeps its lock calls inline exactly as a user's code has them; the
+ * barrier keeps the pair from being treated as empty by any future inliner.
+ * Use as the body of a (noinline) batch function:
+ *     return HPS_BENCH_TIME_PAIRS(iters, lock(l), unlock(l));
+ */
+#define HPS_BENCH_TIME_PAIRS(iters, LOCK, UNLOCK)                              \
+    __extension__({                                                            \
+        long hps_n_ = (iters);                                                 \
+        uint64_t hps_t0_ = hps_bench_now_ns();                                 \
+        for (long hps_i_ = 0; hps_i_ < hps_n_; hps_i_++) {                     \
+            LOCK;                                                              \
+            __asm__ __volatile__("" ::: "memory");                             \
+            UNLOCK;                                                            \
+        }                                                                      \
+        (double)(hps_bench_now_ns() - hps_t0_) / (double)hps_n_;               \
+    })
+
+/* ---- command line ------------------------------------------------------ */
+
+#define HPS_BENCH_MAX_REPS 1000
+#define HPS_BENCH_MAX_THREADS 4096
+
+/* The options every timing benchmark takes, with their defaults. */
+typedef struct hps_bench_args {
+    long iters, reps, threads, duration_ms;
+} hps_bench_args_t;
+#define HPS_BENCH_ARGS_INIT { 1000000, 5, 1, 200 }
+
+/* A whole number in lo..hi, or exit 2 with one line naming the option. */
+long hps_bench_parse_num(const char *opt, const char *s, long lo, long hi);
+/*
+ * If opt is --iters, --reps, --threads or --duration-ms, parse its value v
+ * (NULL when missing: exit 2 as for a bad value) into *a and return 1;
+ * otherwise return 0 and leave *a alone.
+ */
+int hps_bench_parse_common(hps_bench_args_t *a, const char *opt, const char *v);
+
+/* ---- threads ------------------------------------------------------------ */
+
+/* Create and join one thread, so the process counts as multithreaded (as
+ * every real user of a lock is); returns 0, or 1 after logging. */
+int hps_bench_become_multithreaded(void);
+
+/*
+ * The start/stop handshake of a timed multi-threaded run.  Each program keeps
+ * its own (static) gate, so the stop check in its hot loop reads a flag the
+ * compiler can address directly.  Release/acquire on the flags only order
+ * the start and stop handshake.
+ */
+typedef struct hps_bench_gate {
+    atomic_int go, stop, ready;
+} hps_bench_gate_t;
+
+/* Worker side: announce readiness, then spin until the run starts. */
+static inline void hps_bench_gate_enter(hps_bench_gate_t *g)
+{
+    atomic_fetch_add_explicit(&g->ready, 1, memory_order_release);
+    while (!atomic_load_explicit(&g->go, memory_order_acquire))
+        ;
+}
+
+/* Worker side, once per operation: nonzero once the run is over. */
+static inline int hps_bench_gate_stopped(hps_bench_gate_t *g)
+{
+    return atomic_load_explicit(&g->stop, memory_order_relaxed);
+}
+
+/* What every worker of a timed run records; a benchmark's own worker type
+ * starts with it. */
+typedef struct hps_bench_worker {
+    pthread_t tid;
+    int index;                   /* 0..n-1 */
+    uint64_t ops, end_ns;        /* set by the worker when it stops */
+} hps_bench_worker_t;
+
+/* Worker side, on leaving its loop: record what it did and when it stopped. */
+static inline void hps_bench_worker_done(hps_bench_worker_t *w, uint64_t ops)
+{
+    w->end_ns = hps_bench_now_ns();
+    w->ops = ops;
+}
+
+typedef struct hps_bench_totals {
+    double secs;                 /* start to the last worker's stop */
+    uint64_t total, min_ops, max_ops;
+} hps_bench_totals_t;
+
+/*
+ * Allocate n workers of size bytes each (64-byte aligned, zeroed, index set),
+ * start fn on each, wait until all are at the gate, release them, sleep
+ * duration_ms, stop and join them, and fill *out.  Returns the workers (the
+ * caller reads what else they counted, then frees them), or NULL after
+ * logging.  Elapsed runs to the last thread's exit: a preempted holder is
+ * charged.
+ */
+void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)(void *),
+                            long duration_ms, hps_bench_totals_t *out);
+
+/* Write elapsed_s, ops, ops_per_sec, ops_min_thread, ops_max_thread and
+ * counter_ok (true: call it once the count was checked). */
+void hps_bench_totals_json(const hps_bench_totals_t *t);
 
 /* ---- machine topology (hwloc) ------------------------------------------ */
 

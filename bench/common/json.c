@@ -123,6 +123,14 @@ void hps_json_null(const char *key)
     fputs("null", stdout);
 }
 
+void hps_json_num_array(const char *key, const double *v, int n)
+{
+    hps_json_begin_array(key);
+    for (int i = 0; i < n; i++)
+        hps_json_num(NULL, v[i]);
+    hps_json_end_array();
+}
+
 FILE *hps_json_raw(const char *key)
 {
     member(key);

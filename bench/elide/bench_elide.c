@@ -41,19 +41,14 @@
  * ~10 ns step is negligible once N >= 1e5.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "hps_bench.h"
 #include "hpsync/elide.h"
 #include "elide/backend.h"
 #include "elide/policy.h"
 
-#define MAX_THREADS 4096
-#define MAX_REPS 1000
+#define MAX_REPS HPS_BENCH_MAX_REPS
 #define NALGOS 5
 
 static const hps_lock_algo_t k_algos[NALGOS] = {
@@ -69,18 +64,6 @@ static void usage(void)
             "       hps-bench-elide --mode elided --iters N --reps R [--algo A]\n"
             "       hps-bench-elide --mode throughput --workload low|high --threads T\n"
             "                       --duration-ms D --variant plain|elided [--algo A] [--keys K] [--stats]\n");
-}
-
-static long parse_num(const char *opt, const char *s, long lo, long hi)
-{
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || errno || *end || end == s || v < lo || v > hi) {
-        hps_bench_log("%s needs a whole number in %ld..%ld, got '%s'", opt, lo, hi, s ? s : "");
-        exit(2);
-    }
-    return v;
 }
 
 static hps_lock_algo_t parse_algo(const char *s)
@@ -106,14 +89,6 @@ static void emit_header(const char *mode)
     hps_bench_context();
 }
 
-static void emit_reps(const char *key, const double *v, int n)
-{
-    hps_json_begin_array(key);
-    for (int i = 0; i < n; i++)
-        hps_json_num(NULL, v[i]);
-    hps_json_end_array();
-}
-
 /* ---- uncontended batches -------------------------------------------------- */
 
 /*
@@ -129,38 +104,12 @@ static struct slot {
 
 static HPS_NOINLINE double batch_plain(hps_lock_t *l, long iters)
 {
-    uint64_t t0 = hps_bench_now_ns();
-    for (long i = 0; i < iters; i++) {
-        hps_lock_lock(l);
-        __asm__ __volatile__("" ::: "memory");
-        hps_lock_unlock(l);
-    }
-    return (double)(hps_bench_now_ns() - t0) / (double)iters;
+    return HPS_BENCH_TIME_PAIRS(iters, hps_lock_lock(l), hps_lock_unlock(l));
 }
 
 static HPS_NOINLINE double batch_elided(hps_lock_t *l, hps_elide_state_t *st, long iters)
 {
-    uint64_t t0 = hps_bench_now_ns();
-    for (long i = 0; i < iters; i++) {
-        hps_elide_lock(l, st);
-        __asm__ __volatile__("" ::: "memory");
-        hps_elide_unlock(l, st);
-    }
-    return (double)(hps_bench_now_ns() - t0) / (double)iters;
-}
-
-static void *noop_thread(void *arg) { return arg; }
-
-/* Our locks do not care, but a benchmark of lock calls should run in a
- * process that has been multithreaded, as every real user of a lock is. */
-static int become_multithreaded(void)
-{
-    pthread_t t;
-    if (pthread_create(&t, NULL, noop_thread, NULL) != 0 || pthread_join(t, NULL) != 0) {
-        hps_bench_log("cannot create a thread");
-        return 1;
-    }
-    return 0;
+    return HPS_BENCH_TIME_PAIRS(iters, hps_elide_lock(l, st), hps_elide_unlock(l, st));
 }
 
 static struct {
@@ -171,7 +120,9 @@ static struct {
 
 static int run_overhead(long iters, int reps)
 {
-    if (become_multithreaded())
+    /* Our locks do not care, but a benchmark of lock calls should run in a
+     * process that has been multithreaded, as every real user of a lock is. */
+    if (hps_bench_become_multithreaded())
         return 1;
     for (int a = 0; a < g_ov.n; a++) {
         struct slot *s = &g_slots[a];
@@ -207,8 +158,8 @@ static void emit_overhead(long iters, int reps)
         hps_json_int("threads", 1);
         hps_json_int("iters", iters);
         hps_json_int("reps", reps);
-        emit_reps("plain_ns_per_op_reps", g_ov.plain[a], reps);
-        emit_reps("elided_ns_per_op_reps", g_ov.elided[a], reps);
+        hps_json_num_array("plain_ns_per_op_reps", g_ov.plain[a], reps);
+        hps_json_num_array("elided_ns_per_op_reps", g_ov.elided[a], reps);
         hps_json_end_object();
     }
 }
@@ -323,8 +274,8 @@ static void emit_policy(long iters, int reps)
     hps_json_int("iters", iters);
     hps_json_int("reps", reps);
     hps_json_int("mix_entries", MIX);
-    emit_reps("ns_per_decision_reps", g_pol.decide, reps);
-    emit_reps("loop_ns_per_call_reps", g_pol.empty, reps);
+    hps_json_num_array("ns_per_decision_reps", g_pol.decide, reps);
+    hps_json_num_array("loop_ns_per_call_reps", g_pol.empty, reps);
     hps_json_begin_object("actions_in_mix");
     hps_json_uint("retry", g_pol.counts[HPS_ELIDE_RETRY]);
     hps_json_uint("wait_retry", g_pol.counts[HPS_ELIDE_WAIT_RETRY]);
@@ -350,7 +301,7 @@ static struct {
 
 static int run_elided(long iters, int reps)
 {
-    if (become_multithreaded())
+    if (hps_bench_become_multithreaded())
         return 1;
     struct slot *s = &g_slots[0];
     hps_lock_init(&s->lock, g_el.algo);
@@ -404,8 +355,8 @@ static void emit_elided(long iters, int reps)
     hps_json_int("threads", 1);
     hps_json_int("iters", iters);
     hps_json_int("reps", reps);
-    emit_reps("plain_ns_per_op_reps", g_el.plain, reps);
-    emit_reps("elided_ns_per_op_reps", g_el.elided, reps);
+    hps_json_num_array("plain_ns_per_op_reps", g_el.plain, reps);
+    hps_json_num_array("elided_ns_per_op_reps", g_el.elided, reps);
     hps_json_int("stats_acquisitions", g_el.stat_iters);
     emit_stats("per_acquisition", &g_el.stats, (double)g_el.stat_iters);
     hps_json_end_object();
@@ -429,39 +380,34 @@ static struct {
 } __attribute__((aligned(64))) g_tl;
 
 struct worker {
-    pthread_t tid;
-    int index;
-    uint64_t ops, end_ns;
+    hps_bench_worker_t head;
     hps_elide_stats_t stats;
 } __attribute__((aligned(64)));
 
 static struct {
     int high, elided, stats, threads, keys;
     long duration_ms;
-    double secs;
-    uint64_t total, min_ops, max_ops;
+    hps_bench_totals_t t;
     hps_elide_stats_t stats_sum;
 } g_tp;
 
-static atomic_int g_go, g_stop, g_ready;
+static hps_bench_gate_t g_gate;
 
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    uint64_t seed = 0x2545F4914F6CDD1Dull * (uint64_t)(w->index + 1), ops = 0;
+    const int index = w->head.index;
+    uint64_t seed = 0x2545F4914F6CDD1Dull * (uint64_t)(index + 1), ops = 0;
     const unsigned nthreads = (unsigned)g_tp.threads;
     /* low: keys index, index + T, index + 2T, ... (disjoint per thread);
      * high: keys 0..K-1, shared by everyone. */
-    const unsigned span = g_tp.high ? (unsigned)g_tp.keys : (NKEYS - (unsigned)w->index + nthreads - 1) / nthreads;
+    const unsigned span = g_tp.high ? (unsigned)g_tp.keys : (NKEYS - (unsigned)index + nthreads - 1) / nthreads;
     const int elided = g_tp.elided;
     hps_elide_stats_t *stats = g_tp.stats ? &w->stats : NULL;
-    /* Release/acquire on the flags only order the start and stop handshake. */
-    atomic_fetch_add_explicit(&g_ready, 1, memory_order_release);
-    while (!atomic_load_explicit(&g_go, memory_order_acquire))
-        ;
-    while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+    hps_bench_gate_enter(&g_gate);
+    while (!hps_bench_gate_stopped(&g_gate)) {
         unsigned r = (unsigned)(xorshift(&seed) % span);
-        unsigned key = g_tp.high ? r : (unsigned)w->index + r * nthreads;
+        unsigned key = g_tp.high ? r : (unsigned)index + r * nthreads;
         struct bucket *b = &g_table[key];
         if (elided)
             hps_elide_lock_ex(&g_tl.lock, &g_tl.st, stats);
@@ -476,8 +422,7 @@ static void *worker_main(void *arg)
             hps_lock_unlock(&g_tl.lock);
         ops++;
     }
-    w->end_ns = hps_bench_now_ns();
-    w->ops = ops;
+    hps_bench_worker_done(&w->head, ops);
     return NULL;
 }
 
@@ -485,37 +430,11 @@ static int run_throughput(hps_lock_algo_t algo)
 {
     int n = g_tp.threads;
     hps_lock_init(&g_tl.lock, algo);
-    struct worker *w = aligned_alloc(64, sizeof *w * (size_t)n);
-    if (!w) {
-        hps_bench_log("out of memory");
+    hps_bench_totals_t *t = &g_tp.t;
+    struct worker *w = hps_bench_run_workers(&g_gate, n, sizeof *w, worker_main, g_tp.duration_ms, t);
+    if (!w)
         return 1;
-    }
-    memset(w, 0, sizeof *w * (size_t)n);
     for (int i = 0; i < n; i++) {
-        w[i].index = i;
-        int rc = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-        if (rc != 0) {
-            hps_bench_log("cannot create thread %d of %d: %s", i + 1, n, strerror(rc));
-            return 1;
-        }
-    }
-    while (atomic_load_explicit(&g_ready, memory_order_acquire) != n) {
-        struct timespec nap = { 0, 100000 };
-        nanosleep(&nap, NULL);
-    }
-    uint64_t t0 = hps_bench_now_ns();
-    atomic_store_explicit(&g_go, 1, memory_order_release);
-    struct timespec d = { g_tp.duration_ms / 1000, (g_tp.duration_ms % 1000) * 1000000L };
-    while (nanosleep(&d, &d) != 0 && errno == EINTR)
-        ;
-    atomic_store_explicit(&g_stop, 1, memory_order_relaxed);
-    uint64_t total = 0, min_ops = UINT64_MAX, max_ops = 0, t1 = t0;
-    for (int i = 0; i < n; i++) {
-        pthread_join(w[i].tid, NULL);
-        total += w[i].ops;
-        min_ops = w[i].ops < min_ops ? w[i].ops : min_ops;
-        max_ops = w[i].ops > max_ops ? w[i].ops : max_ops;
-        t1 = w[i].end_ns > t1 ? w[i].end_ns : t1;
         hps_elide_stats_t *s = &w[i].stats, *acc = &g_tp.stats_sum;
         hps_faa_relaxed(&acc->attempts, hps_load_relaxed(&s->attempts));
         hps_faa_relaxed(&acc->commits, hps_load_relaxed(&s->commits));
@@ -529,15 +448,11 @@ static int run_throughput(hps_lock_algo_t algo)
     uint64_t counted = 0;
     for (int k = 0; k < NKEYS; k++)
         counted += g_table[k].count;
-    if (counted != total) {
+    if (counted != t->total) {
         hps_bench_log("mutual exclusion violated: table counts %llu != %llu operations",
-                      (unsigned long long)counted, (unsigned long long)total);
+                      (unsigned long long)counted, (unsigned long long)t->total);
         return 1;
     }
-    g_tp.secs = (double)(t1 - t0) / 1e9;
-    g_tp.total = total;
-    g_tp.min_ops = min_ops;
-    g_tp.max_ops = max_ops;
     return 0;
 }
 
@@ -550,14 +465,9 @@ static void emit_throughput(hps_lock_algo_t algo)
     hps_json_int("threads", g_tp.threads);
     hps_json_int("keys", g_tp.high ? g_tp.keys : NKEYS);
     hps_json_int("duration_ms", g_tp.duration_ms);
-    hps_json_num("elapsed_s", g_tp.secs);
-    hps_json_uint("ops", g_tp.total);
-    hps_json_num("ops_per_sec", g_tp.secs > 0 ? (double)g_tp.total / g_tp.secs : 0.0);
-    hps_json_uint("ops_min_thread", g_tp.min_ops);
-    hps_json_uint("ops_max_thread", g_tp.max_ops);
-    hps_json_bool("counter_ok", 1);
-    if (g_tp.stats && g_tp.total)
-        emit_stats("per_op", &g_tp.stats_sum, (double)g_tp.total);
+    hps_bench_totals_json(&g_tp.t);
+    if (g_tp.stats && g_tp.t.total)
+        emit_stats("per_op", &g_tp.stats_sum, (double)g_tp.t.total);
     hps_json_end_object();
 }
 
@@ -592,7 +502,8 @@ static int parse_algos(const char *s)
 int main(int argc, char **argv)
 {
     const char *mode = NULL, *workload = NULL, *variant = NULL;
-    long iters = 1000000, reps = 5, threads = 1, duration_ms = 200, keys = 4;
+    hps_bench_args_t o = HPS_BENCH_ARGS_INIT;
+    long keys = 4;
     hps_lock_algo_t algo = HPS_LOCK_DEFAULT;
     int stats = 0;
     g_ov.n = NALGOS;
@@ -618,16 +529,10 @@ int main(int argc, char **argv)
             algo = parse_algo(v);
         } else if (!strcmp(a, "--algos")) {
             g_ov.n = parse_algos(v);
-        } else if (!strcmp(a, "--iters")) {
-            iters = parse_num(a, v, 1, 1000000000L);
-        } else if (!strcmp(a, "--reps")) {
-            reps = parse_num(a, v, 1, MAX_REPS);
-        } else if (!strcmp(a, "--threads")) {
-            threads = parse_num(a, v, 1, MAX_THREADS);
-        } else if (!strcmp(a, "--duration-ms")) {
-            duration_ms = parse_num(a, v, 1, 3600L * 1000);
+        } else if (hps_bench_parse_common(&o, a, v)) {
+            /* --iters, --reps, --threads, --duration-ms */
         } else if (!strcmp(a, "--keys")) {
-            keys = parse_num(a, v, 1, NKEYS);
+            keys = hps_bench_parse_num(a, v, 1, NKEYS);
         } else {
             hps_bench_log("unknown argument '%s'", a);
             usage();
@@ -655,15 +560,15 @@ int main(int argc, char **argv)
             return 2;
         }
         g_tp.high = !strcmp(workload, "high");
-        if (!g_tp.high && threads > NKEYS) {
+        if (!g_tp.high && o.threads > NKEYS) {
             hps_bench_log("--workload low gives each thread its own keys: at most %d threads", NKEYS);
             return 2;
         }
         g_tp.elided = !strcmp(variant, "elided");
         g_tp.stats = stats;
-        g_tp.threads = (int)threads;
+        g_tp.threads = (int)o.threads;
         g_tp.keys = (int)keys;
-        g_tp.duration_ms = duration_ms;
+        g_tp.duration_ms = o.duration_ms;
     }
     g_el.algo = algo;
     hps_elide_setup();
@@ -672,9 +577,9 @@ int main(int argc, char **argv)
      * hwloc scan would otherwise run between the figures. */
     int rc = 0;
     switch (m) {
-    case 1: rc = run_overhead(iters, (int)reps); break;
-    case 2: rc = run_policy(iters, (int)reps); break;
-    case 3: rc = run_elided(iters, (int)reps); break;
+    case 1: rc = run_overhead(o.iters, (int)o.reps); break;
+    case 2: rc = run_policy(o.iters, (int)o.reps); break;
+    case 3: rc = run_elided(o.iters, (int)o.reps); break;
     case 4: rc = run_throughput(algo); break;
     default: break;
     }
@@ -684,9 +589,9 @@ int main(int argc, char **argv)
     emit_header(mode);
     hps_json_begin_array("rows");
     switch (m) {
-    case 1: emit_overhead(iters, (int)reps); break;
-    case 2: emit_policy(iters, (int)reps); break;
-    case 3: emit_elided(iters, (int)reps); break;
+    case 1: emit_overhead(o.iters, (int)o.reps); break;
+    case 2: emit_policy(o.iters, (int)o.reps); break;
+    case 3: emit_elided(o.iters, (int)o.reps); break;
     case 4: emit_throughput(algo); break;
     default: break;
     }

@@ -18,7 +18,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from . import __version__, bench_elide, bench_locks, doctor, locks, render, runner, store
 from .errors import CliError
@@ -115,6 +115,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
+# ---- bench ----------------------------------------------------------------
+
+def store_and_show(args: argparse.Namespace, doc: dict[str, Any], kind: str,
+                   show: Callable[[dict[str, Any]], str]) -> int:
+    """A benchmark's last step: store doc as a run of kind (unless --no-store,
+    adding run_id and db to it), then print it as JSON or as show renders it."""
+    if not args.no_store:
+        db = Path(args.db) if args.db else store.default_db_path()
+        host = str(doc.get("context", {}).get("host", "unknown"))
+        run_id = store.save_run(db, kind, host, doc)
+        runner.log(f"stored as run {run_id} in {db}")
+        doc = {**doc, "run_id": run_id, "db": str(db)}
+    if args.json:
+        emit_json(doc)
+    else:
+        print(show(doc))
+    return 0
+
+
 # ---- bench locks ----------------------------------------------------------
 
 def cmd_bench_locks(args: argparse.Namespace) -> int:
@@ -122,17 +141,7 @@ def cmd_bench_locks(args: argparse.Namespace) -> int:
     params = bench_locks.make_params(cores, args.quick, args.threads, args.duration_ms,
                                      args.reps, args.iters)
     doc = bench_locks.analyse(bench_locks.measure(params), cores)
-    if not args.no_store:
-        db = Path(args.db) if args.db else store.default_db_path()
-        host = str(doc.get("context", {}).get("host", "unknown"))
-        run_id = store.save_run(db, "bench-locks", host, doc)
-        runner.log(f"stored as run {run_id} in {db}")
-        doc = {**doc, "run_id": run_id, "db": str(db)}
-    if args.json:
-        emit_json(doc)
-    else:
-        print(render.bench_locks(doc))
-    return 0
+    return store_and_show(args, doc, "bench-locks", render.bench_locks)
 
 
 # ---- bench elide ----------------------------------------------------------
@@ -143,17 +152,7 @@ def cmd_bench_elide(args: argparse.Namespace) -> int:
                                      args.reps, args.iters)
     doc = bench_elide.analyse(bench_elide.measure(params))
     doc = {**doc, "cores": cores}
-    if not args.no_store:
-        db = Path(args.db) if args.db else store.default_db_path()
-        host = str(doc.get("context", {}).get("host", "unknown"))
-        run_id = store.save_run(db, bench_elide.KIND, host, doc)
-        runner.log(f"stored as run {run_id} in {db}")
-        doc = {**doc, "run_id": run_id, "db": str(db)}
-    if args.json:
-        emit_json(doc)
-    else:
-        print(render.bench_elide(doc))
-    return 0
+    return store_and_show(args, doc, bench_elide.KIND, render.bench_elide)
 
 
 # ---- runs -----------------------------------------------------------------
@@ -166,6 +165,25 @@ def cmd_runs(args: argparse.Namespace) -> int:
     else:
         print(render.runs(summaries))
     return 0
+
+
+# (option, type, metavar, help) of a benchmark's own options.
+BenchOption = tuple[str, Callable[[str], Any], str, str]
+
+
+def add_bench_parser(bsub: Any, name: str, help_text: str,
+                     func: Callable[[argparse.Namespace], int],
+                     options: Sequence[BenchOption]) -> None:
+    """`hpsync bench NAME`: --json and --quick, the benchmark's own options in
+    the order given, then --db and --no-store, as every benchmark takes them."""
+    bp = bsub.add_parser(name, help=help_text)
+    bp.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    bp.add_argument("--quick", action="store_true", help="short run (a few seconds)")
+    for flag, kind, metavar, text in options:
+        bp.add_argument(flag, type=kind, metavar=metavar, help=text)
+    bp.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
+    bp.add_argument("--no-store", action="store_true", help="do not store the run")
+    bp.set_defaults(func=func)
 
 
 def build_parser() -> Parser:
@@ -190,33 +208,23 @@ def build_parser() -> Parser:
 
     b = sub.add_parser("bench", help="run a benchmark and store its results")
     bsub = b.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
-    bl = bsub.add_parser("locks", help="glibc vs every hpsync lock: uncontended cost, throughput")
-    bl.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    bl.add_argument("--quick", action="store_true", help="short run (a few seconds)")
-    bl.add_argument("--threads", type=thread_list, metavar="LIST",
-                    help="thread counts, e.g. 1,2,8 (default 1, 2, 4x and 8x cores)")
-    bl.add_argument("--duration-ms", type=positive_int, metavar="N", help="per throughput run")
-    bl.add_argument("--reps", type=positive_int, metavar="N", help="interleaved rounds per figure")
-    bl.add_argument("--iters", type=positive_int, metavar="N",
-                    help="lock+unlock pairs per uncontended batch")
-    bl.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
-    bl.add_argument("--no-store", action="store_true", help="do not store the run")
-    bl.set_defaults(func=cmd_bench_locks)
-
-    be = bsub.add_parser("elide", help="lock elision: its cost without RTM, its speedup with RTM")
-    be.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    be.add_argument("--quick", action="store_true", help="short run (a few seconds)")
-    be.add_argument("--iters", type=positive_int, metavar="N",
-                    help="operations per timed batch (default 1000000; 200000 with --quick)")
-    be.add_argument("--reps", type=positive_int, metavar="N",
-                    help="interleaved repetitions per figure")
-    be.add_argument("--threads", type=thread_list, metavar="LIST",
-                    help="throughput thread counts with RTM (default 1, 2, 4, ... up to 2x cores)")
-    be.add_argument("--duration-ms", type=positive_int, metavar="N",
-                    help="per throughput run (RTM only)")
-    be.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
-    be.add_argument("--no-store", action="store_true", help="do not store the run")
-    be.set_defaults(func=cmd_bench_elide)
+    add_bench_parser(bsub, "locks", "glibc vs every hpsync lock: uncontended cost, throughput",
+                     cmd_bench_locks, [
+                         ("--threads", thread_list, "LIST",
+                          "thread counts, e.g. 1,2,8 (default 1, 2, 4x and 8x cores)"),
+                         ("--duration-ms", positive_int, "N", "per throughput run"),
+                         ("--reps", positive_int, "N", "interleaved rounds per figure"),
+                         ("--iters", positive_int, "N", "lock+unlock pairs per uncontended batch"),
+                     ])
+    add_bench_parser(bsub, "elide", "lock elision: its cost without RTM, its speedup with RTM",
+                     cmd_bench_elide, [
+                         ("--iters", positive_int, "N",
+                          "operations per timed batch (default 1000000; 200000 with --quick)"),
+                         ("--reps", positive_int, "N", "interleaved repetitions per figure"),
+                         ("--threads", thread_list, "LIST",
+                          "throughput thread counts with RTM (default 1, 2, 4, ... up to 2x cores)"),
+                         ("--duration-ms", positive_int, "N", "per throughput run (RTM only)"),
+                     ])
 
     rs = sub.add_parser("runs", help="list stored runs")
     rs.add_argument("--db", metavar="PATH", help="results database")

@@ -48,6 +48,17 @@ def context_line(ctx: dict[str, Any]) -> str:
             f"commit {ctx.get('git_commit', '?')}")
 
 
+def targets_section(doc: dict[str, Any]) -> list[str]:
+    """The closing "Targets" lines of a benchmark report: one verdict a target,
+    then the document's warnings as notes."""
+    out = ["Targets"]
+    for t in doc.get("targets", []):
+        out.append(f"  {verdict(t['passed'])}  {t['description']}: {t['detail']}")
+    for w in doc.get("warnings", []):
+        out.append(f"  note: {w}")
+    return out
+
+
 def bench_locks(doc: dict[str, Any]) -> str:
     """The `bench locks` report: uncontended table, throughput table, targets."""
     rows: list[dict[str, Any]] = doc["rows"]
@@ -87,11 +98,7 @@ def bench_locks(doc: dict[str, Any]) -> str:
                          [False] + [True] * len(threads)))
         out.append("")
 
-    out.append("Targets")
-    for t in doc.get("targets", []):
-        out.append(f"  {verdict(t['passed'])}  {t['description']}: {t['detail']}")
-    for w in doc.get("warnings", []):
-        out.append(f"  note: {w}")
+    out.extend(targets_section(doc))
     return "\n".join(out)
 
 
@@ -189,11 +196,7 @@ def bench_elide(doc: dict[str, Any]) -> str:
                    "RTM is not usable on this machine")
     out.append("")
 
-    out.append("Targets")
-    for t in doc.get("targets", []):
-        out.append(f"  {verdict(t['passed'])}  {t['description']}: {t['detail']}")
-    for w in doc.get("warnings", []):
-        out.append(f"  note: {w}")
+    out.extend(targets_section(doc))
     return "\n".join(out)
 
 

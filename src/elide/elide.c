@@ -107,22 +107,14 @@ HPS_EXPORT int hps_elide_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide
 
 HPS_EXPORT int hps_elide_try_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_stats_t *stats)
 {
-    if (hps_elide_backend == HPS_BACKEND_RTM) {
-        /* A trylock inside a transaction would see the word free even when
-         * this very transaction holds the lock elided, and answer 0 where
-         * POSIX wants EBUSY: leave speculation and let the lock decide. */
-        if (hps_rtm_test())
-            hps_rtm_abort(0xfd);
-        COUNT(stats, attempts);
-        unsigned status = begin_elided(s, a);
-        if (status == HPS_TX_STARTED)
-            return 1;
-        if (stats)
-            hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
-        COUNT(stats, fallbacks);
-        return 0;
-    }
-    /* Emulation: begin_elided already answers "busy" for a held lock. */
+    /* A trylock inside a transaction would see the word free even when this
+     * very transaction holds the lock elided, and answer 0 where POSIX wants
+     * EBUSY: leave speculation and let the lock decide.  (Emulated sections
+     * hold their locks for real, so there the real trylock answers right.) */
+    if (hps_elide_backend == HPS_BACKEND_RTM && hps_rtm_test())
+        hps_rtm_abort(0xfd);
+    /* One attempt: a trylock must not wait, so no retries and no skipping;
+     * a held lock comes back as a busy abort. */
     COUNT(stats, attempts);
     unsigned status = begin_elided(s, a);
     if (status == HPS_TX_STARTED)
