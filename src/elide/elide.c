@@ -42,6 +42,16 @@ static unsigned begin_elided(hps_lock_state_t *s, hps_lock_algo_t a)
     return st;
 }
 
+/* One counted attempt: HPS_TX_STARTED, or the abort status (counted). */
+static unsigned attempt_elided(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_stats_t *stats)
+{
+    COUNT(stats, attempts);
+    unsigned status = begin_elided(s, a);
+    if (status != HPS_TX_STARTED && stats)
+        hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
+    return status;
+}
+
 static int in_transaction(void)
 {
     if (hps_elide_backend == HPS_BACKEND_RTM)
@@ -85,12 +95,9 @@ HPS_EXPORT int hps_elide_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide
         return 0;
     }
     for (unsigned attempt = 0;; attempt++) {
-        COUNT(stats, attempts);
-        unsigned status = begin_elided(s, a);
+        unsigned status = attempt_elided(s, a, stats);
         if (status == HPS_TX_STARTED)
             return 1;
-        if (stats)
-            hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
         hps_elide_action_t act = hps_elide_decide(&hps_elide_cfg, status, attempt);
         if (act == HPS_ELIDE_RETRY)
             continue;
@@ -115,12 +122,8 @@ HPS_EXPORT int hps_elide_try_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_e
         hps_rtm_abort(0xfd);
     /* One attempt: a trylock must not wait, so no retries and no skipping;
      * a held lock comes back as a busy abort. */
-    COUNT(stats, attempts);
-    unsigned status = begin_elided(s, a);
-    if (status == HPS_TX_STARTED)
+    if (attempt_elided(s, a, stats) == HPS_TX_STARTED)
         return 1;
-    if (stats)
-        hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
     COUNT(stats, fallbacks);
     return 0;
 }
