@@ -8,6 +8,9 @@
   hpsync bench elide [--json] [--quick] [--iters N] [--reps N] [--threads LIST]
                      [--duration-ms N] [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
+  hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
+  hpsync report RUN [-o FILE] [--csv] [--db PATH]
+  hpsync compare RUN_A RUN_B [--csv] [--db PATH]
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
-from . import __version__, bench_elide, bench_locks, doctor, locks, render, runner, store
+from . import (__version__, bench_elide, bench_locks, characterize, compare, doctor, locks,
+               render, runner, store)
 from .errors import CliError
 
 
@@ -167,6 +171,62 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- characterize, report, compare ---------------------------------------
+
+def probe_list(text: str) -> list[str]:
+    """'timer,c2c' -> ['timer', 'c2c']; names are checked against the registry."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("empty probe list")
+    known = characterize.probe_names()
+    for n in names:
+        if n not in known:
+            raise argparse.ArgumentTypeError(f"unknown probe '{n}' (choose from {', '.join(known)})")
+    return names
+
+
+def cmd_characterize(args: argparse.Namespace) -> int:
+    doc = characterize.characterize(args.quick, args.only)
+    from . import report
+    return store_and_show(args, doc, characterize.KIND, report.summary)
+
+
+def _db(args: argparse.Namespace) -> Path | None:
+    return Path(args.db) if args.db else None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    label, run = characterize.load(args.run, _db(args))
+    if args.csv:
+        sys.stdout.write(compare.measurements_csv(compare.measurements(run)))
+        return 0
+    from . import plots, report
+    plots.require()
+    page = report.html(run, label)
+    out = Path(args.output)
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror}") from exc
+    runner.log(f"report of {label}: {page.count('<img ')} figures, {len(run.get('flags', []))} flags")
+    print(out)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    label_a, run_a = characterize.load(args.run_a, _db(args))
+    label_b, run_b = characterize.load(args.run_b, _db(args))
+    comp = compare.compare_runs(run_a, run_b)
+    for w in comp.warnings:
+        runner.log(f"warning: {w}")
+    if args.csv:
+        sys.stdout.write(compare.to_csv(comp))
+    else:
+        print(compare.render(comp, label_a, label_b, run_a.get("context", {}) or {},
+                             run_b.get("context", {}) or {}))
+    return 0
+
+
 # (option, type, metavar, help) of a benchmark's own options.
 BenchOption = tuple[str, Callable[[str], Any], str, str]
 
@@ -231,6 +291,30 @@ def build_parser() -> Parser:
     rs.add_argument("--json", action="store_true", help="JSON list on stdout")
     rs.add_argument("--limit", type=positive_int, metavar="N", help="newest N runs only")
     rs.set_defaults(func=cmd_runs)
+
+    ch = sub.add_parser("characterize", help="run the machine probes and store them as one run")
+    ch.add_argument("--quick", action="store_true", help="short probes (about half a minute)")
+    ch.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    ch.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
+    ch.add_argument("--no-store", action="store_true", help="do not store the run")
+    ch.add_argument("--only", type=probe_list, metavar="LIST",
+                    help=f"comma-separated probes ({', '.join(characterize.probe_names())})")
+    ch.set_defaults(func=cmd_characterize)
+
+    rp = sub.add_parser("report", help="an HTML page with plots and tables of a characterization")
+    rp.add_argument("run", metavar="RUN", help="run id (see `hpsync runs`) or a JSON file")
+    rp.add_argument("-o", "--output", default="report.html", metavar="FILE",
+                    help="HTML file to write (default report.html)")
+    rp.add_argument("--csv", action="store_true", help="print the measurements as CSV instead")
+    rp.add_argument("--db", metavar="PATH", help="results database")
+    rp.set_defaults(func=cmd_report)
+
+    cp = sub.add_parser("compare", help="B/A ratios between two characterizations")
+    cp.add_argument("run_a", metavar="RUN_A", help="run id or JSON file (the baseline)")
+    cp.add_argument("run_b", metavar="RUN_B", help="run id or JSON file")
+    cp.add_argument("--csv", action="store_true", help="CSV on stdout")
+    cp.add_argument("--db", metavar="PATH", help="results database")
+    cp.set_defaults(func=cmd_compare)
     return p
 
 

@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: MIT
+"""Figures for the characterization report: each function takes finished rows
+and returns PNG bytes (matplotlib, Agg backend, no display needed)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Sequence
+
+from .errors import CliError
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+except ImportError:  # pragma: no cover - depends on the machine
+    plt = None  # type: ignore[assignment]
+
+MAPPING_ORDER = ("compact", "scatter", "os")
+
+
+def require() -> None:
+    if plt is None:
+        raise CliError("the report needs matplotlib: run scripts/install-deps "
+                       "(or python3 -m pip install matplotlib)")
+
+
+def _png(fig: "Figure") -> bytes:
+    buf = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=90)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def curves(rows: Sequence[dict[str, Any]], title: str) -> bytes:
+    """Value against threads, one line per mapping, min..max of reps as error bars."""
+    require()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    mappings = sorted({str(r.get("mapping", "")) for r in rows},
+                      key=lambda m: (MAPPING_ORDER.index(m) if m in MAPPING_ORDER else 9, m))
+    for m in mappings:
+        pts = sorted((r for r in rows if str(r.get("mapping", "")) == m), key=lambda r: r["threads"])
+        xs = [r["threads"] for r in pts]
+        ys = [r["value"] for r in pts]
+        lo = [max(0.0, r["value"] - min(r.get("reps") or [r["value"]])) for r in pts]
+        hi = [max(0.0, max(r.get("reps") or [r["value"]]) - r["value"]) for r in pts]
+        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=m or "?")
+    ax.set_xlabel("threads")
+    ax.set_ylabel(str(rows[0].get("unit", "")) if rows else "")
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(title="mapping")
+    return _png(fig)
+
+
+def _cdf_points(dist: dict[str, Any]) -> tuple[list[float], list[float]]:
+    samples = sorted(dist.get("samples") or [])
+    if samples:
+        n = len(samples)
+        return samples, [(i + 1) / n for i in range(n)]
+    hist = dist.get("hist") or {}
+    edges, counts = hist.get("edges") or [], hist.get("counts") or []
+    total = sum(counts) or 1
+    xs, ys, acc = [], [], 0.0
+    for e, c in zip(edges[1:], counts):
+        acc += c
+        xs.append(e)
+        ys.append(acc / total)
+    return xs, ys
+
+
+def latencies(items: Sequence[tuple[str, dict[str, Any]]], title: str) -> bytes:
+    """CDF (left) and log-binned histogram (right) of each (label, dist)."""
+    require()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    unit = str(items[0][1].get("unit", "")) if items else ""
+    for label, d in items:
+        xs, ys = _cdf_points(d)
+        if d.get("bimodal"):
+            label += " (bimodal)"
+        if xs:
+            left.step(xs, ys, where="post", label=label)
+        hist = d.get("hist") or {}
+        edges, counts = hist.get("edges") or [], hist.get("counts") or []
+        if len(edges) == len(counts) + 1 and counts:
+            right.stairs(counts, edges, fill=False, label=label)
+    lows = [d.get("min") for _, d in items if isinstance(d.get("min"), (int, float)) and d["min"] > 0]
+    highs = [d.get("max") for _, d in items if isinstance(d.get("max"), (int, float))]
+    # Log axes only where the values span decades; otherwise their labels crowd.
+    wide = bool(lows and highs) and max(highs) / min(lows) > 20
+    for ax in (left, right):
+        if wide:
+            ax.set_xscale("log")
+        ax.set_xlabel(unit)
+        ax.grid(alpha=0.3)
+    left.set_ylabel("fraction ≤ x")
+    left.set_title(f"{title}: CDF")
+    right.set_ylabel("count")
+    right.set_title(f"{title}: histogram")
+    left.legend(fontsize="small")
+    return _png(fig)
+
+
+def pairs(row: dict[str, Any], title: str) -> bytes:
+    """Scatter of a two-interval measurement with each interval's histogram beside it."""
+    require()
+    pts = [p for p in row.get("pairs", []) if isinstance(p, list) and len(p) == 2]
+    xs = [float(p[0]) for p in pts]
+    ys = [float(p[1]) for p in pts]
+    fig = plt.figure(figsize=(6, 5))
+    grid = fig.add_gridspec(2, 2, width_ratios=(4, 1), height_ratios=(1, 4), wspace=0.05, hspace=0.05)
+    ax = fig.add_subplot(grid[1, 0])
+    top = fig.add_subplot(grid[0, 0], sharex=ax)
+    side = fig.add_subplot(grid[1, 1], sharey=ax)
+    ax.scatter(xs, ys, s=6, alpha=0.6)
+    if xs:
+        top.hist(xs, bins=40)
+        side.hist(ys, bins=40, orientation="horizontal")
+    ax.set_xlabel(str(row.get("x", "x")))
+    ax.set_ylabel(str(row.get("y", "y")))
+    top.tick_params(labelbottom=False)
+    side.tick_params(labelleft=False)
+    top.set_title(title)
+    ax.grid(alpha=0.3)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def matrix(row: dict[str, Any], title: str) -> bytes:
+    """Heatmaps of the core-to-core medians and p99s (diagonal left blank)."""
+    require()
+    import numpy as np
+    cpus = list(row.get("cpus", []))
+    panels = [(k, row[k]) for k in ("median", "p99") if isinstance(row.get(k), list) and row[k]]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4), squeeze=False)
+    for ax, (name, m) in zip(axes[0], panels):
+        data = np.array(m, dtype=float)
+        np.fill_diagonal(data, np.nan)
+        im = ax.imshow(data, cmap="viridis")
+        ax.set_xticks(range(len(cpus)), [str(c) for c in cpus])
+        ax.set_yticks(range(len(cpus)), [str(c) for c in cpus])
+        ax.set_xlabel("cpu")
+        ax.set_ylabel("cpu")
+        ax.set_title(f"{title}: {name} ({row.get('unit', 'ns')})")
+        if len(cpus) <= 16:
+            for i in range(len(cpus)):
+                for j in range(len(cpus)):
+                    if i != j:
+                        ax.text(j, i, f"{data[i, j]:.0f}", ha="center", va="center",
+                                color="white", fontsize=7)
+        fig.colorbar(im, ax=ax, shrink=0.8)
+    return _png(fig)
+
+
+def pools(rows: Sequence[dict[str, Any]], title: str) -> bytes:
+    """Pool timings: median time against threads per pool (p1..p99 error bars)
+    at the deepest recursion level measured; when several levels were run, time
+    against levels at the largest thread count; and failed CAS per run."""
+    require()
+    levels = sorted({int(r["levels"]) for r in rows if r.get("levels") is not None})
+    deep = [r for r in rows if not levels or r.get("levels") == levels[-1]]
+    panels = 3 if len(levels) > 1 else 2
+    fig, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 3.4))
+    left, right = axes[0], axes[-1]
+    names = sorted({str(r.get("pool")) for r in rows})
+    unit = ""
+    width = 0.8 / max(len(names), 1)
+    threads = sorted({int(r["threads"]) for r in deep})
+    for k, name in enumerate(names):
+        pts = sorted((r for r in deep if str(r.get("pool")) == name), key=lambda r: r["threads"])
+        if not pts:
+            continue
+        xs = [r["threads"] for r in pts]
+        med = [r["dist"]["median"] for r in pts]
+        lo = [max(0.0, r["dist"]["median"] - r["dist"].get("p1", r["dist"]["median"])) for r in pts]
+        hi = [max(0.0, r["dist"].get("p99", r["dist"]["median"]) - r["dist"]["median"]) for r in pts]
+        unit = str(pts[0]["dist"].get("unit", unit))
+        label = name + ("" if all(r.get("check_ok", True) for r in rows
+                                  if str(r.get("pool")) == name) else " (CHECK FAILED)")
+        left.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=3, label=label)
+        by_t = {int(r["threads"]): r.get("failed_cas", 0) or 0 for r in pts}
+        right.bar([i + k * width for i in range(len(threads))], [by_t.get(t, 0) for t in threads],
+                  width=width, label=name)
+        if panels == 3:
+            top = max(int(r["threads"]) for r in rows)
+            lv = sorted((r for r in rows if str(r.get("pool")) == name and r["threads"] == top),
+                        key=lambda r: r["levels"])
+            axes[1].plot([r["levels"] for r in lv], [r["dist"]["median"] for r in lv],
+                         marker="o", label=name)
+    at = f" at {levels[-1]} levels" if levels else ""
+    left.set_xlabel("threads")
+    left.set_ylabel(f"time per run ({unit})")
+    left.set_ylim(bottom=0)
+    left.set_title(f"{title}: time{at} (median, p1..p99)", fontsize="medium")
+    left.grid(alpha=0.3)
+    left.legend(title="pool", fontsize="small")
+    if panels == 3:
+        axes[1].set_xlabel("recursion levels")
+        axes[1].set_ylabel(f"median time per run ({unit})")
+        axes[1].set_ylim(bottom=0)
+        axes[1].set_title(f"{title}: time vs levels at {max(int(r['threads']) for r in rows)} threads",
+                          fontsize="medium")
+        axes[1].grid(alpha=0.3)
+        axes[1].legend(fontsize="small")
+    right.set_xticks([i + width * (len(names) - 1) / 2 for i in range(len(threads))],
+                     [str(t) for t in threads])
+    right.set_xlabel("threads")
+    right.set_ylabel("failed CAS")
+    right.set_title(f"{title}: failed CAS{at}", fontsize="medium")
+    right.legend(fontsize="small")
+    return _png(fig)
