@@ -11,6 +11,7 @@
   hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
   hpsync report RUN [-o FILE] [--csv] [--db PATH]
   hpsync compare RUN_A RUN_B [--csv] [--db PATH]
+  hpsync repeatability RUN RUN... [--db PATH]
 """
 
 from __future__ import annotations
@@ -227,6 +228,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_repeatability(args: argparse.Namespace) -> int:
+    if len(args.runs) < 2:
+        raise CliError("repeatability needs at least two runs", 2)
+    runs = [characterize.load(r, _db(args))[1] for r in args.runs]
+    print(compare.render_repeatability(compare.repeatability(runs)))
+    return 0
+
+
 # (option, type, metavar, help) of a benchmark's own options.
 BenchOption = tuple[str, Callable[[str], Any], str, str]
 
@@ -315,6 +324,12 @@ def build_parser() -> Parser:
     cp.add_argument("--csv", action="store_true", help="CSV on stdout")
     cp.add_argument("--db", metavar="PATH", help="results database")
     cp.set_defaults(func=cmd_compare)
+
+    rr = sub.add_parser("repeatability",
+                        help="CV of every latency median across repeated characterizations")
+    rr.add_argument("runs", nargs="+", metavar="RUN", help="run ids or JSON files (two or more)")
+    rr.add_argument("--db", metavar="PATH", help="results database")
+    rr.set_defaults(func=cmd_repeatability)
     return p
 
 

@@ -303,3 +303,63 @@ def render(comp: Comparison, label_a: str, label_b: str, ctx_a: dict[str, Any],
     if comp.only_b:
         out += ["", f"only in B ({len(comp.only_b)}): " + ", ".join(comp.only_b)]
     return "\n".join(out)
+
+
+# ---- repeatability -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Spread:
+    """How one latency median varies across repeated runs."""
+    key: str
+    unit: str
+    medians: tuple[float, ...]
+    cv: float                    # sample standard deviation / mean
+    flags: tuple[str, ...]
+
+
+def coefficient_of_variation(xs: Sequence[float]) -> float:
+    """Sample standard deviation over the mean (0 for constant input, NaN if n < 2)."""
+    n = len(xs)
+    if n < 2:
+        return float("nan")
+    mean = sum(xs) / n
+    if mean == 0:
+        return 0.0
+    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
+    return (var ** 0.5) / abs(mean)
+
+
+def repeatability(runs: Sequence[dict[str, Any]]) -> list[Spread]:
+    """CV of every latency median that all runs measured (the quick profile's
+    budget: <= 10 % here).  Pure: callers render."""
+    per_run = [{m.key: m for m in measurements(r) if m.kind == "latency" and m.value is not None}
+                for r in runs]
+    if not per_run:
+        return []
+    out: list[Spread] = []
+    for key, first in per_run[0].items():
+        if not all(key in pr for pr in per_run):
+            continue
+        meds = tuple(float(pr[key].value) for pr in per_run)  # type: ignore[arg-type]
+        flags = tuple(sorted({f for pr in per_run for f in pr[key].flags}))
+        out.append(Spread(key, first.unit, meds, coefficient_of_variation(meds), flags))
+    return out
+
+
+def render_repeatability(spreads: Sequence[Spread], limit: float = 0.10) -> str:
+    """A table, worst first, and a summary line against the CV budget."""
+    if not spreads:
+        return "no latency measured by every run"
+    rows = sorted(spreads, key=lambda s: -s.cv if s.cv == s.cv else 0.0)
+    width = max(len(s.key) for s in rows)
+    lines = [f"{'measurement':<{width}}  {'unit':<4}  {'CV':>7}  medians"]
+    for s in rows:
+        meds = " ".join(f"{m:.4g}" for m in s.medians)
+        flag = f"  [{', '.join(s.flags)}]" if s.flags else ""
+        lines.append(f"{s.key:<{width}}  {s.unit:<4}  {100 * s.cv:6.1f}%  {meds}{flag}")
+    ok = sum(1 for s in rows if s.cv <= limit)
+    cvs = sorted(s.cv for s in rows)
+    lines.append(f"{ok}/{len(rows)} latency medians within {100 * limit:.0f}% CV over "
+                 f"{len(rows[0].medians)} runs; median CV {100 * cvs[len(cvs) // 2]:.1f}%, "
+                 f"worst {100 * cvs[-1]:.1f}%")
+    return "\n".join(lines)

@@ -208,3 +208,23 @@ def test_progress_bar_on_tty() -> None:
     prog.finished(characterize.Outcome("compute", "x", [], "missing", 0.0, error="gone"))
     out = stream.getvalue()
     assert "\r[" in out and "s left" in out and "compute missing: gone" in out
+
+
+def test_repeatability_cv_is_computed_per_latency_median() -> None:
+    from hpsync import compare
+
+    def run(med: float) -> dict:
+        doc = {"schema_version": 1, "probe": "mutex", "steal_ms": 0, "params": {}, "context": {},
+               "results": [{"kind": "latency", "metric": "lock_unlock", "variant": "glibc",
+                            "dist": {"unit": "ns", "n": 3, "median": med, "samples": [med] * 3,
+                                     "bimodal": False}}]}
+        return {"probes": [{"name": "mutex", "status": "ok", "document": doc}]}
+
+    spreads = compare.repeatability([run(10.0), run(12.0), run(14.0)])
+    assert len(spreads) == 1
+    s = spreads[0]
+    assert s.key == "mutex/lock_unlock/glibc" and s.medians == (10.0, 12.0, 14.0)
+    assert abs(s.cv - 2.0 / 12.0) < 1e-12          # stdev 2 over mean 12
+    text = compare.render_repeatability(spreads)
+    assert "0/1 latency medians within 10% CV over 3 runs" in text
+    assert compare.coefficient_of_variation([5.0, 5.0]) == 0.0
