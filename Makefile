@@ -41,3 +41,8 @@ install: build
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-tsan
+
+# The report renders in headless Chromium (every figure loads; screenshot not blank).
+.PHONY: report-check
+report-check:
+	$(PYTHON) -m pytest -q -s tests/python -k report_render

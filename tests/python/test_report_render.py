@@ -160,7 +160,7 @@ def test_screenshot_not_blank(built_report: dict[str, Any]) -> None:
     print(f"report screenshot: {shot}")
     assert shot.is_file() and shot.stat().st_size > 0, f"no screenshot at {shot}"
     assert png_size(shot.read_bytes()) == (WIDTH, HEIGHT)
-    rgb = (mpimg.imread(str(shot))[..., :3] * 255).round().astype(np.int16).reshape(-1, 3)
+    rgb = (mpimg.imread(str(shot))[..., :3] * 255).round().astype(np.int32).reshape(-1, 3)
     colours = len(np.unique(rgb[:, 0] * 65536 + rgb[:, 1] * 256 + rgb[:, 2]))
     ink = float((rgb.min(axis=1) < 250).mean())
     assert colours > 100, f"screenshot {shot} looks blank: {colours} distinct colours"
