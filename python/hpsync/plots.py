@@ -14,6 +14,7 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 except ImportError:  # pragma: no cover - depends on the machine
     plt = None  # type: ignore[assignment]
 
@@ -48,6 +49,7 @@ def curves(rows: Sequence[dict[str, Any]], title: str) -> bytes:
         hi = [max(0.0, max(r.get("reps") or [r["value"]]) - r["value"]) for r in pts]
         ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=m or "?")
     ax.set_xlabel("threads")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # thread counts are whole
     ax.set_ylabel(str(rows[0].get("unit", "")) if rows else "")
     ax.set_title(title)
     ax.set_ylim(bottom=0)
@@ -194,6 +196,7 @@ def pools(rows: Sequence[dict[str, Any]], title: str) -> bytes:
                          marker="o", label=name)
     at = f" at {levels[-1]} levels" if levels else ""
     left.set_xlabel("threads")
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
     left.set_ylabel(f"time per run ({unit})")
     left.set_ylim(bottom=0)
     left.set_title(f"{title}: time{at} (median, p1..p99)", fontsize="medium")
