@@ -29,8 +29,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hps_bench.h"
-#include "hps_dist.h"
+#include "hps_probe.h"
 #include "hps_pin.h"
 #include "hpsync/pr.h"
 
@@ -250,7 +249,7 @@ int main(int argc, char **argv)
         hps_bench_log("out of memory for %d CPUs x %ld batches", n, batches);
         return 1;
     }
-    double steal0 = hps_steal_ms();
+    hps_probe_steal_start();
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
             if (i == j)
@@ -265,12 +264,9 @@ int main(int argc, char **argv)
             hps_bench_log("cpu %d -> cpu %d: median %.1f ns, p99 %.1f ns one-way", g_cpus[i],
                           g_cpus[j], med[i * n + j], p99[i * n + j]);
         }
-    double steal1 = hps_steal_ms();
+    hps_probe_steal_stop();
 
-    hps_json_begin_object(NULL);
-    hps_json_str("probe", "c2c");
-    hps_bench_context();
-    hps_json_begin_object("params");
+    hps_probe_doc_begin("c2c");
     hps_json_bool("quick", quick);
     hps_json_int("batches", batches);
     hps_json_int("iters", iters);
@@ -279,13 +275,9 @@ int main(int argc, char **argv)
     hps_json_str("diagonal", "null: a CPU is not paired with itself");
     hps_json_str("matrix_rows", "initiator cpu");
     hps_json_str("matrix_cols", "responder cpu");
-    hps_json_end_object();
-    hps_json_num("steal_ms", steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1);
-    hps_json_begin_array("results");
+    hps_probe_doc_results();
 
-    hps_json_begin_object(NULL);
-    hps_json_str("kind", "matrix");
-    hps_json_str("metric", "c2c_one_way");
+    hps_probe_row_begin("matrix", "c2c_one_way", NULL);
     hps_json_begin_array("cpus");
     for (int i = 0; i < n; i++)
         hps_json_int(NULL, g_cpus[i]);
@@ -293,7 +285,7 @@ int main(int argc, char **argv)
     matrix_json("median", med, n);
     matrix_json("p99", p99, n);
     hps_json_str("unit", "ns");
-    hps_json_end_object();
+    hps_probe_row_end();
 
     double lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < n; i++)
@@ -302,35 +294,24 @@ int main(int argc, char **argv)
                 continue;
             char variant[32];
             snprintf(variant, sizeof variant, "%d-%d", g_cpus[i], g_cpus[j]);
-            hps_json_begin_object(NULL);
-            hps_json_str("kind", "latency");
-            hps_json_str("metric", "c2c_one_way");
-            hps_json_str("variant", variant);
+            hps_probe_row_begin("latency", "c2c_one_way", variant);
             hps_json_int("cpu_a", g_cpus[i]);
             hps_json_int("cpu_b", g_cpus[j]);
             hps_dist_json("dist", samples + ((size_t)i * n + j) * (size_t)batches,
                           (size_t)batches, "ns", 200);
-            hps_json_end_object();
+            hps_probe_row_end();
             lo = fmin(lo, med[i * n + j]);
             hi = fmax(hi, med[i * n + j]);
         }
     if (n >= 2) {
         const char *names[2] = { "c2c_one_way_fastest_pair", "c2c_one_way_slowest_pair" };
         double vals[2] = { lo, hi };
-        for (int k = 0; k < 2; k++) {
-            hps_json_begin_object(NULL);
-            hps_json_str("kind", "scalar");
-            hps_json_str("metric", names[k]);
-            hps_json_num("value", vals[k]);
-            hps_json_str("unit", "ns");
-            hps_json_end_object();
-        }
+        for (int k = 0; k < 2; k++)
+            hps_probe_row_scalar(names[k], vals[k], "ns");
     }
-    hps_json_end_array();
-    hps_json_end_object();
     free(samples);
     free(med);
     free(p99);
     free(tmp);
-    return hps_json_finish();
+    return hps_probe_doc_end();
 }

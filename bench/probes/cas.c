@@ -16,8 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include "hps_pin.h"
-#include "probe_threads.h"
+#include "hps_probe.h"
 
 #define USAGE "hps-probe-cas [--quick] [--samples REPS] [--duration-ms MS] [--max-threads T]"
 #define MAX_T 1024
@@ -63,27 +62,20 @@ struct point {
 
 int main(int argc, char **argv)
 {
-    probe_args_t a = { 0, -1 };
-    long dur = -1, maxt = -1;
-    for (int i = 1; i < argc; i++) {
-        if (probe_parse_common(&a, argc, argv, &i))
-            continue;
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--duration-ms"))
-            dur = hps_bench_parse_num("--duration-ms", v, 1, 600000L);
-        else if (!strcmp(argv[i], "--max-threads"))
-            maxt = hps_bench_parse_num("--max-threads", v, 1, MAX_T);
-        else
-            probe_bad_arg(argv[i], USAGE);
-        i++;
-    }
-    if (a.samples > MAX_REPS) {
+    long samples = -1, dur = -1, maxt = -1;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
+                                     { "--duration-ms", &dur, 1, 600000L },
+                                     { "--max-threads", &maxt, 1, MAX_T },
+                                     HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
+    int quick = hps_probe_parse(&cli, argc, argv);
+    if (samples > MAX_REPS) {
         hps_bench_log("--samples needs a whole number in 1..%d for this probe", MAX_REPS);
         return 2;
     }
-    int reps = a.samples > 0 ? (int)a.samples : a.quick ? 3 : 5;
+    int reps = samples > 0 ? (int)samples : quick ? 3 : 5;
     if (dur < 0)
-        dur = a.quick ? 40 : 200;
+        dur = quick ? 40 : 200;
     hps_topo_t topo;
     int pus = hps_bench_topo(&topo) == 0 && topo.pus > 0 ? topo.pus : 1;
     if (maxt < 0)
@@ -102,7 +94,7 @@ int main(int argc, char **argv)
             return 1;
         }
 
-    probe_clock_start();
+    hps_probe_clock_start();
     for (int r = 0; r < reps; r++)
         for (int m = 0; m < 2; m++)
             for (int t = 1; t <= nt; t++) {
@@ -129,33 +121,24 @@ int main(int argc, char **argv)
                 p->succ[r] = tot.secs > 0 ? (double)tot.total / tot.secs : 0.0;
                 p->fps[r] = tot.total ? (double)fails / (double)tot.total : 0.0;
             }
-    double steal1 = hps_steal_ms();
-    probe_clock_finish();
+    hps_probe_clock_finish();
 
-    probe_doc_begin("cas");
+    hps_probe_doc_begin("cas");
     hps_json_int("reps", reps);
     hps_json_int("duration_ms", dur);
     hps_json_int("max_threads", nt);
     hps_json_int("pus", pus);
     hps_json_str("operation", "atomic_compare_exchange_strong, 64-bit, relaxed");
-    probe_doc_results(steal1);
+    hps_probe_doc_results();
     static const char *metrics[2] = { "cas_success_per_sec", "cas_fail_per_success" };
     static const char *units[2] = { "ops/s", "fails/success" };
     for (int m = 0; m < 2; m++)
         for (int t = 1; t <= nt; t++)
             for (int k = 0; k < 2; k++) {
                 struct point *p = &pt[m * nt + t - 1];
-                double *v = k == 0 ? p->succ : p->fps, sorted[MAX_REPS];
-                memcpy(sorted, v, sizeof(double) * (size_t)reps);
-                hps_json_begin_object(NULL);
-                hps_json_str("kind", "curve");
-                hps_json_str("metric", metrics[k]);
-                hps_json_str("mapping", hps_map_name(maps[m]));
-                hps_json_int("threads", t);
-                hps_json_num("value", hps_bench_median(sorted, (size_t)reps));
-                hps_json_str("unit", units[k]);
-                hps_json_num_array("reps", v, reps);
-                hps_json_end_object();
+                hps_probe_row_curve(metrics[k], maps[m], t, k == 0 ? p->succ : p->fps, reps,
+                                    units[k]);
+                hps_probe_row_end();
             }
-    return probe_doc_end();
+    return hps_probe_doc_end();
 }

@@ -36,15 +36,12 @@
 #define _GNU_SOURCE
 #include <inttypes.h>
 #include <string.h>
-#include "compute_common.h"
+#include "hps_probe.h"
 
 enum { INT_CHAINS = 8, FP_CHAINS = 12, OPS_PER_STEP = 2 };
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: hps-probe-compute [--quick] [--threads LIST] [--mappings LIST] "
-                    "[--reps R] [--iters N] [--seed S]\n");
-}
+#define USAGE "hps-probe-compute [--quick] [--threads LIST] [--mappings LIST] " \
+              "[--reps R] [--iters N] [--seed S]"
 
 /* ---- the kernels ---------------------------------------------------------- */
 
@@ -132,10 +129,10 @@ struct compute_state {
     uint64_t seed;
     long iters;
     int fp;
-    uint64_t sum[PROBE_MAX_REPS];
+    uint64_t sum[HPS_PROBE_MAX_REPS];
 } __attribute__((aligned(64)));
 
-static void compute_pass(probe_member_t *m, int rep)
+static void compute_pass(hps_probe_member_t *m, int rep)
 {
     struct compute_state *s = m->state;
     s->sum[rep] = s->fp ? hps_probe_fp_kernel(s->seed, s->iters)
@@ -152,29 +149,23 @@ struct point {
     const char *metric;
     hps_map_t map;
     int threads, reps;
-    double ops_per_sec[PROBE_MAX_REPS];
+    double ops_per_sec[HPS_PROBE_MAX_REPS];
     uint64_t checksum;
 };
 
 static int measure_point(struct point *p, int fp, uint64_t seed, long iters)
 {
-    struct compute_state *st = aligned_alloc(64, sizeof *st * (size_t)p->threads);
-    void **states = malloc(sizeof *states * (size_t)p->threads);
-    if (!st || !states) {
-        hps_bench_log("out of memory");
-        return 1;
-    }
+    void **states;
+    struct compute_state *st = hps_probe_team_states(p->threads, sizeof *st, &states);
     for (int i = 0; i < p->threads; i++) {
-        memset(&st[i], 0, sizeof st[i]);
         st[i].seed = thread_seed(seed, i);
         st[i].iters = iters;
         st[i].fp = fp;
-        states[i] = &st[i];
     }
-    probe_team_t team = { .n = p->threads, .reps = p->reps, .pass = compute_pass };
-    double secs[PROBE_MAX_REPS];
-    int rc = probe_team_run(&team, p->map, secs, states);
-    probe_team_free(&team);
+    hps_probe_team_t team = { .n = p->threads, .reps = p->reps, .pass = compute_pass };
+    double secs[HPS_PROBE_MAX_REPS];
+    int rc = hps_probe_team_run(&team, p->map, secs, states);
+    hps_probe_team_free(&team);
     double ops = (double)iters * (fp ? FP_CHAINS : INT_CHAINS) * OPS_PER_STEP * p->threads;
     for (int r = 0; r < p->reps && rc == 0; r++) {
         uint64_t sum = 0;
@@ -212,41 +203,20 @@ static long calibrate(int fp, uint64_t seed, double target_ms)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
     long reps = -1, iters = 0;
-    uint64_t seed = 20110926;   /* any runtime value; see the comment at the top */
-    probe_list_t threads = { 0 };
-    probe_maps_t maps;
-    probe_default_mappings(&maps);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--quick")) {
-            quick = 1;
-            continue;
-        } else if (!strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (!strcmp(a, "--threads")) {
-            probe_parse_threads(a, v, &threads);
-        } else if (!strcmp(a, "--mappings")) {
-            probe_parse_mappings(a, v, &maps);
-        } else if (!strcmp(a, "--reps")) {
-            reps = hps_bench_parse_num(a, v, 1, PROBE_MAX_REPS);
-        } else if (!strcmp(a, "--iters")) {
-            iters = hps_bench_parse_num(a, v, 1, 1000000000000L);
-        } else if (!strcmp(a, "--seed")) {
-            seed = (uint64_t)hps_bench_parse_num(a, v, 0, 0x7fffffffffffffffL);
-        } else {
-            hps_bench_log("unknown or incomplete argument '%s' (try --help)", a);
-            return 2;
-        }
-        i++;
-    }
+    long seed_arg = 20110926;   /* any runtime value; see the comment at the top */
+    hps_probe_list_t threads = { 0 };
+    hps_probe_maps_t maps;
+    const hps_probe_opt_t opts[] = { { "--reps", &reps, 1, HPS_PROBE_MAX_REPS },
+                                     { "--iters", &iters, 1, 1000000000000L },
+                                     { "--seed", &seed_arg, 0, 0x7fffffffffffffffL },
+                                     HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = USAGE, .help = 1, .threads = &threads,
+                                  .maps = &maps, .opts = opts };
+    int quick = hps_probe_parse(&cli, argc, argv);
+    uint64_t seed = (uint64_t)seed_arg;
     hps_topo_t topo;
-    if (hps_bench_topo(&topo) != 0)
-        hps_bench_log("hwloc could not load the topology; assuming 1 PU");
-    if (threads.n == 0)
-        probe_default_threads(topo.pus, &threads);
+    hps_probe_topo_threads(&topo, &threads);
     if (reps < 0)
         reps = quick ? 3 : 5;
     double target_ms = quick ? 10.0 : 60.0;
@@ -260,7 +230,7 @@ int main(int argc, char **argv)
         hps_bench_log("out of memory");
         return 1;
     }
-    double steal0 = hps_steal_ms();
+    hps_probe_steal_start();
     int k = 0;
     for (int fp = 0; fp < 2; fp++)
         for (int m = 0; m < maps.n; m++)
@@ -275,12 +245,11 @@ int main(int argc, char **argv)
                 hps_bench_log("%s %s T=%d: %.3g ops/s", p->metric, hps_map_name(p->map),
                               p->threads, p->ops_per_sec[0]);
             }
-    double steal1 = hps_steal_ms();
+    hps_probe_steal_stop();
 
-    probe_begin_document("compute");
-    hps_json_begin_object("params");
+    hps_probe_doc_begin("compute");
     hps_json_bool("quick", quick);
-    probe_params_lists(&threads, &maps);
+    hps_probe_params_lists(&threads, &maps);
     hps_json_int("reps", reps);
     hps_json_uint("seed", seed);
     hps_json_int("iters_int", iters_int);
@@ -291,19 +260,15 @@ int main(int argc, char **argv)
     hps_json_int("fp_chains", FP_CHAINS);
     hps_json_int("ops_per_chain_step", OPS_PER_STEP);
     hps_json_str("value", "median of reps");
-    hps_json_end_object();
-    hps_json_num("steal_ms", steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1.0);
-    hps_json_begin_array("results");
+    hps_probe_doc_results();
     for (int i = 0; i < npoints; i++) {
         char sum[24];
         snprintf(sum, sizeof sum, "%016" PRIx64, pts[i].checksum);
-        probe_curve_row(pts[i].metric, pts[i].map, pts[i].threads, pts[i].ops_per_sec,
+        hps_probe_row_curve(pts[i].metric, pts[i].map, pts[i].threads, pts[i].ops_per_sec,
                         pts[i].reps, "ops/s");
         hps_json_str("checksum", sum);
-        probe_end_row();
+        hps_probe_row_end();
     }
-    hps_json_end_array();
-    hps_json_end_object();
     free(pts);
-    return hps_json_finish();
+    return hps_probe_doc_end();
 }

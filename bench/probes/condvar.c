@@ -23,8 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include "hps_pin.h"
-#include "probe_threads.h"
+#include "hps_probe.h"
 
 #define USAGE "hps-probe-condvar [--quick] [--samples N] [--waiters N] [--settle-us US]"
 #define MAX_WAITERS 64
@@ -60,7 +59,7 @@ static void *waiter(void *arg)
         atomic_fetch_add_explicit(&g_cv.waiting, 1, memory_order_relaxed);
         while (g_cv.gen == my)
             pthread_cond_wait(&g_cv.c, &g_cv.m);
-        w->stamp = probe_now();
+        w->stamp = hps_probe_now();
         /* Release: publishes stamp to the signaller. */
         atomic_fetch_add_explicit(&g_done.done, 1, memory_order_release);
     }
@@ -95,27 +94,27 @@ static int run_variant(struct variant *v, size_t n, size_t warm, uint64_t settle
          * the mutex, which it gives up only inside the wait. */
         for (;;) {
             while (atomic_load_explicit(&g_cv.waiting, memory_order_relaxed) != v->waiters)
-                probe_relax();
+                hps_probe_relax();
             pthread_mutex_lock(&g_cv.m);
             int all = atomic_load_explicit(&g_cv.waiting, memory_order_relaxed) == v->waiters;
             pthread_mutex_unlock(&g_cv.m);
             if (all)
                 break;
         }
-        probe_spin_ns(settle_ns);
+        hps_probe_spin_ns(settle_ns);
         pthread_mutex_lock(&g_cv.m);
         g_cv.gen = s;
         atomic_store_explicit(&g_cv.waiting, 0, memory_order_relaxed);
         pthread_mutex_unlock(&g_cv.m);
-        uint64_t t0 = probe_now();
+        uint64_t t0 = hps_probe_now();
         if (v->broadcast)
             pthread_cond_broadcast(&g_cv.c);
         else
             pthread_cond_signal(&g_cv.c);
-        uint64_t t1 = probe_now();
+        uint64_t t1 = hps_probe_now();
         /* Acquire: the waiters' stamps. */
         while (atomic_load_explicit(&g_done.done, memory_order_acquire) != s * (uint64_t)v->waiters)
-            probe_relax();
+            hps_probe_relax();
         if (s <= warm)
             continue;
         size_t i = (size_t)(s - 1 - warm);
@@ -138,23 +137,16 @@ static int run_variant(struct variant *v, size_t n, size_t warm, uint64_t settle
 
 int main(int argc, char **argv)
 {
-    probe_args_t a = { 0, -1 };
-    long nwait = 4, settle_us = -1;
-    for (int i = 1; i < argc; i++) {
-        if (probe_parse_common(&a, argc, argv, &i))
-            continue;
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--waiters"))
-            nwait = hps_bench_parse_num("--waiters", v, 2, MAX_WAITERS);
-        else if (!strcmp(argv[i], "--settle-us"))
-            settle_us = hps_bench_parse_num("--settle-us", v, 0, 1000000L);
-        else
-            probe_bad_arg(argv[i], USAGE);
-        i++;
-    }
-    size_t n = a.samples > 0 ? (size_t)a.samples : a.quick ? 200 : 2000;
+    long samples = -1, nwait = 4, settle_us = -1;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
+                                     { "--waiters", &nwait, 2, MAX_WAITERS },
+                                     { "--settle-us", &settle_us, 0, 1000000L },
+                                     HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
+    int quick = hps_probe_parse(&cli, argc, argv);
+    size_t n = samples > 0 ? (size_t)samples : quick ? 200 : 2000;
     if (settle_us < 0)
-        settle_us = a.quick ? 30 : 50;
+        settle_us = quick ? 30 : 50;
     size_t warm = 10;
 
     int ncpu = 0, cpus[MAX_WAITERS + 1];
@@ -174,46 +166,45 @@ int main(int argc, char **argv)
                              { .name = "", .broadcast = 1, .waiters = (int)nwait } };
     snprintf(vs[2].name, sizeof vs[2].name, "broadcast_%ld", nwait);
     for (int k = 0; k < 3; k++) {
-        vs[k].call = probe_alloc(n);
-        vs[k].first = probe_alloc(n);
-        vs[k].last = probe_alloc(n);
-        vs[k].wake = probe_alloc(n * (size_t)vs[k].waiters);
+        vs[k].call = hps_probe_alloc(n);
+        vs[k].first = hps_probe_alloc(n);
+        vs[k].last = hps_probe_alloc(n);
+        vs[k].wake = hps_probe_alloc(n * (size_t)vs[k].waiters);
     }
-    probe_clock_start();
+    hps_probe_clock_start();
     for (int k = 0; k < 3; k++)
         if (run_variant(&vs[k], n, warm, (uint64_t)settle_us * 1000, cpus, ncpu) != 0)
             return 1;
-    double steal1 = hps_steal_ms();
-    probe_clock_finish();
+    hps_probe_clock_finish();
     for (int k = 0; k < 3; k++) {
         for (size_t i = 0; i < n; i++) {
-            vs[k].call[i] *= probe_ns_per_tick;
-            vs[k].first[i] *= probe_ns_per_tick;
-            vs[k].last[i] *= probe_ns_per_tick;
+            vs[k].call[i] *= hps_probe_ns_per_tick;
+            vs[k].first[i] *= hps_probe_ns_per_tick;
+            vs[k].last[i] *= hps_probe_ns_per_tick;
         }
         for (size_t i = 0; i < n * (size_t)vs[k].waiters; i++)
-            vs[k].wake[i] *= probe_ns_per_tick;
+            vs[k].wake[i] *= hps_probe_ns_per_tick;
     }
 
-    probe_doc_begin("condvar");
+    hps_probe_doc_begin("condvar");
     hps_json_uint("samples", n);
     hps_json_uint("warmup", warm);
     hps_json_int("waiters", nwait);
     hps_json_int("settle_us", settle_us);
     hps_json_int("cpu_signaller", ncpu > 1 ? cpus[0] : -1);
     hps_json_str("mapping", ncpu > 1 ? "compact" : "os");
-    probe_doc_results(steal1);
+    hps_probe_doc_results();
     for (int k = 0; k < 3; k++) {
         struct variant *v = &vs[k];
-        probe_row_latency("call", v->name, v->call, n);
-        probe_row_latency("wake", v->name, v->wake, n * (size_t)v->waiters);
+        hps_probe_row_latency("call", v->name, v->call, n);
+        hps_probe_row_latency("wake", v->name, v->wake, n * (size_t)v->waiters);
         if (v->waiters > 1) {
-            probe_row_latency("wake_first", v->name, v->first, n);
-            probe_row_latency("wake_last", v->name, v->last, n);
-            probe_row_pairs("call_vs_wake_last", v->name, "call", "wake_last", v->call, v->last, n);
+            hps_probe_row_latency("wake_first", v->name, v->first, n);
+            hps_probe_row_latency("wake_last", v->name, v->last, n);
+            hps_probe_row_pairs("call_vs_wake_last", v->name, "call", "wake_last", v->call, v->last, n);
         } else {
-            probe_row_pairs("call_vs_wake", v->name, "call", "wake", v->call, v->wake, n);
+            hps_probe_row_pairs("call_vs_wake", v->name, "call", "wake", v->call, v->wake, n);
         }
     }
-    return probe_doc_end();
+    return hps_probe_doc_end();
 }

@@ -20,7 +20,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <semaphore.h>
-#include "probe_threads.h"
+#include "hps_probe.h"
 
 #define USAGE "hps-probe-create [--quick] [--samples N]"
 
@@ -30,7 +30,7 @@ static sem_t g_child_done;
 static void *child(void *arg)
 {
     /* First statement: the thread is running. */
-    atomic_store_explicit(&g_child_stamp, probe_now(), memory_order_relaxed);
+    atomic_store_explicit(&g_child_stamp, hps_probe_now(), memory_order_relaxed);
     if (arg)
         sem_post(&g_child_done);     /* detached: tell the parent we are done */
     return NULL;
@@ -47,9 +47,9 @@ static int sample(struct variant *v, pthread_attr_t *attr, size_t i)
 {
     pthread_t t;
     atomic_store_explicit(&g_child_stamp, 0, memory_order_relaxed);
-    uint64_t t0 = probe_now();
+    uint64_t t0 = hps_probe_now();
     int rc = pthread_create(&t, attr, child, v->detached ? &g_child_done : NULL);
-    uint64_t t1 = probe_now();
+    uint64_t t1 = hps_probe_now();
     if (rc != 0) {
         hps_bench_log("pthread_create (%s): %s", v->name, strerror(rc));
         return -1;
@@ -70,14 +70,15 @@ static int sample(struct variant *v, pthread_attr_t *attr, size_t i)
 
 int main(int argc, char **argv)
 {
-    probe_args_t a = { 0, -1 };
-    for (int i = 1; i < argc; i++)
-        if (!probe_parse_common(&a, argc, argv, &i))
-            probe_bad_arg(argv[i], USAGE);
-    size_t n = a.samples > 0 ? (size_t)a.samples : a.quick ? 300 : 3000;
+    long samples = -1;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
+                                     HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
+    int quick = hps_probe_parse(&cli, argc, argv);
+    size_t n = samples > 0 ? (size_t)samples : quick ? 300 : 3000;
 
-    struct variant vs[2] = { { "joinable", 0, probe_alloc(n), probe_alloc(n) },
-                             { "detached", 1, probe_alloc(n), probe_alloc(n) } };
+    struct variant vs[2] = { { "joinable", 0, hps_probe_alloc(n), hps_probe_alloc(n) },
+                             { "detached", 1, hps_probe_alloc(n), hps_probe_alloc(n) } };
     pthread_attr_t attr[2];
     pthread_attr_init(&attr[0]);
     pthread_attr_init(&attr[1]);
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    probe_clock_start();
+    hps_probe_clock_start();
     /* Warm-up: the first creates map stacks and fill glibc's stack cache. */
     size_t warm = n / 10 < 20 ? 20 : n / 10;
     for (size_t i = 0; i < warm; i++)
@@ -98,24 +99,23 @@ int main(int argc, char **argv)
         for (int k = 0; k < 2; k++)
             if (sample(&vs[(i + (size_t)k) % 2], &attr[(i + (size_t)k) % 2], i) != 0)
                 return 1;
-    double steal1 = hps_steal_ms();
-    probe_clock_finish();
+    hps_probe_clock_finish();
     for (int k = 0; k < 2; k++)
         for (size_t i = 0; i < n; i++) {
-            vs[k].ret[i] *= probe_ns_per_tick;
-            vs[k].start[i] *= probe_ns_per_tick;
+            vs[k].ret[i] *= hps_probe_ns_per_tick;
+            vs[k].start[i] *= hps_probe_ns_per_tick;
         }
 
-    probe_doc_begin("create");
+    hps_probe_doc_begin("create");
     hps_json_uint("samples", n);
     hps_json_uint("warmup", warm);
     hps_json_str("placement", "os");
-    probe_doc_results(steal1);
+    hps_probe_doc_results();
     for (int k = 0; k < 2; k++) {
-        probe_row_latency("create_return", vs[k].name, vs[k].ret, n);
-        probe_row_latency("thread_start", vs[k].name, vs[k].start, n);
-        probe_row_pairs("create_return_vs_thread_start", vs[k].name, "create_return", "thread_start", vs[k].ret,
+        hps_probe_row_latency("create_return", vs[k].name, vs[k].ret, n);
+        hps_probe_row_latency("thread_start", vs[k].name, vs[k].start, n);
+        hps_probe_row_pairs("create_return_vs_thread_start", vs[k].name, "create_return", "thread_start", vs[k].ret,
                         vs[k].start, n);
     }
-    return probe_doc_end();
+    return hps_probe_doc_end();
 }

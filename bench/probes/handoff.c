@@ -20,21 +20,12 @@
  *   hps-probe-handoff [--quick] [--samples N] [--hold-us US]
  */
 #define _GNU_SOURCE
-#include <pthread.h>
-#include "hpsync/lock.h"
-#include "hps_pin.h"
-#include "probe_threads.h"
+#include "hps_probe.h"
+#include "hps_probe_locks.h"
 
 #define USAGE "hps-probe-handoff [--quick] [--samples N] [--hold-us US]"
 
-enum { NGLIBC = 2, NVAR = NGLIBC + HPS_LOCK_ALGO_MAX };
-
-static struct {
-    pthread_mutex_t m;
-} __attribute__((aligned(64))) g_pm[NGLIBC];
-static struct {
-    hps_lock_t l;
-} __attribute__((aligned(64))) g_hl[HPS_LOCK_ALGO_MAX + 1];
+enum { NVAR = HPS_PROBE_NLOCKS };
 
 /* The handshake, one line per writer so the flags do not share a line with
  * the lock being measured or with each other. */
@@ -48,22 +39,6 @@ static struct {
     uint64_t stamp;              /* B: when its lock call returned (published by done) */
 } __attribute__((aligned(64))) g_b;
 
-static void lock_v(int v)
-{
-    if (v < NGLIBC)
-        pthread_mutex_lock(&g_pm[v].m);
-    else
-        hps_lock_lock(&g_hl[v - NGLIBC + 1].l);
-}
-
-static void unlock_v(int v)
-{
-    if (v < NGLIBC)
-        pthread_mutex_unlock(&g_pm[v].m);
-    else
-        hps_lock_unlock(&g_hl[v - NGLIBC + 1].l);
-}
-
 static int g_cpu_b;
 static uint64_t g_total;
 
@@ -74,12 +49,12 @@ static void *waiter(void *arg)
     for (uint64_t s = 1; s <= g_total; s++) {
         /* Acquire: the variant A chose for this sample. */
         while (atomic_load_explicit(&g_a.go, memory_order_acquire) != s)
-            probe_relax();
+            hps_probe_relax();
         int v = atomic_load_explicit(&g_a.var, memory_order_relaxed);
         atomic_store_explicit(&g_b.armed, s, memory_order_relaxed);
-        lock_v(v);
-        uint64_t t = probe_now();
-        unlock_v(v);
+        hps_probe_lock(v);
+        uint64_t t = hps_probe_now();
+        hps_probe_unlock(v);
         g_b.stamp = t;
         /* Release: publishes stamp to A. */
         atomic_store_explicit(&g_b.done, s, memory_order_release);
@@ -89,33 +64,18 @@ static void *waiter(void *arg)
 
 int main(int argc, char **argv)
 {
-    probe_args_t a = { 0, -1 };
-    long hold_us = -1;
-    for (int i = 1; i < argc; i++) {
-        if (probe_parse_common(&a, argc, argv, &i))
-            continue;
-        if (!strcmp(argv[i], "--hold-us")) {
-            hold_us = hps_bench_parse_num("--hold-us", i + 1 < argc ? argv[i + 1] : NULL, 0,
-                                          1000000L);
-            i++;
-            continue;
-        }
-        probe_bad_arg(argv[i], USAGE);
-    }
-    size_t n = a.samples > 0 ? (size_t)a.samples : a.quick ? 200 : 2000;
+    long samples = -1, hold_us = -1;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
+                                     { "--hold-us", &hold_us, 0, 1000000L },
+                                     HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
+    int quick = hps_probe_parse(&cli, argc, argv);
+    size_t n = samples > 0 ? (size_t)samples : quick ? 200 : 2000;
     if (hold_us < 0)
-        hold_us = a.quick ? 50 : 100;
+        hold_us = quick ? 50 : 100;
 
-    const char *names[NVAR] = { "glibc", "glibc_adaptive_np" };
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutex_init(&g_pm[0].m, &ma);
-    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-    pthread_mutex_init(&g_pm[1].m, &ma);
-    for (int al = HPS_LOCK_TTAS; al <= HPS_LOCK_ALGO_MAX; al++) {
-        hps_lock_init(&g_hl[al].l, (hps_lock_algo_t)al);
-        names[NGLIBC + al - 1] = hps_lock_algo_name((hps_lock_algo_t)al);
-    }
+    const char *names[NVAR];
+    hps_probe_locks_init(names);
 
     int cpus[2];
     if (hps_map_cpus(HPS_MAP_SCATTER, 2, cpus) != 0) {
@@ -140,60 +100,59 @@ int main(int argc, char **argv)
         hps_bench_log("cannot create the waiter thread");
         return 1;
     }
-    probe_clock_start();
+    hps_probe_clock_start();
     uint64_t hold_ns = (uint64_t)hold_us * 1000;
     for (uint64_t s = 1; s <= g_total; s++) {
         size_t round = (size_t)((s - 1) / NVAR);
         int v = (int)((round + (s - 1) % NVAR) % NVAR);     /* rotate the order */
-        lock_v(v);
+        hps_probe_lock(v);
         atomic_store_explicit(&g_a.var, v, memory_order_relaxed);
         /* Release: publishes var. */
         atomic_store_explicit(&g_a.go, s, memory_order_release);
         while (atomic_load_explicit(&g_b.armed, memory_order_relaxed) != s)
-            probe_relax();
-        probe_spin_ns(hold_ns);
-        uint64_t a0 = probe_now();
-        unlock_v(v);
-        uint64_t a1 = probe_now();
+            hps_probe_relax();
+        hps_probe_spin_ns(hold_ns);
+        uint64_t a0 = hps_probe_now();
+        hps_probe_unlock(v);
+        uint64_t a1 = hps_probe_now();
         /* Acquire: B's stamp. */
         while (atomic_load_explicit(&g_b.done, memory_order_acquire) != s)
-            probe_relax();
+            hps_probe_relax();
         t0[s - 1] = a0;
         t1[s - 1] = a1;
         tb[s - 1] = g_b.stamp;
     }
     pthread_join(th, NULL);
-    double steal1 = hps_steal_ms();
-    probe_clock_finish();
+    hps_probe_clock_finish();
 
     double *un[NVAR], *wk[NVAR];
     size_t cnt[NVAR] = { 0 };
     for (int v = 0; v < NVAR; v++) {
-        un[v] = probe_alloc(n);
-        wk[v] = probe_alloc(n);
+        un[v] = hps_probe_alloc(n);
+        wk[v] = hps_probe_alloc(n);
     }
     for (uint64_t s = 1; s <= g_total; s++) {
         size_t round = (size_t)((s - 1) / NVAR);
         int v = (int)((round + (s - 1) % NVAR) % NVAR);
         if (round < warm)
             continue;
-        un[v][cnt[v]] = probe_ns(t0[s - 1], t1[s - 1]);
-        wk[v][cnt[v]] = probe_ns(t0[s - 1], tb[s - 1]);
+        un[v][cnt[v]] = hps_probe_ns(t0[s - 1], t1[s - 1]);
+        wk[v][cnt[v]] = hps_probe_ns(t0[s - 1], tb[s - 1]);
         cnt[v]++;
     }
 
-    probe_doc_begin("handoff");
+    hps_probe_doc_begin("handoff");
     hps_json_uint("samples", n);
     hps_json_uint("warmup", warm);
     hps_json_int("hold_us", hold_us);
     hps_json_int("cpu_a", cpus[0]);
     hps_json_int("cpu_b", cpus[1]);
     hps_json_str("mapping", "scatter");
-    probe_doc_results(steal1);
+    hps_probe_doc_results();
     for (int v = 0; v < NVAR; v++) {
-        probe_row_latency("unlock", names[v], un[v], cnt[v]);
-        probe_row_latency("wake", names[v], wk[v], cnt[v]);
-        probe_row_pairs("unlock_vs_wake", names[v], "unlock", "wake", un[v], wk[v], cnt[v]);
+        hps_probe_row_latency("unlock", names[v], un[v], cnt[v]);
+        hps_probe_row_latency("wake", names[v], wk[v], cnt[v]);
+        hps_probe_row_pairs("unlock_vs_wake", names[v], "unlock", "wake", un[v], wk[v], cnt[v]);
     }
-    return probe_doc_end();
+    return hps_probe_doc_end();
 }

@@ -27,20 +27,18 @@
  * written in every word.  The program fails (exit 1) if either is wrong.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "compute_common.h"
+#include "hps_probe.h"
 
 #define PATTERN_K 0x9E3779B97F4A7C15ull
 
 typedef uint64_t v2u __attribute__((vector_size(16)));
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: hps-probe-membw [--quick] [--threads LIST] [--mappings LIST] "
-                    "[--reps R] [--buffer-mib M]\n");
-}
+#define USAGE "hps-probe-membw [--quick] [--threads LIST] [--mappings LIST] " \
+              "[--reps R] [--buffer-mib M]"
 
 /* ---- the kernels: one cache line (four vectors) per iteration ------------- */
 
@@ -84,11 +82,11 @@ struct bw_state {
     int reps;                         /* read reps; as many write reps follow */
     uint64_t *buf;
     uint64_t base;
-    uint64_t sums[PROBE_MAX_REPS];
+    uint64_t sums[HPS_PROBE_MAX_REPS];
     int write_ok;
 } __attribute__((aligned(64)));
 
-static int bw_setup(probe_member_t *m)
+static int bw_setup(hps_probe_member_t *m)
 {
     struct bw_state *s = m->state;
     void *p = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -105,7 +103,7 @@ static int bw_setup(probe_member_t *m)
     return 0;
 }
 
-static void bw_pass(probe_member_t *m, int rep)
+static void bw_pass(hps_probe_member_t *m, int rep)
 {
     struct bw_state *s = m->state;
     size_t nvec = s->bytes / sizeof(v2u);
@@ -115,7 +113,7 @@ static void bw_pass(probe_member_t *m, int rep)
         write_sweep((v2u *)(void *)s->buf, nvec, write_value(m->index, rep - s->reps));
 }
 
-static void bw_teardown(probe_member_t *m)
+static void bw_teardown(hps_probe_member_t *m)
 {
     struct bw_state *s = m->state;
     if (!s->buf)
@@ -135,29 +133,23 @@ static void bw_teardown(probe_member_t *m)
 struct point {
     hps_map_t map;
     int threads, reps;
-    double read_bps[PROBE_MAX_REPS], write_bps[PROBE_MAX_REPS];
+    double read_bps[HPS_PROBE_MAX_REPS], write_bps[HPS_PROBE_MAX_REPS];
 };
 
 static int measure_point(struct point *p, size_t bytes)
 {
-    struct bw_state *st = aligned_alloc(64, sizeof *st * (size_t)p->threads);
-    void **states = malloc(sizeof *states * (size_t)p->threads);
-    if (!st || !states) {
-        hps_bench_log("out of memory");
-        return 1;
-    }
+    void **states;
+    struct bw_state *st = hps_probe_team_states(p->threads, sizeof *st, &states);
     for (int i = 0; i < p->threads; i++) {
-        memset(&st[i], 0, sizeof st[i]);
         st[i].bytes = bytes;
         st[i].reps = p->reps;
         st[i].base = 0x5851F42D4C957F2Dull * (uint64_t)(i + 1);
-        states[i] = &st[i];
     }
-    probe_team_t team = { .n = p->threads, .reps = 2 * p->reps, .setup = bw_setup,
+    hps_probe_team_t team = { .n = p->threads, .reps = 2 * p->reps, .setup = bw_setup,
                           .pass = bw_pass, .teardown = bw_teardown };
-    double secs[PROBE_MAX_REPS];
-    int rc = probe_team_run(&team, p->map, secs, states);
-    probe_team_free(&team);
+    double secs[HPS_PROBE_MAX_REPS];
+    int rc = hps_probe_team_run(&team, p->map, secs, states);
+    hps_probe_team_free(&team);
     double total = (double)bytes * p->threads;
     uint64_t n = bytes / sizeof(uint64_t);
     for (int i = 0; i < p->threads && rc == 0; i++) {
@@ -221,38 +213,18 @@ static const char *thp_mode(void)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
     long reps = -1, buffer_mib = 0;
-    probe_list_t threads = { 0 };
-    probe_maps_t maps;
-    probe_default_mappings(&maps);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--quick")) {
-            quick = 1;
-            continue;
-        } else if (!strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (!strcmp(a, "--threads")) {
-            probe_parse_threads(a, v, &threads);
-        } else if (!strcmp(a, "--mappings")) {
-            probe_parse_mappings(a, v, &maps);
-        } else if (!strcmp(a, "--reps")) {
-            reps = hps_bench_parse_num(a, v, 1, PROBE_MAX_REPS / 2);  /* + as many writes */
-        } else if (!strcmp(a, "--buffer-mib")) {
-            buffer_mib = hps_bench_parse_num(a, v, 1, 1L << 20);
-        } else {
-            hps_bench_log("unknown or incomplete argument '%s' (try --help)", a);
-            return 2;
-        }
-        i++;
-    }
+    hps_probe_list_t threads = { 0 };
+    hps_probe_maps_t maps;
+    const hps_probe_opt_t opts[] = {
+        { "--reps", &reps, 1, HPS_PROBE_MAX_REPS / 2 },   /* + as many writes */
+        { "--buffer-mib", &buffer_mib, 1, 1L << 20 },
+        HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = USAGE, .help = 1, .threads = &threads,
+                                  .maps = &maps, .opts = opts };
+    int quick = hps_probe_parse(&cli, argc, argv);
     hps_topo_t topo;
-    if (hps_bench_topo(&topo) != 0)
-        hps_bench_log("hwloc could not load the topology; assuming 1 PU");
-    if (threads.n == 0)
-        probe_default_threads(topo.pus, &threads);
+    hps_probe_topo_threads(&topo, &threads);
     if (reps < 0)
         reps = quick ? 3 : 5;
 
@@ -284,7 +256,7 @@ int main(int argc, char **argv)
         hps_bench_log("out of memory");
         return 1;
     }
-    double steal0 = hps_steal_ms();
+    hps_probe_steal_start();
     for (int m = 0, k = 0; m < maps.n; m++)
         for (int t = 0; t < threads.n; t++, k++) {
             struct point *p = &pts[k];
@@ -296,12 +268,11 @@ int main(int argc, char **argv)
             hps_bench_log("%s T=%d: read %.3g B/s, write %.3g B/s", hps_map_name(p->map),
                           p->threads, p->read_bps[0], p->write_bps[0]);
         }
-    double steal1 = hps_steal_ms();
+    hps_probe_steal_stop();
 
-    probe_begin_document("membw");
-    hps_json_begin_object("params");
+    hps_probe_doc_begin("membw");
     hps_json_bool("quick", quick);
-    probe_params_lists(&threads, &maps);
+    hps_probe_params_lists(&threads, &maps);
     hps_json_int("reps", reps);
     hps_json_uint("buffer_bytes", bytes);
     hps_json_str("llc_level", llc_level);
@@ -310,18 +281,14 @@ int main(int argc, char **argv)
     hps_json_str("thp", thp_mode());
     hps_json_str("access", "16-byte vector loads (sum) / ordinary 16-byte stores");
     hps_json_str("value", "median of reps");
-    hps_json_end_object();
-    hps_json_num("steal_ms", steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1.0);
-    hps_json_begin_array("results");
+    hps_probe_doc_results();
     for (int w = 0; w < 2; w++)
         for (int i = 0; i < npoints; i++) {
-            probe_curve_row(w ? "write_bytes_per_sec" : "read_bytes_per_sec", pts[i].map,
+            hps_probe_row_curve(w ? "write_bytes_per_sec" : "read_bytes_per_sec", pts[i].map,
                             pts[i].threads, w ? pts[i].write_bps : pts[i].read_bps,
                             pts[i].reps, "B/s");
-            probe_end_row();
+            hps_probe_row_end();
         }
-    hps_json_end_array();
-    hps_json_end_object();
     free(pts);
-    return hps_json_finish();
+    return hps_probe_doc_end();
 }

@@ -31,16 +31,13 @@
 #define _GNU_SOURCE
 #include <string.h>
 #include <time.h>
-#include "compute_common.h"
+#include "hps_probe.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: hps-probe-timer [--quick] [--samples N]\n");
-}
+#define USAGE "hps-probe-timer [--quick] [--samples N]"
 
 /* CPUID 0x80000007 EDX bit 8: 1, 0, or -1 when the leaf is missing. */
 static int tsc_invariant(void)
@@ -188,24 +185,11 @@ static int measure(struct timer_result *r, size_t n, int windows, long window_ms
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
     long samples = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--quick")) {
-            quick = 1;
-            continue;
-        } else if (!strcmp(a, "--help")) {
-            usage();
-            return 0;
-        } else if (!strcmp(a, "--samples")) {
-            samples = hps_bench_parse_num(a, v, 100, 100000000L);
-        } else {
-            hps_bench_log("unknown or incomplete argument '%s' (try --help)", a);
-            return 2;
-        }
-        i++;
-    }
+    const hps_probe_opt_t opts[] = { { "--samples", &samples, 100, 100000000L },
+                                     HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = USAGE, .help = 1, .opts = opts };
+    int quick = hps_probe_parse(&cli, argc, argv);
     if (!samples)
         samples = quick ? 20000 : 500000;
     int windows = quick ? 5 : 10;
@@ -219,52 +203,44 @@ int main(int argc, char **argv)
         cpu = -1;
     }
     r.pinned_cpu = cpu;
-    double steal0 = hps_steal_ms();
+    hps_probe_steal_start();
     if (measure(&r, (size_t)samples, windows, window_ms) != 0)
         return 1;
-    double steal1 = hps_steal_ms();
+    hps_probe_steal_stop();
     if (!HPS_BENCH_HAVE_TSC)
         hps_bench_log("no time-stamp counter on this architecture; TSC rows omitted");
 
-    probe_begin_document("timer");
-    hps_json_begin_object("params");
+    hps_probe_doc_begin("timer");
     hps_json_bool("quick", quick);
     hps_json_int("samples", samples);
     hps_json_int("freq_windows", windows);
     hps_json_int("freq_window_ms", window_ms);
     hps_json_int("pinned_cpu", r.pinned_cpu);
     hps_json_str("clocksource", hps_bench_clocksource());
-    hps_json_end_object();
-    hps_json_num("steal_ms", steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1.0);
-    hps_json_begin_array("results");
-    probe_scalar_row("tsc_invariant", r.invariant, "bool");
+    hps_probe_doc_results();
+    hps_probe_row_scalar("tsc_invariant", r.invariant, "bool");
     if (HPS_BENCH_HAVE_TSC) {
         double ghz = r.hz / 1e9;
-        probe_scalar_row("tsc_hz", r.hz, "Hz");
-        probe_scalar_row("tsc_hz_spread_ppm", r.spread_ppm, "ppm");
-        probe_scalar_row("tsc_step_ticks", (double)r.step_ticks, "ticks");
-        probe_scalar_row("tsc_step_ns", ghz > 0 ? (double)r.step_ticks / ghz : 0.0, "ns");
-        probe_scalar_row("tsc_min_step_ticks", (double)r.min_step_ticks, "ticks");
-        probe_scalar_row("tsc_read_ticks", r.read_ticks, "ticks");
-        probe_scalar_row("tsc_read_ns", ghz > 0 ? r.read_ticks / ghz : 0.0, "ns");
+        hps_probe_row_scalar("tsc_hz", r.hz, "Hz");
+        hps_probe_row_scalar("tsc_hz_spread_ppm", r.spread_ppm, "ppm");
+        hps_probe_row_scalar("tsc_step_ticks", (double)r.step_ticks, "ticks");
+        hps_probe_row_scalar("tsc_step_ns", ghz > 0 ? (double)r.step_ticks / ghz : 0.0, "ns");
+        hps_probe_row_scalar("tsc_min_step_ticks", (double)r.min_step_ticks, "ticks");
+        hps_probe_row_scalar("tsc_read_ticks", r.read_ticks, "ticks");
+        hps_probe_row_scalar("tsc_read_ns", ghz > 0 ? r.read_ticks / ghz : 0.0, "ns");
     }
-    probe_scalar_row("clock_monotonic_cost_ns", r.mono_cost, "ns");
-    probe_scalar_row("clock_monotonic_step_ns", (double)r.mono_step, "ns");
-    probe_scalar_row("clock_monotonic_mode_ns", (double)r.mono_mode, "ns");
-    probe_scalar_row("clock_realtime_cost_ns", r.real_cost, "ns");
-    probe_scalar_row("clock_realtime_step_ns", (double)r.real_step, "ns");
-    probe_scalar_row("clock_realtime_mode_ns", (double)r.real_mode, "ns");
+    hps_probe_row_scalar("clock_monotonic_cost_ns", r.mono_cost, "ns");
+    hps_probe_row_scalar("clock_monotonic_step_ns", (double)r.mono_step, "ns");
+    hps_probe_row_scalar("clock_monotonic_mode_ns", (double)r.mono_mode, "ns");
+    hps_probe_row_scalar("clock_realtime_cost_ns", r.real_cost, "ns");
+    hps_probe_row_scalar("clock_realtime_step_ns", (double)r.real_step, "ns");
+    hps_probe_row_scalar("clock_realtime_mode_ns", (double)r.real_mode, "ns");
     for (int v = HPS_BENCH_HAVE_TSC ? 0 : 1; v < 3; v++) {
-        hps_json_begin_object(NULL);
-        hps_json_str("kind", "latency");
-        hps_json_str("metric", "back_to_back_ns");
-        hps_json_str("variant", VARIANTS[v]);
+        hps_probe_row_begin("latency", "back_to_back_ns", VARIANTS[v]);
         hps_dist_json("dist", r.dist[v], (size_t)samples, "ns", 200);
-        hps_json_end_object();
+        hps_probe_row_end();
     }
-    hps_json_end_array();
-    hps_json_end_object();
     for (int v = 0; v < 3; v++)
         free(r.dist[v]);
-    return hps_json_finish();
+    return hps_probe_doc_end();
 }

@@ -11,6 +11,7 @@ add_executable(hps-probe-pools
   ${CMAKE_CURRENT_LIST_DIR}/pools/pool_mutex.c
   ${CMAKE_CURRENT_LIST_DIR}/pools/pool_lockfree.c
   ${CMAKE_CURRENT_LIST_DIR}/pools/pool_stealing.c
+  ${CMAKE_CURRENT_LIST_DIR}/pools/work.c
   ${CMAKE_CURRENT_LIST_DIR}/pools/work_fft.c
   ${CMAKE_CURRENT_LIST_DIR}/pools/work_matmul.c)
 target_include_directories(hps-probe-pools PRIVATE

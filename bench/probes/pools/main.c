@@ -21,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "hps_bench.h"
-#include "hps_dist.h"
+#include "hps_probe.h"
 #include "work.h"
 
 #define MAX_LEVELS 5
@@ -175,9 +174,7 @@ static int measure(struct row *r, const hps_pool_ops_t *ops, hps_map_t map,
 
 static void emit_row(struct row *r)
 {
-    hps_json_begin_object(NULL);
-    hps_json_str("kind", "pool");
-    hps_json_str("metric", r->metric);
+    hps_probe_row_begin("pool", r->metric, NULL);
     hps_json_str("pool", r->pool);
     hps_json_int("threads", r->threads);
     if (r->levels > 0)
@@ -196,7 +193,7 @@ static void emit_row(struct row *r)
         hps_json_uint("failed_steals", r->st.failed_steals);
     }
     hps_json_bool("check_ok", r->check_ok);
-    hps_json_end_object();
+    hps_probe_row_end();
 }
 
 int main(int argc, char **argv)
@@ -215,7 +212,7 @@ int main(int argc, char **argv)
         hps_bench_log("out of memory");
         return 1;
     }
-    double steal0 = hps_steal_ms();
+    hps_probe_steal_start();
     int k = 0, bad = 0;
     for (int lv = 0; lv <= o.max_levels; lv++)      /* lv 0: the FFT */
         for (int pi = 0; pi < NPOOLS; pi++)
@@ -232,12 +229,9 @@ int main(int argc, char **argv)
                               lv, r->pool, r->threads, 1e3 * hps_bench_median(tmp, (size_t)r->reps),
                               (unsigned long long)r->tasks, r->check_ok ? "" : " WRONG");
             }
-    double steal1 = hps_steal_ms();
+    hps_probe_steal_stop();
 
-    hps_json_begin_object(NULL);
-    hps_json_str("probe", "pools");
-    hps_bench_context();
-    hps_json_begin_object("params");
+    hps_probe_doc_begin("pools");
     hps_json_bool("quick", o.quick);
     hps_json_str("mapping", hps_map_name(o.map));
     hps_json_int("pus", pus);
@@ -253,14 +247,10 @@ int main(int argc, char **argv)
     hps_json_str("fft_check", o.fft_n <= 1024 ? "direct DFT, every bin"
                                               : "direct DFT at 32 bins + Parseval");
     hps_json_str("matmul_check", "exact equality with a naive product");
-    hps_json_end_object();
-    hps_json_num("steal_ms", steal0 >= 0 && steal1 >= 0 ? steal1 - steal0 : -1);
-    hps_json_begin_array("results");
+    hps_probe_doc_results();
     for (int i = 0; i < k; i++)
         emit_row(&rows[i]);
-    hps_json_end_array();
-    hps_json_end_object();
-    int rc = hps_json_finish();
+    int rc = hps_probe_doc_end();
     free(rows);
     fft_free(f);
     mm_free(m);

@@ -18,6 +18,14 @@
 #include <stddef.h>
 #include "pool.h"
 
+/*
+ * One zeroed allocation holding a workload's head (head bytes) followed by k
+ * buffers of bytes[i] each, 64-byte aligned; bufs[i] points at buffer i.
+ * Released with free() on the head.  NULL after logging "out of memory for
+ * <what>".
+ */
+void *work_alloc(size_t head, int k, const size_t bytes[], void *bufs[], const char *what);
+
 struct fft_work;
 /* n and cutoff powers of two, 1 <= cutoff <= n; NULL after logging. */
 struct fft_work *fft_new(size_t n, size_t cutoff);

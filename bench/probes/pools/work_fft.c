@@ -69,13 +69,15 @@ static void fft_run(hps_task_t *self)
 
 struct fft_work *fft_new(size_t n, size_t cutoff)
 {
-    struct fft_work *f = calloc(1, sizeof *f);
-    if (!f || !(f->x = malloc(n * sizeof *f->x)) || !(f->out = malloc(n * sizeof *f->out)) ||
-        !(f->w = malloc(n * sizeof *f->w))) {
-        hps_bench_log("out of memory for an FFT of %zu points", n);
-        fft_free(f);
+    const size_t bytes[3] = { n * sizeof(double complex), n * sizeof(double complex),
+                              n * sizeof(double complex) };
+    void *buf[3];
+    struct fft_work *f = work_alloc(sizeof *f, 3, bytes, buf, "an FFT");
+    if (!f)
         return NULL;
-    }
+    f->x = buf[0];
+    f->out = buf[1];
+    f->w = buf[2];
     f->n = n;
     f->cutoff = cutoff;
     uint64_t s = 0x243F6A8885A308D3ull;
@@ -133,12 +135,4 @@ int fft_check(const struct fft_work *f)
     return 1;
 }
 
-void fft_free(struct fft_work *f)
-{
-    if (!f)
-        return;
-    free(f->x);
-    free(f->out);
-    free(f->w);
-    free(f);
-}
+void fft_free(struct fft_work *f) { free(f); }

@@ -67,27 +67,21 @@ static void mm_run(hps_task_t *self)
     mm_body((struct mm_task *)self);
 }
 
-void mm_free(struct mm_work *m)
-{
-    if (!m)
-        return;
-    free(m->a);
-    free(m->b);
-    free(m->c);
-    free(m->ref);
-    free(m);
-}
+void mm_free(struct mm_work *m) { free(m); }
 
 struct mm_work *mm_new(int n, int max_levels)
 {
     size_t nn = (size_t)n * (size_t)n;
-    struct mm_work *m = calloc(1, sizeof *m);
-    if (!m || !(m->a = malloc(nn * sizeof(double))) || !(m->b = malloc(nn * sizeof(double))) ||
-        !(m->c = malloc(nn * sizeof(double))) || !(m->ref = calloc(nn, sizeof(double)))) {
-        hps_bench_log("out of memory for %d x %d matrices", n, n);
-        mm_free(m);
+    const size_t bytes[4] = { nn * sizeof(double), nn * sizeof(double), nn * sizeof(double),
+                              nn * sizeof(double) };
+    void *buf[4];
+    struct mm_work *m = work_alloc(sizeof *m, 4, bytes, buf, "the matrices");
+    if (!m)
         return NULL;
-    }
+    m->a = buf[0];
+    m->b = buf[1];
+    m->c = buf[2];
+    m->ref = buf[3];          /* zeroed: the reference product accumulates */
     m->n = n;
     m->max_levels = max_levels;
     uint64_t s = 0x13198A2E03707344ull;
