@@ -315,6 +315,26 @@ class Spread:
     medians: tuple[float, ...]
     cv: float                    # sample standard deviation / mean
     flags: tuple[str, ...]
+    levels: tuple[tuple[float, ...], ...] = ()   # set when the runs fall into two levels
+    level_cv: float = float("nan")               # worst CV within a level (NaN if < 2 each)
+
+
+#: Two consecutive sorted medians this far apart split the runs into two levels.
+LEVEL_GAP = 1.5
+
+
+def run_levels(medians: Sequence[float]) -> tuple[tuple[float, ...], ...]:
+    """Split medians at the largest ratio gap between neighbours (sorted) when it
+    is at least LEVEL_GAP: a machine whose runs land on two levels (the host
+    moving vCPUs between shared and separate cores, say).  () when one level."""
+    v = sorted(medians)
+    if len(v) < 2 or v[0] <= 0:
+        return ()
+    gaps = [(v[i + 1] / v[i], i) for i in range(len(v) - 1)]
+    ratio, i = max(gaps)
+    if ratio < LEVEL_GAP:
+        return ()
+    return (tuple(v[: i + 1]), tuple(v[i + 1:]))
 
 
 def coefficient_of_variation(xs: Sequence[float]) -> float:
@@ -341,8 +361,15 @@ def repeatability(runs: Sequence[dict[str, Any]]) -> list[Spread]:
         if not all(key in pr for pr in per_run):
             continue
         meds = tuple(float(pr[key].value) for pr in per_run)  # type: ignore[arg-type]
-        flags = tuple(sorted({f for pr in per_run for f in pr[key].flags}))
-        out.append(Spread(key, first.unit, meds, coefficient_of_variation(meds), flags))
+        flags = set(f for pr in per_run for f in pr[key].flags)
+        levels = run_levels(meds)
+        level_cv = float("nan")
+        if levels:
+            flags.add("two-level")
+            within = [coefficient_of_variation(lv) for lv in levels if len(lv) >= 2]
+            level_cv = max(within) if within else float("nan")
+        out.append(Spread(key, first.unit, meds, coefficient_of_variation(meds),
+                          tuple(sorted(flags)), levels, level_cv))
     return out
 
 
@@ -352,14 +379,21 @@ def render_repeatability(spreads: Sequence[Spread], limit: float = 0.10) -> str:
         return "no latency measured by every run"
     rows = sorted(spreads, key=lambda s: -s.cv if s.cv == s.cv else 0.0)
     width = max(len(s.key) for s in rows)
-    lines = [f"{'measurement':<{width}}  {'unit':<4}  {'CV':>7}  medians"]
+    lines = [f"{'measurement':<{width}}  {'unit':<4}  {'CV':>7}  {'in-level':>8}  medians"]
     for s in rows:
         meds = " ".join(f"{m:.4g}" for m in s.medians)
         flag = f"  [{', '.join(s.flags)}]" if s.flags else ""
-        lines.append(f"{s.key:<{width}}  {s.unit:<4}  {100 * s.cv:6.1f}%  {meds}{flag}")
+        lvl = f"{100 * s.level_cv:7.1f}%" if s.level_cv == s.level_cv else f"{'-':>8}"
+        lines.append(f"{s.key:<{width}}  {s.unit:<4}  {100 * s.cv:6.1f}%  {lvl}  {meds}{flag}")
     ok = sum(1 for s in rows if s.cv <= limit)
     cvs = sorted(s.cv for s in rows)
     lines.append(f"{ok}/{len(rows)} latency medians within {100 * limit:.0f}% CV over "
                  f"{len(rows[0].medians)} runs; median CV {100 * cvs[len(cvs) // 2]:.1f}%, "
                  f"worst {100 * cvs[-1]:.1f}%")
+    two = [s for s in rows if s.levels]
+    if two:
+        ok_in = sum(1 for s in two if s.level_cv == s.level_cv and s.level_cv <= limit)
+        lines.append(f"{len(two)} of them fall into two levels across runs (neighbouring medians "
+                     f">= {LEVEL_GAP}x apart): the machine changed between runs; within a level, "
+                     f"{ok_in}/{len(two)} stay within {100 * limit:.0f}% CV")
     return "\n".join(lines)

@@ -228,3 +228,10 @@ def test_repeatability_cv_is_computed_per_latency_median() -> None:
     text = compare.render_repeatability(spreads)
     assert "0/1 latency medians within 10% CV over 3 runs" in text
     assert compare.coefficient_of_variation([5.0, 5.0]) == 0.0
+
+
+def test_repeatability_flags_two_level_runs() -> None:
+    from hpsync import compare
+    assert compare.run_levels([10.0, 10.5, 11.0]) == ()
+    assert compare.run_levels([158.0, 27.0, 160.0, 29.0]) == ((27.0, 29.0), (158.0, 160.0))
+    assert compare.run_levels([5.0]) == ()
