@@ -118,11 +118,22 @@ def pairs(row: dict[str, Any], title: str) -> bytes:
     top = fig.add_subplot(grid[0, 0], sharex=ax)
     side = fig.add_subplot(grid[1, 1], sharey=ax)
     ax.scatter(xs, ys, s=6, alpha=0.6)
+    unit = str(row.get("unit", "ns"))
     if xs:
-        top.hist(xs, bins=40)
-        side.hist(ys, bins=40, orientation="horizontal")
-    ax.set_xlabel(str(row.get("x", "x")))
-    ax.set_ylabel(str(row.get("y", "y")))
+        # Latencies span decades (a few outliers 10-100x the bulk): on linear
+        # axes the bulk collapses into one corner, so go logarithmic then.
+        wide = all(v > 0 for v in xs + ys) and (max(xs) / min(xs) > 10 or max(ys) / min(ys) > 10)
+        if wide:
+            import numpy as np
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            top.hist(xs, bins=np.geomspace(min(xs), max(xs), 41))
+            side.hist(ys, bins=np.geomspace(min(ys), max(ys), 41), orientation="horizontal")
+        else:
+            top.hist(xs, bins=40)
+            side.hist(ys, bins=40, orientation="horizontal")
+    ax.set_xlabel(f"{row.get('x', 'x')} ({unit})")
+    ax.set_ylabel(f"{row.get('y', 'y')} ({unit})")
     top.tick_params(labelbottom=False)
     side.tick_params(labelleft=False)
     top.set_title(title)
