@@ -92,7 +92,7 @@ def latencies(items: Sequence[tuple[str, dict[str, Any]]], title: str) -> bytes:
     lows = [d.get("min") for _, d in items if isinstance(d.get("min"), (int, float)) and d["min"] > 0]
     highs = [d.get("max") for _, d in items if isinstance(d.get("max"), (int, float))]
     # Log axes only where the values span decades; otherwise their labels crowd.
-    wide = bool(lows and highs) and max(highs) / min(lows) > 20
+    wide = bool(lows and highs) and max(highs) / min(lows) > 8
     for ax in (left, right):
         if wide:
             ax.set_xscale("log")
