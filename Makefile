@@ -24,8 +24,10 @@ run: deps build
 	./hpsync doctor
 	./hpsync bench locks --quick
 
-test: build
+# Dependencies first: on a fresh machine the build itself needs them.
+test:
 	scripts/install-deps --test
+	$(MAKE) build
 	cd $(BUILD) && ctest --output-on-failure -j 2
 	$(PYTHON) -m pytest -q tests/python
 
