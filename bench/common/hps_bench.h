@@ -45,13 +45,16 @@ int hps_json_finish(void);
 
 /* ---- timing ------------------------------------------------------------ */
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-static inline uint64_t hps_bench_now_ns(void)
+/* Any clock in nanoseconds. */
+static inline uint64_t hps_bench_clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t hps_bench_now_ns(void) { return hps_bench_clock_ns(CLOCK_MONOTONIC); }
 
 /* 1 when hps_bench_rdtsc() reads a real time-stamp counter (x86 only). */
 #if defined(__x86_64__) || defined(__i386__)
@@ -67,7 +70,14 @@ typedef struct hps_clock_cost {
     double call_ns;          /* mean cost of one clock_gettime(CLOCK_MONOTONIC) */
     uint64_t step_ns;        /* smallest nonzero difference between two calls */
 } hps_clock_cost_t;
-void hps_bench_clock_cost(hps_clock_cost_t *out);
+void hps_bench_clock_cost(hps_clock_cost_t *out);             /* CLOCK_MONOTONIC */
+void hps_bench_clock_cost_of(clockid_t id, hps_clock_cost_t *out);
+
+/* CPUID 0x80000007 EDX bit 8 (the TSC runs at a constant rate): 1, 0, or -1
+ * when the leaf is missing or the CPU has no TSC. */
+int hps_bench_tsc_invariant(void);
+/* TSC ticks per ns against CLOCK_MONOTONIC over one window of ms. */
+double hps_bench_tsc_window(long ms);
 
 /* The smallest nonzero difference that recurs among n back-to-back timer
  * differences (sorts diffs in place); 0 if none. */

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hps_bench.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -50,7 +53,7 @@ uint64_t hps_bench_mode(uint64_t *diffs, size_t n)
     return best;
 }
 
-void hps_bench_clock_cost(hps_clock_cost_t *out)
+void hps_bench_clock_cost_of(clockid_t id, hps_clock_cost_t *out)
 {
     /*
      * Cost: many back-to-back calls, total time / calls, best of a few
@@ -63,9 +66,9 @@ void hps_bench_clock_cost(hps_clock_cost_t *out)
     double best = 1e30;
     uint64_t step = UINT64_MAX;
     for (int b = 0; b < BATCHES; b++) {
-        uint64_t t0 = hps_bench_now_ns(), prev = t0;
+        uint64_t t0 = hps_bench_clock_ns(id), prev = t0;
         for (int i = 0; i < BATCH; i++) {
-            uint64_t t = hps_bench_now_ns();
+            uint64_t t = hps_bench_clock_ns(id);
             diffs[i] = t - prev;
             prev = t;
         }
@@ -78,6 +81,37 @@ void hps_bench_clock_cost(hps_clock_cost_t *out)
     }
     out->call_ns = best;
     out->step_ns = step == UINT64_MAX ? 0 : step;
+}
+
+void hps_bench_clock_cost(hps_clock_cost_t *out)
+{
+    hps_bench_clock_cost_of(CLOCK_MONOTONIC, out);
+}
+
+int hps_bench_tsc_invariant(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0x80000000, NULL) < 0x80000007)
+        return -1;
+    __cpuid(0x80000007, a, b, c, d);
+    (void)a, (void)b, (void)c;
+    return (int)((d >> 8) & 1);
+#else
+    return -1;
+#endif
+}
+
+double hps_bench_tsc_window(long ms)
+{
+    /* Each end brackets the clock read between two TSC reads and uses their
+     * midpoint, so the clock call's own cost does not bias the rate. */
+    uint64_t a0 = hps_bench_rdtsc(), n0 = hps_bench_now_ns(), b0 = hps_bench_rdtsc();
+    struct timespec nap = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&nap, NULL);
+    uint64_t a1 = hps_bench_rdtsc(), n1 = hps_bench_now_ns(), b1 = hps_bench_rdtsc();
+    double c0 = ((double)a0 + (double)b0) / 2, c1 = ((double)a1 + (double)b1) / 2;
+    return n1 > n0 ? (c1 - c0) / (double)(n1 - n0) : 0.0;
 }
 
 const char *hps_bench_clocksource(void)

@@ -15,6 +15,7 @@
 #include <time.h>
 #include "hps_bench.h"
 #include "env.h"
+#include "../arch/rtm.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -75,8 +76,7 @@ static void read_cpuid(cpu_info_t *c)
         c->brand[48] = 0;
     }
     if (ext >= 0x80000007) {
-        __cpuid(0x80000007, a, b, cx, d);
-        c->invariant_tsc = (d >> 8) & 1;
+        c->invariant_tsc = hps_bench_tsc_invariant() == 1;
     }
 #endif
 }
@@ -102,13 +102,8 @@ static void measure_tsc(tsc_info_t *t)
         return;
     /* Three 20 ms windows, median rate: one preempted window cannot skew it. */
     double rate[3];
-    for (int i = 0; i < 3; i++) {
-        uint64_t n0 = hps_bench_now_ns(), c0 = hps_bench_rdtsc();
-        struct timespec nap = { 0, 20 * 1000 * 1000 };
-        nanosleep(&nap, NULL);
-        uint64_t n1 = hps_bench_now_ns(), c1 = hps_bench_rdtsc();
-        rate[i] = n1 > n0 ? (double)(c1 - c0) / (double)(n1 - n0) : 0.0;
-    }
+    for (int i = 0; i < 3; i++)
+        rate[i] = hps_bench_tsc_window(20);
     t->ghz = hps_bench_median(rate, 3);
     enum { N = 200000 };
     static uint64_t diffs[N];
@@ -166,7 +161,8 @@ int main(void)
     hps_json_bool("rtm", c.rtm);
     hps_json_bool("hle", c.hle);
     hps_json_bool("rtm_always_abort", c.rtm_always_abort);
-    hps_json_bool("rtm_usable", c.rtm && !c.rtm_always_abort);
+    /* The library's own decision, so doctor says exactly what elision will do. */
+    hps_json_bool("rtm_usable", hps_cpu_rtm_usable());
     hps_json_end_object();
 
     hps_json_begin_object("tsc");

@@ -33,46 +33,7 @@
 #include <time.h>
 #include "hps_probe.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #define USAGE "hps-probe-timer [--quick] [--samples N]"
-
-/* CPUID 0x80000007 EDX bit 8: 1, 0, or -1 when the leaf is missing. */
-static int tsc_invariant(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000, NULL) < 0x80000007)
-        return -1;
-    __cpuid(0x80000007, a, b, c, d);
-    (void)a, (void)b, (void)c;
-    return (int)((d >> 8) & 1);
-#else
-    return -1;
-#endif
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* TSC ticks per ns against CLOCK_MONOTONIC, one window of ms milliseconds.
- * Each end brackets the clock read between two TSC reads and uses their
- * midpoint, so the clock call's own cost does not bias the rate. */
-static double tsc_window(long ms)
-{
-    uint64_t a0 = hps_bench_rdtsc(), n0 = hps_bench_now_ns(), b0 = hps_bench_rdtsc();
-    struct timespec nap = { ms / 1000, (ms % 1000) * 1000000L };
-    nanosleep(&nap, NULL);
-    uint64_t a1 = hps_bench_rdtsc(), n1 = hps_bench_now_ns(), b1 = hps_bench_rdtsc();
-    double c0 = ((double)a0 + (double)b0) / 2, c1 = ((double)a1 + (double)b1) / 2;
-    return n1 > n0 ? (c1 - c0) / (double)(n1 - n0) : 0.0;
-}
 
 /* Mean cost of one rdtsc in ticks: best of batches. */
 static double tsc_read_ticks(void)
@@ -89,36 +50,12 @@ static double tsc_read_ticks(void)
     return best;
 }
 
-/* The method of hps_bench_clock_cost(), for any clock. */
-static void clock_cost(clockid_t id, double *call_ns, uint64_t *step_ns)
-{
-    enum { BATCH = 20000, BATCHES = 5 };
-    static uint64_t diffs[BATCH];
-    double best = 1e30;
-    uint64_t step = UINT64_MAX;
-    for (int b = 0; b < BATCHES; b++) {
-        uint64_t t0 = clock_ns(id), prev = t0;
-        for (int i = 0; i < BATCH; i++) {
-            uint64_t t = clock_ns(id);
-            diffs[i] = t - prev;
-            prev = t;
-        }
-        double per = (double)(prev - t0) / BATCH;
-        best = per < best ? per : best;
-        uint64_t s = hps_bench_step(diffs, BATCH);
-        if (s && s < step)
-            step = s;
-    }
-    *call_ns = best;
-    *step_ns = step == UINT64_MAX ? 0 : step;
-}
-
 /* n back-to-back differences of the TSC (use_tsc) or clock id, in raw units. */
 static void back_to_back(int use_tsc, clockid_t id, uint64_t *d, size_t n)
 {
-    uint64_t prev = use_tsc ? hps_bench_rdtsc() : clock_ns(id);
+    uint64_t prev = use_tsc ? hps_bench_rdtsc() : hps_bench_clock_ns(id);
     for (size_t i = 0; i < n; i++) {
-        uint64_t t = use_tsc ? hps_bench_rdtsc() : clock_ns(id);
+        uint64_t t = use_tsc ? hps_bench_rdtsc() : hps_bench_clock_ns(id);
         d[i] = t - prev;
         prev = t;
     }
@@ -144,11 +81,11 @@ static int measure(struct timer_result *r, size_t n, int windows, long window_ms
         hps_bench_log("out of memory");
         return 1;
     }
-    r->invariant = HPS_BENCH_HAVE_TSC ? tsc_invariant() : -1;
+    r->invariant = HPS_BENCH_HAVE_TSC ? hps_bench_tsc_invariant() : -1;
     if (HPS_BENCH_HAVE_TSC) {
         double rate[64];
         for (int w = 0; w < windows; w++)
-            rate[w] = tsc_window(window_ms);
+            rate[w] = hps_bench_tsc_window(window_ms);
         double lo = rate[0], hi = rate[0];
         for (int w = 1; w < windows; w++) {
             lo = rate[w] < lo ? rate[w] : lo;
@@ -169,7 +106,10 @@ static int measure(struct timer_result *r, size_t n, int windows, long window_ms
     hps_bench_clock_cost(&cc);
     r->mono_cost = cc.call_ns;
     r->mono_step = cc.step_ns;
-    clock_cost(CLOCK_REALTIME, &r->real_cost, &r->real_step);
+    hps_clock_cost_t rc;
+    hps_bench_clock_cost_of(CLOCK_REALTIME, &rc);
+    r->real_cost = rc.call_ns;
+    r->real_step = rc.step_ns;
     const clockid_t ids[2] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
     for (int c = 0; c < 2; c++) {
         back_to_back(0, ids[c], raw, n);

@@ -128,6 +128,16 @@ HPS_EXPORT int hps_elide_try_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_e
     return 0;
 }
 
+/* An elided section committed: count it, and reset the lock's failure
+ * history (written only when there is one, to keep the line clean). */
+static void committed(hps_elide_state_t *st, hps_elide_stats_t *stats)
+{
+    COUNT(stats, commits);
+    uint32_t v = hps_load_relaxed(&st->v);
+    if (v)
+        hps_store_relaxed(&st->v, hps_elide_after_commit(v));
+}
+
 HPS_EXPORT void hps_elide_exit(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_state_t *st,
                                hps_elide_stats_t *stats)
 {
@@ -144,19 +154,14 @@ HPS_EXPORT void hps_elide_exit(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide
             /* Count the outermost commit only (see hps_elide_enter). */
             if (hps_rtm_test())
                 return;
-            COUNT(stats, commits);
-            if (hps_load_relaxed(&st->v))
-                hps_store_relaxed(&st->v, hps_elide_after_commit(hps_load_relaxed(&st->v)));
+            committed(st, stats);
             return;
         }
         hps_lockstate_unlock(s, a);
         return;
     }
-    if (hps_inject_pop(s)) {
-        COUNT(stats, commits);
-        if (hps_load_relaxed(&st->v))
-            hps_store_relaxed(&st->v, hps_elide_after_commit(hps_load_relaxed(&st->v)));
-    }
+    if (hps_inject_pop(s))
+        committed(st, stats);
     hps_lockstate_unlock(s, a);
 }
 

@@ -36,16 +36,18 @@ int hps_pl_tid(void)
     return t;
 }
 
+/* 0: not started, 1: in progress, 2: done. */
+static hps_au32 pl_state;
+
 void hps_pl_init(void)
 {
-    /* 0: not started, 1: in progress, 2: done.  Whoever moves 0 -> 1 does
-     * the work; concurrent first callers wait for it (microseconds, once). */
-    static hps_au32 state;
-    if (hps_likely(hps_load_acquire(&state) == 2))
+    /* Whoever moves 0 -> 1 does the work; concurrent first callers wait for
+     * it (microseconds, once). */
+    if (hps_likely(hps_load_acquire(&pl_state) == 2))
         return;
     uint32_t e = 0;
-    if (!hps_cas_acq_rel(&state, &e, 1)) {
-        while (hps_load_acquire(&state) != 2)
+    if (!hps_cas_acq_rel(&pl_state, &e, 1)) {
+        while (hps_load_acquire(&pl_state) != 2)
             hps_cpu_relax();
         return;
     }
@@ -62,14 +64,17 @@ void hps_pl_init(void)
     /* Release: a thread that sees 2 (or the fast algorithm) sees all above.
      * With statistics or elision on, every call takes the out-of-line path. */
     __atomic_store_n(&hps_pl_fast_algo, pl_stats || pl_elide ? 0 : hps_pl_algo, __ATOMIC_RELEASE);
-    hps_store_release(&state, 2);
+    hps_store_release(&pl_state, 2);
 }
 
 __attribute__((constructor)) static void pl_ctor(void) { hps_pl_init(); }
 
+/* The algorithm, reading the settings first if nobody has yet.  (The fast
+ * paths' hps_pl_fast_algo is also 0 while statistics or elision are on, so
+ * it cannot tell whether initialisation happened.) */
 static inline hps_lock_algo_t algo(void)
 {
-    if (hps_unlikely(__atomic_load_n(&hps_pl_fast_algo, __ATOMIC_ACQUIRE) == 0))
+    if (hps_unlikely(hps_load_acquire(&pl_state) != 2))
         hps_pl_init();
     return hps_pl_algo;
 }
@@ -87,34 +92,31 @@ static inline hps_elide_stats_t *elide_stats(hps_pmutex_t *p, void *caller)
     return pl_stats ? hps_stats_elide(p, caller) : NULL;
 }
 
-/* Acquire with statistics: a failed trylock is what "contended" means. */
-static void lock_counted(hps_pmutex_t *p, void *caller)
+/*
+ * Acquire, blocking (abs == NULL) or until the deadline, counting for the
+ * statistics when they are on: a failed first trylock is what "contended"
+ * means, and the wait is timed from there.
+ */
+static int acquire_counted(hps_pmutex_t *p, clockid_t clock, const struct timespec *abs, void *caller)
 {
     hps_lock_algo_t a = algo();
     if (!pl_stats) {
+        if (abs)
+            return hps_lockstate_timedlock(&p->s, a, clock, abs);
         hps_lockstate_lock(&p->s, a);
-        return;
+        return 0;
     }
     if (hps_lockstate_trylock(&p->s, a)) {
         hps_stats_record(p, caller, 0, 0);
-        return;
-    }
-    uint64_t t0 = hps_now_ns();
-    hps_lockstate_lock(&p->s, a);
-    hps_stats_record(p, caller, 1, hps_now_ns() - t0);
-}
-
-static int timedlock_counted(hps_pmutex_t *p, clockid_t clock, const struct timespec *abs, void *caller)
-{
-    hps_lock_algo_t a = algo();
-    if (hps_lockstate_trylock(&p->s, a)) {
-        if (pl_stats)
-            hps_stats_record(p, caller, 0, 0);
         return 0;
     }
-    uint64_t t0 = pl_stats ? hps_now_ns() : 0;
-    int r = hps_lockstate_timedlock(&p->s, a, clock, abs);
-    if (pl_stats && r == 0)
+    uint64_t t0 = hps_now_ns();
+    int r = 0;
+    if (abs)
+        r = hps_lockstate_timedlock(&p->s, a, clock, abs);
+    else
+        hps_lockstate_lock(&p->s, a);
+    if (r == 0)
         hps_stats_record(p, caller, 1, hps_now_ns() - t0);
     return r;
 }
@@ -157,7 +159,7 @@ int hps_pm_lock(pthread_mutex_t *m, void *caller)
         return rc;
     if (elides(type) && hps_elide_enter(&p->s, algo(), &p->elide, elide_stats(p, caller)))
         return 0;
-    lock_counted(p, caller);
+    acquire_counted(p, CLOCK_REALTIME, NULL, caller);
     set_owner(p, type);
     return 0;
 }
@@ -195,7 +197,7 @@ int hps_pm_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
         return rc;
     if (elides(type) && hps_elide_enter(&p->s, algo(), &p->elide, elide_stats(p, caller)))
         return 0;
-    rc = timedlock_counted(p, clock, abs, caller);
+    rc = acquire_counted(p, clock, abs, caller);
     if (rc == 0)
         set_owner(p, type);
     return rc;

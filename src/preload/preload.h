@@ -39,8 +39,8 @@ _Static_assert(sizeof(hps_lock_state_t) == 16, "state fits before __kind");
 
 #define HPS_PM(m) ((hps_pmutex_t *)(void *)(m))
 
-/* The algorithm in force; 0 until settings are read, or while stats are on
- * (the fast paths test this one word). */
+/* The algorithm for the inline fast paths: 0 until settings are read, and 0
+ * while statistics or elision are on (every call then goes out of line). */
 extern hps_lock_algo_t hps_pl_fast_algo;
 extern hps_lock_algo_t hps_pl_algo;
 void hps_pl_init(void);

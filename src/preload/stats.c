@@ -177,33 +177,64 @@ static void describe(char *buf, size_t n, struct entry *e)
 
 #define LD(x) ((unsigned long long)hps_load_relaxed(&(x)))
 
+/* Which entries a table lists, and in which order. */
+typedef int (*keep_fn)(const struct entry *e);
+typedef int (*before_fn)(const struct entry *a, const struct entry *b);
+
+/* The first not-yet-shown entry in `before` order (now marked shown), or
+ * NULL.  Selection by repeated maximum: no allocation, fine at exit. */
+static struct entry *next_best(unsigned char *shown, keep_fn keep, before_fn before)
+{
+    struct entry *best = NULL;
+    for (size_t i = 0; i < NENT; i++) {
+        struct entry *e = &g_tab[i];
+        if (!shown[i] && atomic_load_explicit(&e->key, memory_order_relaxed) && keep(e) &&
+            (!best || before(e, best)))
+            best = e;
+    }
+    if (best)
+        shown[best - g_tab] = 1;
+    return best;
+}
+
+static int any_lock(const struct entry *e) { (void)e; return 1; }
+
+/* Most contended first, then most acquired. */
+static int more_contended(const struct entry *a, const struct entry *b)
+{
+    uint64_t ca = LD(a->contended), cb = LD(b->contended);
+    return ca > cb || (ca == cb && LD(a->acq) > LD(b->acq));
+}
+
+static int tried_elision(const struct entry *e) { return LD(e->el.attempts) + LD(e->el.skips) != 0; }
+static int more_attempts(const struct entry *a, const struct entry *b)
+{
+    return LD(a->el.attempts) > LD(b->el.attempts);
+}
+
+static unsigned char g_shown[NENT];
+
 /* The elision table: only locks that tried to elide, most attempts first. */
 static void report_elision(FILE *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < NENT; i++)
-        n += LD(g_tab[i].el.attempts) + LD(g_tab[i].el.skips) != 0;
+        n += tried_elision(&g_tab[i]);
     if (n == 0)
         return;
     fprintf(out, "hpsync elision (backend %s): %zu locks\n", hps_elide_backend_name(), n);
     fprintf(out, "%-18s %10s %10s %9s %9s %9s %9s %9s %10s %8s %8s  %s\n", "lock", "attempts", "commits",
             "conflict", "capacity", "busy", "explicit", "other", "fallbacks", "skips", "waits", "where");
-    static unsigned char shown[NENT];
-    memset(shown, 0, sizeof shown);
+    memset(g_shown, 0, sizeof g_shown);
     for (size_t k = 0; k < n && k < hps_settings()->stats_top; k++) {
-        long best = -1;
-        for (size_t i = 0; i < NENT; i++)
-            if (!shown[i] && LD(g_tab[i].el.attempts) + LD(g_tab[i].el.skips) &&
-                (best < 0 || LD(g_tab[i].el.attempts) > LD(g_tab[best].el.attempts)))
-                best = (long)i;
-        if (best < 0)
+        struct entry *e = next_best(g_shown, tried_elision, more_attempts);
+        if (!e)
             break;
-        shown[best] = 1;
-        hps_elide_stats_t *el = &g_tab[best].el;
+        hps_elide_stats_t *el = &e->el;
         char where[256];
-        describe(where, sizeof where, &g_tab[best]);
+        describe(where, sizeof where, e);
         fprintf(out, "%-18p %10llu %10llu %9llu %9llu %9llu %9llu %9llu %10llu %8llu %8llu  %s\n",
-                (void *)atomic_load_explicit(&g_tab[best].key, memory_order_relaxed),
+                (void *)atomic_load_explicit(&e->key, memory_order_relaxed),
                 LD(el->attempts), LD(el->commits), LD(el->aborts[HPS_ELIDE_ABORT_CONFLICT]),
                 LD(el->aborts[HPS_ELIDE_ABORT_CAPACITY]), LD(el->aborts[HPS_ELIDE_ABORT_BUSY]),
                 LD(el->aborts[HPS_ELIDE_ABORT_EXPLICIT]), LD(el->aborts[HPS_ELIDE_ABORT_OTHER]),
@@ -238,23 +269,11 @@ __attribute__((destructor)) static void stats_report(void)
         fprintf(out, ", %llu acquisitions on locks beyond the table", (unsigned long long)un);
     fprintf(out, "\n%-18s %14s %12s %12s %12s  %s\n", "lock", "acquisitions", "contended",
             "mean wait", "p99 wait", "where");
-    /* Selection by repeated maximum: no allocation, fine for a report at exit. */
-    static unsigned char shown[NENT];
-    memset(shown, 0, sizeof shown);
+    memset(g_shown, 0, sizeof g_shown);
     for (unsigned k = 0; k < top; k++) {
-        long best = -1;
-        for (size_t i = 0; i < NENT; i++) {
-            if (shown[i] || !atomic_load_explicit(&g_tab[i].key, memory_order_relaxed))
-                continue;
-            if (best < 0 || hps_load_relaxed(&g_tab[i].contended) > hps_load_relaxed(&g_tab[best].contended) ||
-                (hps_load_relaxed(&g_tab[i].contended) == hps_load_relaxed(&g_tab[best].contended) &&
-                 hps_load_relaxed(&g_tab[i].acq) > hps_load_relaxed(&g_tab[best].acq)))
-                best = (long)i;
-        }
-        if (best < 0)
+        struct entry *e = next_best(g_shown, any_lock, more_contended);
+        if (!e)
             break;
-        shown[best] = 1;
-        struct entry *e = &g_tab[best];
         uint64_t c = hps_load_relaxed(&e->contended);
         char mean[32] = "-", p99[32] = "-", where[256];
         if (c) {

@@ -6,8 +6,9 @@
  * state is one word, `grant`, whatever number of locks a thread waits for or
  * holds.  A waiter spins on its predecessor's `grant` until it names this
  * lock, then clears it to acknowledge; a leaving head waits for that
- * acknowledgement so its `grant` word is free again.  Headship passes when
- * the head takes the lock word (see queued.h).
+ * acknowledgement only before it next queues or hands over (or exits), so
+ * the round trip overlaps its critical section.  Headship passes when the
+ * head takes the lock word (see queued.h).
  * Fast paths: lock = load + XCHG + branch, unlock = one store.
  */
 #ifndef HPSYNC_LOCK_HEMLOCK_H
