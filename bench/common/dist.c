@@ -8,6 +8,17 @@
 #include "hps_bench.h"
 #include "hps_dist.h"
 
+/* Smallest gap between distinct neighbours of sorted s: the quantum when the
+ * samples come from a stepping clock (the TSC here moves in ~10 ns steps). */
+static double quantum(const double *s, size_t n)
+{
+    double q = INFINITY;
+    for (size_t i = 1; i < n; i++)
+        if (s[i] > s[i - 1] && s[i] - s[i - 1] < q)
+            q = s[i] - s[i - 1];
+    return q;
+}
+
 double hps_dist_quantile(const double *s, size_t n, double q)
 {
     if (n == 0)
@@ -17,7 +28,24 @@ double hps_dist_quantile(const double *s, size_t n, double q)
     if (i + 1 >= n)
         return s[n - 1];
     double f = pos - (double)i;
-    return s[i] * (1.0 - f) + s[i + 1] * f;
+    if (s[i] != s[i + 1])
+        return s[i] * (1.0 - f) + s[i + 1] * f;
+    /* Inside a run of equal samples the true values are spread over the
+     * clock step around the shown one; interpolate across that cell (the
+     * grouped-data median) so a median of 40 and 50 ns ticks moves smoothly
+     * with the share of each instead of jumping a whole step between runs. */
+    size_t a = i, b = i + 1;
+    while (a > 0 && s[a - 1] == s[i])
+        a--;
+    while (b < n && s[b] == s[i])
+        b++;
+    double step = quantum(s, n);
+    if (!isfinite(step))
+        return s[i];                       /* every sample equal */
+    double t = (pos + 0.5 - (double)a) / (double)(b - a);
+    double v = s[i] - step / 2 + t * step;
+    /* Never leave the samples' own range. */
+    return v < s[0] ? s[0] : v > s[n - 1] ? s[n - 1] : v;
 }
 
 int hps_dist_bimodal(const double *s, size_t n)

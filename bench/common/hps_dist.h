@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Value at quantile q (0..1) of sorted v[0..n), linear interpolation. */
+/* Value at quantile q (0..1) of sorted v[0..n), linear interpolation between
+ * distinct samples; within a run of equal (clock-quantized) samples, spread
+ * over one clock step around them (grouped-data interpolation). */
 double hps_dist_quantile(const double *sorted, size_t n, double q);
 
 /*

@@ -128,6 +128,27 @@ def test_pools_rows(pools: dict[str, Any]) -> None:
             assert r["tasks"] == 256 // 8 - 1, what
 
 
+def test_lockfree_pool_does_not_explode() -> None:
+    """The T3-4's CAS pool collapsed: failed CAS multiplied with threads until
+    the pool was slower than serial by orders of magnitude.  With backoff the
+    failures per task stay bounded at every thread count, 2x oversubscribed
+    included, on the finest-grained workload (5 levels: 28 086 tasks of 4x4
+    blocks)."""
+    threads = [1, 2, 4]
+    doc = document(POOLS, "--quick", "--mm-n", "128", "--max-levels", "5", "--reps", "3",
+                   "--threads", ",".join(map(str, threads)), "--fft-n", "256",
+                   "--fft-cutoff", "8")
+    rows = {r["threads"]: r for r in doc["results"]
+            if r["metric"] == "matmul" and r["pool"] == "lockfree" and r["levels"] == 5}
+    assert sorted(rows) == threads
+    for t, r in rows.items():
+        assert r["check_ok"] is True
+        per_task = r["failed_cas"] / (r["reps"] * r["tasks"])
+        # Measured here: about 0.2-0.5 failed CAS per task at 2-4 threads.
+        assert per_task <= 4.0, f"{t} threads: {per_task:.2f} failed CAS per task"
+    assert rows[1]["failed_cas"] == 0      # one worker never loses a CAS
+
+
 @pytest.mark.parametrize("prog,args", [
     (C2C, ["--bogus"]),
     (C2C, ["--batches", "0"]),
