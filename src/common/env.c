@@ -6,79 +6,27 @@
 #include <string.h>
 #include <unistd.h>
 #include "env.h"
+#include "envparse.h"
 
 static hps_settings_t g_settings;
 static hps_au32 g_state;             /* 0 unparsed, 1 parsing, 2 ready */
 
-/* One line per problem; write(2) because stdio may not be usable yet. */
-static void bad_value(const char *env, const char *val, const char *why, const char *def)
-{
-    char buf[512];
-    int n = snprintf(buf, sizeof buf, "hpsync: %s='%s' %s; using %s\n", env, val, why, def);
-    if (n > 0)
-        (void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-static int parse_uint(const char *s, unsigned long lo, unsigned long hi, uint32_t *out)
-{
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-' || *s == '+')
-        return -1;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
-static void parse_row_UINT(const char *env, const char *val, const char *def,
-                           unsigned long lo, unsigned long hi, uint32_t *out)
-{
-    parse_uint(def, 0, ~0ul, out);
-    if (val && parse_uint(val, lo, hi, out) != 0) {
-        char why[96];
-        snprintf(why, sizeof why, "is not a whole number in %lu..%lu", lo, hi);
-        bad_value(env, val, why, def);
-    }
-}
-
-static void parse_row_BOOL(const char *env, const char *val, const char *def,
-                           unsigned long lo, unsigned long hi, uint32_t *out)
-{
-    *out = def[0] == '1';
-    if (!val)
-        return;
-    if (!strcmp(val, "1") || !strcasecmp(val, "yes") || !strcasecmp(val, "true") || !strcasecmp(val, "on"))
-        *out = 1;
-    else if (!strcmp(val, "0") || !strcasecmp(val, "no") || !strcasecmp(val, "false") || !strcasecmp(val, "off") || !*val)
-        *out = 0;
-    else
-        bad_value(env, val, "is not 0 or 1", def);
-}
-
-static void parse_row_LOCK(const char *env, const char *val, const char *def,
-                           unsigned long lo, unsigned long hi, hps_lock_algo_t *out)
+static void hps_env_row_LOCK(const char *env, const char *val, const char *def,
+                             unsigned long lo, unsigned long hi, hps_lock_algo_t *out)
 {
     hps_lock_algo_parse(def, out);
     if (val && *val && hps_lock_algo_parse(val, out) != 0) {
         char why[128];
         snprintf(why, sizeof why, "is not a lock algorithm (%s)", hps_lock_algo_names());
-        bad_value(env, val, why, def);
+        hps_env_bad_value(env, val, why, def);
         hps_lock_algo_parse(def, out);
     }
-}
-
-static void parse_row_STR(const char *env, const char *val, const char *def,
-                          unsigned long lo, unsigned long hi, const char **out)
-{
-    *out = val ? val : def;
 }
 
 static void parse_all(void)
 {
 #define X(field, env, kind, def, lo, hi, doc) \
-    parse_row_##kind(#env, secure_getenv(#env), def, lo, hi, &g_settings.field);
+    hps_env_row_##kind(#env, secure_getenv(#env), def, lo, hi, &g_settings.field);
 #include "settings.def"
 #undef X
     hps_wait_spin_limit = g_settings.spin;

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The allocator's core: initialisation, malloc/free fast paths, aligned
+ * allocation, realloc, usable size, and the checks on every free.
+ *
+ * Fast path budget: malloc is a TLS load, a class-table load, two loads and
+ * two stores on the current page; free is the ownership-map bit, the page
+ * descriptor, a multiply-high to confirm a block boundary, the double-free
+ * cookie, and two stores.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include "geometry.h"
+#include "internal.h"
+#include "settings.h"
+
+_Atomic uint32_t hps_ready;
+uintptr_t hps_cookie_key;
+void hps_heap_global_init(void);
+
+void hps_init_slow(void)
+{
+    static hps_spin_t init_lock;
+    hps_spin_lock(&init_lock);
+    if (!hps_load_relaxed(&hps_ready)) {
+        hps_malloc_settings_load();
+        uint32_t line, sets;
+        const char *src = hps_geometry_detect(&line, &sets);
+        const hps_malloc_settings_t *s = hps_malloc_settings();
+        if (s->line || s->sets) {
+            uint32_t l = s->line ? s->line : line, n = s->sets ? s->sets : sets;
+            if (hps_geometry_valid(l, n)) {
+                line = l;
+                sets = n;
+                src = "setting";
+            } else {
+                hps_report("HPSYNC_MALLOC_LINE/HPSYNC_MALLOC_SETS need powers of two "
+                           "(line 16..256); using the machine's geometry", NULL);
+            }
+        }
+        hps_classes_init(line, sets, src);
+        uint32_t lo, hi;
+        __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+        hps_cookie_key = (((uint64_t)hi << 32 | lo) * 0x9e3779b97f4a7c15ull) ^
+                         (uintptr_t)&init_lock ^ ((uintptr_t)getpid() << 40) ^ 1;
+        hps_heap_global_init();
+        /* Release: a thread that sees ready sees the classes and the key. */
+        hps_store_release(&hps_ready, 1);
+    }
+    hps_spin_unlock(&init_lock);
+}
+
+static int check_on(void)
+{
+    return hps_malloc_settings()->check;
+}
+
+HPS_INLINE void *alloc_small(hps_heap_t *h, size_t n)
+{
+    uint32_t cls = hps_class_fast(n);
+    hps_page_t *pg = h->avail[cls];
+    if (hps_likely(pg != NULL)) {
+        hps_block_t *b = pg->free;
+        if (hps_likely(b != NULL)) {
+            pg->free = b->next;
+            b->cookie = 0;
+            pg->used++;
+            h->st.alloc_bytes += pg->block_size;
+            return b;
+        }
+    }
+    return hps_heap_refill(h, cls);
+}
+
+static __attribute__((noinline)) void *malloc_slow(size_t n)
+{
+    if (hps_unlikely(!hps_load_acquire(&hps_ready)))
+        hps_init_slow();
+    hps_heap_t *h = hps_heap_get();
+    void *p = NULL;
+    if (h && n <= HPS_MAX_SMALL) {
+        p = alloc_small(h, n);
+    } else if (n <= (size_t)PTRDIFF_MAX) {
+        p = hps_huge_alloc(h, n, 0);
+    }
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+void *hps_malloc(size_t n)
+{
+    hps_heap_t *h = hps_tls_heap;
+    if (hps_likely(h != NULL && n <= HPS_MAX_SMALL)) {
+        void *p = alloc_small(h, n);
+        if (hps_likely(p != NULL))
+            return p;
+        errno = ENOMEM;
+        return NULL;
+    }
+    return malloc_slow(n);
+}
+
+/* Where p's block starts, or 0 if p is not a live-looking block pointer of
+ * ours.  *pgp and *segp receive the page and segment. */
+static uintptr_t block_of(const void *p, hps_segment_t **segp, hps_page_t **pgp)
+{
+    hps_segment_t *seg = hps_segment_of(p);
+    if (hps_unlikely(!hps_owned((uintptr_t)seg)))
+        return 0;
+    *segp = seg;
+    if (hps_unlikely(seg->kind != HPS_SEG_SMALL)) {
+        *pgp = NULL;
+        return seg->kind == HPS_SEG_HUGE && (uintptr_t)p == seg->huge_block ? (uintptr_t)p : 0;
+    }
+    hps_page_t *pg = hps_page_of(seg, p);
+    *pgp = pg;
+    uintptr_t a = (uintptr_t)p;
+    if (hps_unlikely(!pg->slots || a < pg->start || a >= pg->end))
+        return 0;
+    uintptr_t off = a - pg->start;
+    uint64_t idx = (uint64_t)(((unsigned __int128)off * pg->div_mul) >> 64);
+    uintptr_t start = pg->start + (uintptr_t)idx * pg->block_size;
+    if (hps_unlikely(start != a) && !pg->aligned)
+        return 0;
+    return start;
+}
+
+static __attribute__((noinline, cold)) void bad_free(const char *what, const void *p)
+{
+    if (check_on())
+        hps_report(what, p);
+}
+
+/* Everything free() does off its fast path: NULL, foreign pointers, huge
+ * blocks, interior pointers of aligned blocks, double frees, frees from
+ * another thread, and a page that empties or leaves the full list. */
+static __attribute__((noinline)) void free_slow(void *p)
+{
+    if (p == NULL)
+        return;
+    hps_segment_t *seg;
+    hps_page_t *pg;
+    uintptr_t start = block_of(p, &seg, &pg);
+    if (hps_unlikely(start == 0)) {
+        bad_free("invalid free: pointer not allocated by hpsync-malloc (ignored)", p);
+        return;
+    }
+    if (pg == NULL) {
+        hps_huge_free(seg);
+        return;
+    }
+    hps_block_t *b = (hps_block_t *)start;
+    if (b->cookie == (start ^ hps_cookie_key)) {
+        bad_free("double free (ignored)", p);
+        return;
+    }
+    hps_heap_t *h = hps_tls_heap;
+    if (h == NULL || atomic_load_explicit(&seg->heap, memory_order_relaxed) != h) {
+        hps_remote_free(seg, pg, b);
+        return;
+    }
+    if (start >= (uintptr_t)pg->bump) {
+        bad_free("invalid free: block was never allocated (ignored)", p);
+        return;
+    }
+    b->next = pg->free;
+    b->cookie = start ^ hps_cookie_key;
+    pg->free = b;
+    h->st.free_bytes += pg->block_size;
+    if (--pg->used == 0)
+        hps_heap_page_empty(h, pg);
+    else if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
+        hps_heap_page_unfull(h, pg);
+}
+
+void hps_free(void *p)
+{
+    /* The fast path: our small block, at a block boundary, not marked free,
+     * freed by its owner, and its page neither empties nor was full. */
+    hps_segment_t *seg = hps_segment_of(p);
+    /* No kind test: a huge segment's descriptors are zero, so its "page"
+     * has start == end and the bounds test below sends it to free_slow. */
+    if (hps_likely(hps_owned((uintptr_t)seg))) {
+        hps_page_t *pg = hps_page_of(seg, p);
+        uintptr_t off = (uintptr_t)p - pg->start;
+        uint64_t idx = (uint64_t)(((unsigned __int128)off * pg->div_mul) >> 64);
+        hps_block_t *b = p;
+        hps_heap_t *h = hps_tls_heap;
+        /* idx < capacity also rejects p below the page: off then wraps. */
+        if (hps_likely(idx < pg->capacity && idx * pg->block_size == off &&
+                       b->cookie != ((uintptr_t)p ^ hps_cookie_key) &&
+                       atomic_load_explicit(&seg->heap, memory_order_relaxed) == h &&
+                       (uintptr_t)p < (uintptr_t)pg->bump && pg->used > 1 &&
+                       !atomic_load_explicit(&pg->in_full, memory_order_relaxed))) {
+            b->next = pg->free;
+            b->cookie = (uintptr_t)p ^ hps_cookie_key;
+            pg->free = b;
+            pg->used--;
+            h->st.free_bytes += pg->block_size;
+            return;
+        }
+    }
+    free_slow(p);
+}
+
+size_t hps_usable_size(const void *p)
+{
+    if (!p)
+        return 0;
+    hps_segment_t *seg;
+    hps_page_t *pg;
+    uintptr_t start = block_of(p, &seg, &pg);
+    if (!start)
+        return 0;
+    if (!pg)
+        return hps_huge_usable(seg);
+    return pg->block_size - ((uintptr_t)p - start);
+}
+
+void *hps_malloc_aligned(size_t align, size_t n)
+{
+    if (align <= HPS_MIN_ALIGN)
+        return hps_malloc(n);
+    if (hps_unlikely(!hps_load_acquire(&hps_ready)))
+        hps_init_slow();
+    hps_heap_t *h = hps_heap_get();
+    size_t line = hps_geo.line;
+    void *p = NULL;
+    if (h && align <= line && n <= HPS_MAX_SMALL) {
+        /* Classes of a line or more are line-aligned. */
+        p = alloc_small(h, n < line ? line : n);
+    } else if (h && align <= HPS_SLOT_SIZE && n <= HPS_MAX_SMALL - align) {
+        /* A line-aligned block with room to slide to the alignment; free()
+         * finds the block from the interior pointer on pages marked aligned. */
+        void *b = alloc_small(h, n + align - line);
+        if (b) {
+            uintptr_t a = ((uintptr_t)b + align - 1) & ~(uintptr_t)(align - 1);
+            if (a != (uintptr_t)b)
+                hps_page_of(hps_segment_of(b), b)->aligned = 1;
+            p = (void *)a;
+        }
+    } else if (n <= (size_t)PTRDIFF_MAX) {
+        p = hps_huge_alloc(h, n, align);
+    }
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+void *hps_realloc(void *p, size_t n)
+{
+    if (!p)
+        return hps_malloc(n);
+    if (n == 0) {                      /* glibc frees and returns NULL */
+        hps_free(p);
+        return NULL;
+    }
+    size_t old = hps_usable_size(p);
+    if (old == 0) {
+        bad_free("invalid realloc: pointer not allocated by hpsync-malloc", p);
+        errno = EINVAL;
+        return NULL;
+    }
+    /* Stay in place when the block fits and would not waste over half. */
+    if (n <= old && n >= old / 2)
+        return p;
+    void *q = hps_malloc(n);
+    if (!q)
+        return NULL;
+    memcpy(q, p, n < old ? n : old);
+    hps_free(p);
+    return q;
+}
+
+/* The exported names are aliases, not wrappers: no extra call on the
+ * fast paths. */
+HPS_EXPORT void *malloc(size_t n) __attribute__((alias("hps_malloc")));
+HPS_EXPORT void free(void *p) __attribute__((alias("hps_free")));
+HPS_EXPORT void *__libc_malloc(size_t n) __attribute__((alias("hps_malloc")));
+HPS_EXPORT void __libc_free(void *p) __attribute__((alias("hps_free")));

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Thread heaps: one per thread, touched only by its thread.  The slow path
+ * of allocation (refill), remote frees, thread exit (abandoning segments to
+ * whoever needs memory next) and fork.
+ *
+ * Why no lock on the heap: a heap is private, so the owner's malloc and
+ * free are plain loads and stores.  Other threads reach a heap's memory only
+ * through the lock-free stacks of its pages (thread_free) and segments
+ * (remote_full).  The few global structures (heap pool, abandoned segments,
+ * segment cache) have their own small locks, taken rarely and held briefly,
+ * and all of them are taken around fork().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include "internal.h"
+#include "settings.h"
+
+__thread hps_heap_t *hps_tls_heap __attribute__((tls_model("initial-exec")));
+
+static hps_spin_t heaps_lock;          /* heap pool and the list of all heaps */
+static hps_heap_t *heaps_all, *heaps_free;
+static char *heap_chunk;
+static size_t heap_chunk_left;
+static uint32_t heap_count;
+
+static hps_spin_t abandoned_lock;
+static hps_segment_t *abandoned;
+
+_Atomic uint64_t hps_orphan_free_bytes;
+hps_heap_t hps_heap_abandoned;      /* owner of abandoned segments: nobody's heap */
+
+static pthread_key_t exit_key;
+static int exit_key_ok;
+
+static void heap_abandon(hps_heap_t *h);
+
+static void on_thread_exit(void *arg)
+{
+    hps_heap_t *h = arg;
+    if (h && h == hps_tls_heap) {
+        hps_tls_heap = NULL;
+        heap_abandon(h);
+    }
+}
+
+void hps_heap_global_init(void)
+{
+    /* pthread_key_create does not allocate; the key's slot is among the
+     * first 32, which glibc keeps inside the thread descriptor. */
+    exit_key_ok = pthread_key_create(&exit_key, on_thread_exit) == 0;
+}
+
+static hps_heap_t *heap_new(void)
+{
+    hps_heap_t *h = NULL;
+    hps_spin_lock(&heaps_lock);
+    if (heaps_free) {
+        h = heaps_free;
+        heaps_free = h->next_free;
+    } else {
+        if (heap_chunk_left < sizeof(hps_heap_t)) {
+            void *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p != MAP_FAILED) {
+                heap_chunk = p;
+                heap_chunk_left = 1 << 20;
+            }
+        }
+        if (heap_chunk_left >= sizeof(hps_heap_t)) {
+            h = (hps_heap_t *)heap_chunk;
+            heap_chunk += (sizeof(hps_heap_t) + 63) & ~(size_t)63;
+            heap_chunk_left -= (sizeof(hps_heap_t) + 63) & ~(size_t)63;
+            h->id = heap_count++;
+            h->next_all = heaps_all;
+            heaps_all = h;
+        }
+    }
+    hps_spin_unlock(&heaps_lock);
+    if (!h)
+        return NULL;
+    uint32_t id = h->id;
+    hps_heap_t *next_all = h->next_all;
+    hps_heap_stats_t st = h->st;        /* statistics survive reuse: they are the process's */
+    *h = (hps_heap_t){ 0 };
+    h->id = id;
+    h->next_all = next_all;
+    h->st = st;
+    /* Each heap starts at its own colour (an odd step apart), so the first
+     * pages of two threads do not start on the same sets. */
+    h->colour = id * 23u;
+    h->huge_colour = id * 7u;
+    return h;
+}
+
+hps_heap_t *hps_heap_get(void)
+{
+    hps_heap_t *h = hps_tls_heap;
+    if (hps_likely(h != NULL))
+        return h;
+    h = heap_new();
+    if (!h)
+        return NULL;
+    hps_tls_heap = h;
+    if (exit_key_ok)
+        pthread_setspecific(exit_key, h);
+    return h;
+}
+
+void hps_heaps_foreach(void (*fn)(hps_heap_t *, void *), void *arg)
+{
+    hps_spin_lock(&heaps_lock);
+    for (hps_heap_t *h = heaps_all; h; h = h->next_all)
+        fn(h, arg);
+    hps_spin_unlock(&heaps_lock);
+}
+
+/* ---- full pages and remote frees ------------------------------------------ */
+
+static void page_to_full(hps_heap_t *h, hps_page_t *pg)
+{
+    hps_page_unlink(&h->avail[pg->cls], pg);
+    hps_page_link(&h->full[pg->cls], pg);
+    /* Seq-cst against the remote free's push-then-load: either it sees
+     * in_full and queues the page, or we see its block here. */
+    atomic_store_explicit(&pg->in_full, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&pg->thread_free, memory_order_seq_cst))
+        hps_heap_page_unfull(h, pg);
+}
+
+void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg)
+{
+    hps_page_unlink(&h->full[pg->cls], pg);
+    hps_page_link(&h->avail[pg->cls], pg);
+    atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
+}
+
+void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
+{
+    /* Announce ourselves first: the owner never unmaps a segment with a
+     * remote free in flight, and we read the page after the push. */
+    hps_faa_acquire(&seg->remote_active, 1);
+    b->cookie = (uintptr_t)b ^ hps_cookie_key;
+    hps_block_t *head = atomic_load_explicit(&pg->thread_free, memory_order_relaxed);
+    do {
+        b->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&pg->thread_free, &head, b,
+                                                    memory_order_seq_cst, memory_order_relaxed));
+    if (atomic_load_explicit(&pg->in_full, memory_order_seq_cst) &&
+        !atomic_exchange_explicit(&pg->notified, 1, memory_order_acq_rel)) {
+        hps_page_t *top = atomic_load_explicit(&seg->remote_full, memory_order_relaxed);
+        do {
+            pg->next_remote = top;
+        } while (!atomic_compare_exchange_weak_explicit(&seg->remote_full, &top, pg,
+                                                        memory_order_release, memory_order_relaxed));
+    }
+    uint32_t size = pg->block_size;     /* read before we let the segment go */
+    hps_fas_release(&seg->remote_active, 1);
+    hps_heap_t *h = hps_tls_heap;
+    if (h) {
+        h->st.remote_frees++;
+        h->st.free_bytes += size;
+    } else {
+        hps_faa_relaxed(&hps_orphan_free_bytes, size);
+    }
+}
+
+/* Move full pages that received remote frees back to their class lists. */
+static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
+{
+    int moved = 0;
+    if (!atomic_load_explicit(&seg->remote_full, memory_order_relaxed))
+        return 0;
+    hps_page_t *pg = atomic_exchange_explicit(&seg->remote_full, NULL, memory_order_acquire);
+    while (pg) {
+        hps_page_t *next = pg->next_remote;
+        /* Reset before collecting: a free that lands after the collect
+         * queues the page again. */
+        atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
+        hps_page_collect(pg);
+        if (pg->slots && atomic_load_explicit(&pg->in_full, memory_order_relaxed) && pg->free) {
+            hps_heap_page_unfull(h, pg);
+            moved = 1;
+        }
+        pg = next;
+    }
+    return moved;
+}
+
+void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg)
+{
+    /* Keep a class's last page with room: a program that frees and
+     * allocates one block in a loop must not map and purge a page each time. */
+    if (h->avail[pg->cls] == pg && !pg->next)
+        return;
+    if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
+        hps_page_unlink(&h->full[pg->cls], pg);
+    else
+        hps_page_unlink(&h->avail[pg->cls], pg);
+    hps_page_retire(h, pg, 1);
+}
+
+/* ---- abandoned segments ---------------------------------------------------- */
+
+static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
+{
+    atomic_exchange_explicit(&seg->remote_full, NULL, memory_order_acquire);
+    for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
+        hps_page_t *pg = &seg->pages[s];
+        if (!pg->slots) {
+            if (pg->dirty)
+                h->dirty_slots++;
+            s++;
+            continue;
+        }
+        int k = pg->slots;
+        atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
+        atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
+        hps_page_collect(pg);
+        if (pg->used == 0) {
+            hps_page_retire(h, pg, 0);
+        } else {
+            hps_page_link(&h->avail[pg->cls], pg);
+            if (!pg->free && pg->bump >= pg->bump_end)
+                page_to_full(h, pg);
+        }
+        s += k;
+    }
+}
+
+static int adopt(hps_heap_t *h)
+{
+    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+        return 0;
+    hps_spin_lock(&abandoned_lock);
+    hps_segment_t *seg = abandoned;
+    if (seg)
+        abandoned = seg->next;
+    hps_spin_unlock(&abandoned_lock);
+    if (!seg)
+        return 0;
+    seg->prev = NULL;
+    seg->next = h->segs;
+    if (h->segs)
+        h->segs->prev = seg;
+    h->segs = seg;
+    hps_store_release(&seg->heap, h);
+    h->st.segs_adopted++;
+    adopt_pages(h, seg);
+    if (seg->used_pages == 0 && seg->next)
+        hps_segment_drop(h, seg);      /* nothing live in it: we have room elsewhere */
+    return 1;
+}
+
+static void heap_abandon(hps_heap_t *h)
+{
+    hps_heap_purge(h);
+    hps_segment_t *seg = h->segs;
+    while (seg) {
+        hps_segment_t *next = seg->next;
+        for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
+            hps_page_t *pg = &seg->pages[s];
+            if (!pg->slots) {
+                s++;
+                continue;
+            }
+            hps_page_collect(pg);
+            s += pg->slots;
+        }
+        /* Release: whoever adopts the segment sees our last writes.  Not
+         * NULL: free()'s fast path compares seg->heap with the caller's heap,
+         * which is NULL in a thread that never allocated. */
+        hps_store_release(&seg->heap, &hps_heap_abandoned);
+        hps_spin_lock(&abandoned_lock);
+        seg->prev = NULL;
+        seg->next = abandoned;
+        abandoned = seg;
+        hps_spin_unlock(&abandoned_lock);
+        seg = next;
+    }
+    h->segs = NULL;
+    for (uint32_t c = 0; c < HPS_MAX_CLASSES; c++)
+        h->avail[c] = h->full[c] = NULL;
+    hps_spin_lock(&heaps_lock);
+    h->dead = 1;
+    h->next_free = heaps_free;
+    heaps_free = h;
+    hps_spin_unlock(&heaps_lock);
+}
+
+/* ---- the slow path of a small allocation --------------------------------- */
+
+void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
+{
+    for (;;) {
+        hps_page_t *pg = h->avail[cls];
+        while (pg) {
+            hps_page_t *next = pg->next;
+            if (!pg->free)
+                hps_page_collect(pg);
+            if (!pg->free && pg->bump < pg->bump_end)
+                hps_page_carve(pg);
+            if (pg->free) {
+                if (h->avail[cls] != pg) {        /* make it current */
+                    hps_page_unlink(&h->avail[cls], pg);
+                    hps_page_link(&h->avail[cls], pg);
+                }
+                hps_block_t *b = pg->free;
+                pg->free = b->next;
+                b->cookie = 0;
+                pg->used++;
+                h->st.refills++;
+                h->st.alloc_bytes += pg->block_size;
+                return b;
+            }
+            page_to_full(h, pg);
+            pg = next;
+        }
+        int moved = 0;
+        for (hps_segment_t *seg = h->segs; seg; seg = seg->next)
+            moved |= drain_remote(h, seg);
+        if (moved && h->avail[cls])
+            continue;
+        if (adopt(h))
+            continue;
+        pg = hps_page_new(h, cls);
+        if (!pg)
+            return NULL;
+        hps_page_link(&h->avail[cls], pg);
+    }
+}
+
+/* ---- fork ------------------------------------------------------------------ */
+
+void hps_lock_global(void)
+{
+    hps_spin_lock(&heaps_lock);
+    hps_spin_lock(&abandoned_lock);
+    hps_spin_lock(hps_segment_cache_lock());
+}
+
+void hps_unlock_global(int child)
+{
+    hps_spin_unlock(hps_segment_cache_lock());
+    hps_spin_unlock(&abandoned_lock);
+    if (!child) {
+        hps_spin_unlock(&heaps_lock);
+        return;
+    }
+    /* In the child only this thread exists: every other heap's thread is
+     * gone, so its segments are abandoned for this thread to adopt. */
+    hps_heap_t *all = heaps_all;
+    hps_spin_unlock(&heaps_lock);
+    for (hps_heap_t *h = all; h; h = h->next_all)
+        if (h != hps_tls_heap && h->segs)
+            heap_abandon(h);
+}

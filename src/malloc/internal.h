@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - the cache-index-aware allocator's shared structures.
+ *
+ * Memory comes from the OS in 4 MiB segments aligned to 4 MiB, so the
+ * segment of any pointer is the pointer with its low 22 bits cleared.  A
+ * segment belongs to one thread's heap.  Its first 64 KiB slot holds the
+ * segment header and one page descriptor per slot (metadata never shares a
+ * line with blocks); the other 63 slots are handed out as pages of one or
+ * more slots, each page holding blocks of one size class.  Requests larger
+ * than the biggest class get a segment of their own ("huge").
+ *
+ * Cache-index awareness lives in three places:
+ *   classes.c  block strides are odd multiples of the L1 line, so n
+ *              consecutive blocks start in n different sets (gcd(odd, sets)=1
+ *              for a power-of-two number of sets) instead of piling up;
+ *   page.c     a new page's first block starts at a colour offset, rotating
+ *              per heap, so pages and threads do not start on the same set;
+ *   huge.c     huge blocks start at a rotating line offset after the header.
+ *
+ * Ownership: a heap is touched only by its thread, except for the lock-free
+ * thread_free stack of each page (remote frees) and the remote_full stack of
+ * each segment (pages that were full when a remote free arrived).
+ */
+#ifndef HPS_MALLOC_INTERNAL_H
+#define HPS_MALLOC_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hpsync/pr.h"
+
+#define HPS_SEG_SHIFT   22
+#define HPS_SEG_SIZE    ((size_t)1 << HPS_SEG_SHIFT)
+#define HPS_SEG_MASK    (HPS_SEG_SIZE - 1)
+#define HPS_SLOT_SHIFT  16
+#define HPS_SLOT_SIZE   ((size_t)1 << HPS_SLOT_SHIFT)
+#define HPS_SLOTS       (HPS_SEG_SIZE / HPS_SLOT_SIZE)   /* 64 */
+#define HPS_META_SLOTS  1
+#define HPS_HUGE_HDR    8192          /* header bytes before a huge block's colour offset */
+
+#define HPS_MAX_SMALL   (256 * 1024)  /* bigger requests are huge */
+#define HPS_MAX_CLASSES 96
+#define HPS_MIN_ALIGN   16
+#define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
+
+/* A tiny lock for rare global paths (segment cache, abandoned list, heap list). */
+typedef _Atomic uint32_t hps_spin_t;
+void hps_spin_lock(hps_spin_t *l);
+HPS_INLINE void hps_spin_unlock(hps_spin_t *l) { hps_store_release(l, 0); }
+
+/* A free block: next link, and a cookie that marks it free (double-free check). */
+typedef struct hps_block {
+    struct hps_block *next;
+    uintptr_t cookie;
+} hps_block_t;
+
+struct hps_heap;
+struct hps_segment;
+
+typedef struct hps_page {
+    hps_block_t *free;             /* owner's free list: allocation pops, local free pushes */
+    char *bump, *bump_end;         /* never-used blocks, carved lazily (untouched memory stays unbacked) */
+    _Atomic(hps_block_t *) thread_free;  /* frees from other threads */
+    uintptr_t start;               /* first block (after the colour offset) */
+    uintptr_t end;                 /* one past the last whole block */
+    uint32_t block_size;           /* the stride */
+    uint64_t div_mul;              /* floor(2^64 / block_size) + 1: block index by a multiply-high */
+    uint32_t used;                 /* live blocks as the owner knows them */
+    uint32_t capacity;
+    uint16_t cls;
+    uint8_t slots;                 /* slots spanned; 0: slot is free */
+    _Atomic uint8_t in_full;       /* on the heap's full list (read by remote frees) */
+    uint8_t aligned;               /* holds interior pointers (over-aligned requests) */
+    uint8_t dirty;                 /* free slot whose memory is still backed */
+    _Atomic uint8_t notified;      /* a remote free already queued this full page */
+    struct hps_page *prev, *next;  /* heap class list or full list */
+    struct hps_page *next_remote;  /* segment remote_full stack */
+} hps_page_t;
+
+enum { HPS_SEG_SMALL = 1, HPS_SEG_HUGE = 2 };
+
+typedef struct hps_segment {
+    uint64_t magic;
+    uint32_t kind;
+    uint32_t used_pages;
+    _Atomic(struct hps_heap *) heap;    /* owner; &hps_heap_abandoned while abandoned (never NULL) */
+    size_t map_size;                    /* bytes mapped from the segment start */
+    size_t huge_size;                   /* huge: usable bytes of the block */
+    uintptr_t huge_block;               /* huge: the block's address */
+    uint64_t free_slots;                /* bit i: slot i is not part of a page */
+    struct hps_segment *prev, *next;    /* heap's segment list / abandoned list */
+    _Atomic(hps_page_t *) remote_full;  /* full pages that got remote frees */
+    /* Remote frees in progress: such a segment is never unmapped (a remote
+     * free still reads its page after pushing the block).  Own line: every
+     * remote freer writes it. */
+    _Alignas(64) _Atomic uint32_t remote_active;
+    uint8_t slot_page[HPS_SLOTS];       /* slot -> first slot of its page */
+    hps_page_t pages[HPS_SLOTS];        /* descriptor at the page's first slot */
+} hps_segment_t;
+
+#define HPS_SEG_MAGIC 0x6870736d616c6c63ull  /* "hpsmallc" */
+
+/* Written by the owner only; other threads read them as a snapshot. */
+typedef struct hps_heap_stats {
+    uint64_t refills, remote_frees;          /* slow-path allocations; frees of other threads' blocks */
+    uint64_t alloc_bytes, free_bytes;        /* block bytes handed out and taken back */
+    uint64_t pages_new, pages_retired, segs_adopted;
+} hps_heap_stats_t;
+
+typedef struct hps_heap {
+    hps_page_t *avail[HPS_MAX_CLASSES];  /* pages with room, current first */
+    hps_page_t *full[HPS_MAX_CLASSES];   /* pages without room */
+    hps_segment_t *segs;
+    uint32_t colour;                     /* next page's colour (in lines) */
+    uint32_t huge_colour;
+    uint32_t dirty_slots;                /* freed but still backed, over all segments */
+    uint32_t id;
+    hps_heap_stats_t st;
+    struct hps_heap *next_all;           /* every heap ever made */
+    uint8_t dead;                        /* on the free pool */
+    struct hps_heap *next_free;
+} hps_heap_t;
+
+/* ---- geometry and size classes (classes.c) ---- */
+typedef struct hps_geometry {
+    uint32_t line, sets;
+    uint32_t line_shift;
+    const char *source;                  /* "sysfs", "sysconf", "default", "setting" */
+} hps_geometry_t;
+extern hps_geometry_t hps_geo;
+extern uint32_t hps_class_size[HPS_MAX_CLASSES];
+extern uint8_t hps_class_slots[HPS_MAX_CLASSES];
+extern uint32_t hps_nclasses;
+extern uint32_t hps_sub_classes;         /* classes below one line */
+void hps_classes_init(uint32_t line, uint32_t sets, const char *source);
+/* Class of a request of n bytes (1 <= n <= HPS_MAX_SMALL). */
+uint32_t hps_class_of(size_t n);
+extern uint8_t hps_class_by16[];         /* n <= 1024: hps_class_by16[(n + 15) >> 4] */
+
+HPS_INLINE uint32_t hps_class_fast(size_t n)
+{
+    if (hps_likely(n <= 1024))
+        return hps_class_by16[(n + 15) >> 4];
+    return hps_class_of(n);
+}
+
+/* ---- OS memory and the ownership map (os.c) ---- */
+void *hps_os_map_aligned(size_t size);    /* SEG_SIZE-aligned, zeroed, or NULL */
+void hps_os_unmap(void *p, size_t size);
+void hps_os_purge(void *p, size_t size);  /* give the pages back, keep the range */
+void hps_owned_set(uintptr_t seg, int on);
+#define HPS_OWNED_BITS ((uintptr_t)1 << (47 - HPS_SEG_SHIFT))
+extern _Atomic uint64_t hps_owned_bits[HPS_OWNED_BITS / 64];
+
+/* Is seg the start of a segment we mapped?  A pointer outside the 47-bit
+ * user address space (or NULL) reads as not ours.  Relaxed: a pointer we
+ * handed out reached its freer through the program's own synchronization,
+ * which orders our setting of the bit before this read. */
+HPS_INLINE int hps_owned(uintptr_t seg)
+{
+    uintptr_t i = seg >> HPS_SEG_SHIFT;
+    if (hps_unlikely(i >= HPS_OWNED_BITS))
+        return 0;
+    return (int)((atomic_load_explicit(&hps_owned_bits[i >> 6], memory_order_relaxed) >> (i & 63)) & 1);
+}
+extern _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
+
+/* ---- segments and pages (page.c) ---- */
+hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls);
+void hps_page_collect(hps_page_t *pg);           /* thread_free -> free */
+/* may_release: an emptied segment that is not the heap's last is released. */
+void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release);
+void hps_segment_drop(hps_heap_t *h, hps_segment_t *seg);   /* unlink an empty segment and release it */
+void hps_page_carve(hps_page_t *pg);
+void hps_segment_release(hps_segment_t *seg);    /* unmap (or cache) an empty segment */
+size_t hps_segment_cache_trim(void);             /* unmap cached segments; bytes */
+hps_spin_t *hps_segment_cache_lock(void);
+size_t hps_heap_purge(hps_heap_t *h);            /* purge dirty free slots; bytes returned */
+void hps_page_link(hps_page_t **list, hps_page_t *pg);
+void hps_page_unlink(hps_page_t **list, hps_page_t *pg);
+
+HPS_INLINE hps_segment_t *hps_segment_of(const void *p)
+{
+    return (hps_segment_t *)((uintptr_t)p & ~(uintptr_t)HPS_SEG_MASK);
+}
+
+HPS_INLINE hps_page_t *hps_page_of(hps_segment_t *seg, const void *p)
+{
+    size_t slot = ((uintptr_t)p - (uintptr_t)seg) >> HPS_SLOT_SHIFT;
+    return &seg->pages[seg->slot_page[slot]];
+}
+
+/* ---- heaps (heap.c) ---- */
+extern hps_heap_t hps_heap_abandoned;
+extern __thread hps_heap_t *hps_tls_heap __attribute__((tls_model("initial-exec")));
+hps_heap_t *hps_heap_get(void);                  /* this thread's heap, made on first use */
+void *hps_heap_refill(hps_heap_t *h, uint32_t cls);  /* slow path of a small allocation */
+void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);
+void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg);
+void hps_heaps_foreach(void (*fn)(hps_heap_t *, void *), void *arg);
+void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b);
+void hps_lock_global(void);                      /* fork: every allocator lock */
+void hps_unlock_global(int child);
+
+/* ---- huge blocks (huge.c) ---- */
+void *hps_huge_alloc(hps_heap_t *h, size_t n, size_t align);
+void hps_huge_free(hps_segment_t *seg);
+size_t hps_huge_usable(hps_segment_t *seg);
+
+/* ---- core (alloc.c) ---- */
+void hps_init_slow(void);
+extern _Atomic uint32_t hps_ready;
+void *hps_malloc(size_t n);
+void *hps_malloc_aligned(size_t align, size_t n);
+void hps_free(void *p);
+void *hps_realloc(void *p, size_t n);
+size_t hps_usable_size(const void *p);
+extern uintptr_t hps_cookie_key;
+
+/* ---- errors and statistics (report.c) ---- */
+void hps_report(const char *what, const void *p);  /* one line on stderr, never aborts */
+void hps_stats_print(int fd);
+typedef struct hps_totals {
+    size_t mapped, huge, in_use, heaps;
+    hps_heap_stats_t st;
+} hps_totals_t;
+extern _Atomic uint64_t hps_orphan_free_bytes;   /* remote frees by threads without a heap */
+void hps_totals(hps_totals_t *t);
+
+
+#endif

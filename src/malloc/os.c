@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+/*
+ * OS memory for the allocator: segment-aligned mappings, purging, and the
+ * ownership map that lets free() tell our pointers from foreign ones before
+ * it reads any header.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include "internal.h"
+
+_Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
+
+/* One bit per 4 MiB of the 47-bit user address space: 2^25 bits, a 4 MiB
+ * array in .bss.  Untouched pages of it read as the shared zero page and
+ * cost no memory; only the words covering segments we own get written. */
+_Atomic uint64_t hps_owned_bits[HPS_OWNED_BITS / 64];
+
+void hps_owned_set(uintptr_t seg, int on)
+{
+    uintptr_t i = seg >> HPS_SEG_SHIFT;
+    if (i >= HPS_OWNED_BITS)
+        return;
+    uint64_t bit = (uint64_t)1 << (i & 63);
+    if (on)
+        atomic_fetch_or_explicit(&hps_owned_bits[i >> 6], bit, memory_order_release);
+    else
+        atomic_fetch_and_explicit(&hps_owned_bits[i >> 6], ~bit, memory_order_release);
+}
+
+static void count_mapped(int64_t delta)
+{
+    uint64_t now = hps_faa_relaxed(&hps_mapped_bytes, (uint64_t)delta) + (uint64_t)delta;
+    uint64_t peak = hps_load_relaxed(&hps_mapped_peak);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&hps_mapped_peak, &peak, now,
+                                                                memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+void *hps_os_map_aligned(size_t size)
+{
+    size = (size + HPS_SEG_MASK) & ~(size_t)HPS_SEG_MASK;
+    if (size == 0 || size > ((size_t)1 << 46))
+        return NULL;
+    int saved = errno;
+    /* Over-map by one segment and trim, so the start is segment-aligned. */
+    char *p = mmap(NULL, size + HPS_SEG_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    uintptr_t a = ((uintptr_t)p + HPS_SEG_MASK) & ~(uintptr_t)HPS_SEG_MASK;
+    size_t head = a - (uintptr_t)p, tail = HPS_SEG_SIZE - head;
+    if (head)
+        munmap(p, head);
+    if (tail)
+        munmap((char *)a + size, tail);
+    hps_owned_set(a, 1);
+    count_mapped((int64_t)size);
+    return (void *)a;
+}
+
+void hps_os_unmap(void *p, size_t size)
+{
+    hps_owned_set((uintptr_t)p, 0);
+    int saved = errno;
+    munmap(p, size);
+    errno = saved;
+    count_mapped(-(int64_t)size);
+}
+
+void hps_os_purge(void *p, size_t size)
+{
+    int saved = errno;
+    /* DONTNEED, not FREE: RSS drops at once, which is what a user who freed
+     * a lot expects to see; the range stays mapped and reads back as zero. */
+    madvise(p, size, MADV_DONTNEED);
+    errno = saved;
+}
+
+void hps_spin_lock(hps_spin_t *l)
+{
+    for (unsigned n = 0;; n++) {
+        uint32_t e = 0;
+        if (hps_load_relaxed(l) == 0 && hps_cas_acquire(l, &e, 1))
+            return;
+        if (n < 64)
+            hps_cpu_relax();
+        else
+            sched_yield();   /* the holder may be preempted on an oversubscribed machine */
+    }
+}

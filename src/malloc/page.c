@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Segments and pages: carving a segment's slots into pages of one size
+ * class, colouring a page's first block, collecting remote frees, retiring
+ * empty pages and giving their memory back.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include "internal.h"
+#include "settings.h"
+
+/* Empty segments kept mapped (purged) for reuse; beyond this they are unmapped. */
+static hps_spin_t cache_lock;
+static hps_segment_t *cache_head;
+static uint32_t cache_count;
+
+void hps_page_link(hps_page_t **list, hps_page_t *pg)
+{
+    pg->prev = NULL;
+    pg->next = *list;
+    if (*list)
+        (*list)->prev = pg;
+    *list = pg;
+}
+
+void hps_page_unlink(hps_page_t **list, hps_page_t *pg)
+{
+    if (pg->prev)
+        pg->prev->next = pg->next;
+    else
+        *list = pg->next;
+    if (pg->next)
+        pg->next->prev = pg->prev;
+    pg->prev = pg->next = NULL;
+}
+
+static void segment_init(hps_segment_t *seg, hps_heap_t *h)
+{
+    /* A cached segment keeps stale descriptors; only the header lines are reset. */
+    memset(seg->slot_page, 0, sizeof seg->slot_page);
+    memset(seg->pages, 0, sizeof seg->pages);
+    seg->magic = HPS_SEG_MAGIC;
+    seg->kind = HPS_SEG_SMALL;
+    seg->used_pages = 0;
+    seg->map_size = HPS_SEG_SIZE;
+    seg->free_slots = ~(uint64_t)0 << HPS_META_SLOTS;
+    atomic_store_explicit(&seg->remote_full, NULL, memory_order_relaxed);
+    atomic_store_explicit(&seg->remote_active, 0, memory_order_relaxed);
+    seg->prev = NULL;
+    seg->next = h->segs;
+    if (h->segs)
+        h->segs->prev = seg;
+    h->segs = seg;
+    /* Release: a remote free that reads the owner sees an initialised header. */
+    hps_store_release(&seg->heap, h);
+}
+
+static hps_segment_t *segment_new(hps_heap_t *h)
+{
+    hps_segment_t *seg = NULL;
+    hps_spin_lock(&cache_lock);
+    if (cache_head) {
+        seg = cache_head;
+        cache_head = seg->next;
+        cache_count--;
+    }
+    hps_spin_unlock(&cache_lock);
+    if (!seg) {
+        seg = hps_os_map_aligned(HPS_SEG_SIZE);
+        if (!seg)
+            return NULL;
+    }
+    segment_init(seg, h);
+    return seg;
+}
+
+void hps_segment_release(hps_segment_t *seg)
+{
+    /* Purge every slot (the header slot too, beyond its first page), then
+     * cache the segment for the next heap that needs one, or unmap it.  A
+     * segment that a remote free is still touching is never unmapped. */
+    hps_os_purge((char *)seg + HPS_SLOT_SIZE, HPS_SEG_SIZE - HPS_SLOT_SIZE);
+    seg->magic = 0;
+    hps_store_release(&seg->heap, &hps_heap_abandoned);
+    hps_spin_lock(&cache_lock);
+    int keep = cache_count < hps_malloc_settings()->seg_cache ||
+               hps_load_acquire(&seg->remote_active) != 0;
+    if (keep) {
+        seg->next = cache_head;
+        cache_head = seg;
+        cache_count++;
+    }
+    hps_spin_unlock(&cache_lock);
+    if (!keep)
+        hps_os_unmap(seg, HPS_SEG_SIZE);
+}
+
+size_t hps_segment_cache_trim(void)
+{
+    size_t freed = 0;
+    hps_spin_lock(&cache_lock);
+    hps_segment_t **pp = &cache_head;
+    while (*pp) {
+        hps_segment_t *seg = *pp;
+        if (hps_load_acquire(&seg->remote_active) == 0) {
+            *pp = seg->next;
+            cache_count--;
+            hps_os_unmap(seg, HPS_SEG_SIZE);
+            freed += HPS_SEG_SIZE;
+        } else {
+            pp = &seg->next;
+        }
+    }
+    hps_spin_unlock(&cache_lock);
+    return freed;
+}
+
+hps_spin_t *hps_segment_cache_lock(void) { return &cache_lock; }
+
+/* First slot of a run of k free slots, or -1. */
+static int find_run(uint64_t free, uint32_t k)
+{
+    uint64_t m = free;
+    for (uint32_t i = 1; i < k && m; i++)
+        m &= free >> i;
+    return m ? __builtin_ctzll(m) : -1;
+}
+
+static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t k, uint32_t cls)
+{
+    uint32_t size = hps_class_size[cls];
+    for (uint32_t i = 0; i < k; i++) {
+        if (seg->pages[s + i].dirty) {
+            seg->pages[s + i].dirty = 0;
+            h->dirty_slots--;
+        }
+        seg->slot_page[s + i] = (uint8_t)s;
+    }
+    seg->free_slots &= ~(((k == 64) ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << s);
+    seg->used_pages++;
+
+    hps_page_t *pg = &seg->pages[s];
+    uintptr_t base = (uintptr_t)seg + ((uintptr_t)s << HPS_SLOT_SHIFT);
+    size_t bytes = (size_t)k << HPS_SLOT_SHIFT;
+    uint32_t cap = (uint32_t)(bytes / size);
+    size_t off = 0;
+    if (size >= hps_geo.line && hps_malloc_settings()->colour) {
+        /* Start the page at the heap's next colour, within the page's slack,
+         * so pages (and heaps: each starts at its own colour) do not all put
+         * their first blocks on the same sets.  The step is odd, so colours
+         * cycle through every set. */
+        size_t slack_lines = (bytes - (size_t)cap * size) >> hps_geo.line_shift;
+        size_t c = h->colour & (hps_geo.sets - 1);
+        off = (c % (slack_lines + 1)) << hps_geo.line_shift;
+        h->colour += 13;
+    }
+    pg->start = base + off;
+    pg->end = pg->start + (size_t)cap * size;
+    pg->bump = (char *)pg->start;
+    pg->bump_end = (char *)pg->end;
+    pg->free = NULL;
+    atomic_store_explicit(&pg->thread_free, NULL, memory_order_relaxed);
+    pg->block_size = size;
+    pg->div_mul = UINT64_MAX / size + 1;
+    pg->used = 0;
+    pg->capacity = cap;
+    pg->cls = (uint16_t)cls;
+    pg->slots = (uint8_t)k;
+    atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
+    atomic_store_explicit(&pg->notified, 0, memory_order_relaxed);
+    pg->aligned = 0;
+    pg->prev = pg->next = pg->next_remote = NULL;
+    h->st.pages_new++;
+    return pg;
+}
+
+hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls)
+{
+    uint32_t k = hps_class_slots[cls];
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+        int s = find_run(seg->free_slots, k);
+        if (s >= 0)
+            return page_init(h, seg, s, k, cls);
+    }
+    hps_segment_t *seg = segment_new(h);
+    if (!seg)
+        return NULL;
+    return page_init(h, seg, find_run(seg->free_slots, k), k, cls);
+}
+
+void hps_page_carve(hps_page_t *pg)
+{
+    /* Carve a batch of never-used blocks into the free list: at least 4 KiB
+     * worth (or 1 block), at most 64 blocks, so a fresh page costs page
+     * faults only as it fills. */
+    uint32_t size = pg->block_size;
+    uint32_t n = size >= 4096 ? 1 : 4096 / size;
+    if (n > 64)
+        n = 64;
+    char *p = pg->bump;
+    size_t left = (size_t)(pg->bump_end - p) / size;
+    if (n > left)
+        n = (uint32_t)left;
+    hps_block_t *head = pg->free;
+    for (uint32_t i = n; i-- > 0;) {
+        hps_block_t *b = (hps_block_t *)(p + (size_t)i * size);
+        b->next = head;
+        b->cookie = 0;
+        head = b;
+    }
+    pg->free = head;
+    pg->bump = p + (size_t)n * size;
+}
+
+void hps_page_collect(hps_page_t *pg)
+{
+    if (!atomic_load_explicit(&pg->thread_free, memory_order_relaxed))
+        return;
+    /* Acquire: the blocks' links were written before their pushes. */
+    hps_block_t *list = hps_xchg_acquire(&pg->thread_free, NULL);
+    uint32_t n = 0;
+    hps_block_t *last = list;
+    for (hps_block_t *b = list; b; b = b->next) {
+        n++;
+        last = b;
+    }
+    if (!list)
+        return;
+    last->next = pg->free;
+    pg->free = list;
+    pg->used -= n;
+}
+
+void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release)
+{
+    hps_segment_t *seg = hps_segment_of((void *)pg);
+    int s = (int)(pg - seg->pages);
+    uint32_t k = pg->slots;
+    pg->slots = 0;
+    pg->free = NULL;
+    pg->bump = pg->bump_end = NULL;
+    for (uint32_t i = 0; i < k; i++)
+        seg->pages[s + i].dirty = 1;
+    h->dirty_slots += k;
+    seg->free_slots |= ((k == 64) ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << s;
+    seg->used_pages--;
+    h->st.pages_retired++;
+    if (may_release && seg->used_pages == 0 && (seg->prev || seg->next)) {
+        hps_segment_drop(h, seg);
+        return;
+    }
+    if (h->dirty_slots > hps_malloc_settings()->purge_slots)
+        hps_heap_purge(h);
+}
+
+void hps_segment_drop(hps_heap_t *h, hps_segment_t *seg)
+{
+    /* An empty segment that is not the heap's last goes back whole. */
+    for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS; i++)
+        if (seg->pages[i].dirty)
+            h->dirty_slots--;
+    if (seg->prev)
+        seg->prev->next = seg->next;
+    else
+        h->segs = seg->next;
+    if (seg->next)
+        seg->next->prev = seg->prev;
+    hps_segment_release(seg);
+}
+
+size_t hps_heap_purge(hps_heap_t *h)
+{
+    size_t bytes = 0;
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+        for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS;) {
+            if (!(seg->free_slots >> i & 1) || !seg->pages[i].dirty) {
+                i++;
+                continue;
+            }
+            int j = i;
+            while (j < (int)HPS_SLOTS && (seg->free_slots >> j & 1) && seg->pages[j].dirty) {
+                seg->pages[j].dirty = 0;
+                j++;
+            }
+            hps_os_purge((char *)seg + ((size_t)i << HPS_SLOT_SHIFT), (size_t)(j - i) << HPS_SLOT_SHIFT);
+            bytes += (size_t)(j - i) << HPS_SLOT_SHIFT;
+            i = j;
+        }
+    }
+    h->dirty_slots = 0;
+    return bytes;
+}

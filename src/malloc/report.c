@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Error lines and statistics.  Both are written with write(2) from a stack
+ * buffer: the allocator cannot use stdio (it allocates) and must not abort
+ * the host program over a bad free.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <unistd.h>
+#include "internal.h"
+#include "settings.h"
+
+static _Atomic uint32_t reports;
+#define MAX_REPORTS 100
+
+void hps_report(const char *what, const void *p)
+{
+    uint32_t n = hps_faa_relaxed(&reports, 1);
+    if (n >= MAX_REPORTS)
+        return;
+    char buf[256];
+    int len;
+    if (p)
+        len = snprintf(buf, sizeof buf, "hpsync-malloc: %s: %p%s\n", what, p,
+                       n + 1 == MAX_REPORTS ? " (further reports suppressed)" : "");
+    else
+        len = snprintf(buf, sizeof buf, "hpsync-malloc: %s\n", what);
+    if (len > 0)
+        (void)!write(2, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
+}
+
+static void heap_sum(hps_heap_t *h, void *arg)
+{
+    hps_totals_t *t = arg;
+    /* Other heaps' counters are read without their owners' cooperation:
+     * a snapshot, exact when they are idle.  Heaps are never unmapped, so
+     * the reads are safe. */
+    volatile hps_heap_stats_t *st = &h->st;
+    t->heaps += !h->dead;
+    t->st.refills += st->refills;
+    t->st.remote_frees += st->remote_frees;
+    t->st.alloc_bytes += st->alloc_bytes;
+    t->st.free_bytes += st->free_bytes;
+    t->st.pages_new += st->pages_new;
+    t->st.pages_retired += st->pages_retired;
+    t->st.segs_adopted += st->segs_adopted;
+}
+
+void hps_totals(hps_totals_t *t)
+{
+    *t = (hps_totals_t){ 0 };
+    t->mapped = hps_load_relaxed(&hps_mapped_bytes);
+    t->huge = hps_load_relaxed(&hps_huge_bytes);
+    hps_heaps_foreach(heap_sum, t);
+    uint64_t freed = t->st.free_bytes + hps_load_relaxed(&hps_orphan_free_bytes);
+    t->in_use = (t->st.alloc_bytes > freed ? (size_t)(t->st.alloc_bytes - freed) : 0) + t->huge;
+}
+
+void hps_stats_print(int fd)
+{
+    hps_totals_t t;
+    hps_totals(&t);
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf,
+        "hpsync-malloc statistics (pid %d)\n"
+        "  L1 geometry      %u B lines, %u sets (%s); %u size classes\n"
+        "  mapped           %zu KiB now, %llu KiB peak; huge %zu KiB\n"
+        "  in use           %zu KiB in blocks (huge included)\n"
+        "  heaps            %zu live (threads that allocated and have not exited)\n"
+        "  blocks           %llu KiB handed out, %llu KiB taken back over the run\n"
+        "  slow paths       %llu allocations refilled a page, %llu frees came from another thread\n"
+        "  pages            %llu made, %llu retired; %llu segments adopted from exited threads\n",
+        (int)getpid(), hps_geo.line, hps_geo.sets, hps_geo.source, hps_nclasses,
+        t.mapped >> 10, (unsigned long long)(hps_load_relaxed(&hps_mapped_peak) >> 10), t.huge >> 10,
+        t.in_use >> 10, t.heaps,
+        (unsigned long long)(t.st.alloc_bytes >> 10), (unsigned long long)(t.st.free_bytes >> 10),
+        (unsigned long long)t.st.refills, (unsigned long long)t.st.remote_frees, (unsigned long long)t.st.pages_new,
+        (unsigned long long)t.st.pages_retired, (unsigned long long)t.st.segs_adopted);
+    if (n > 0)
+        (void)!write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
