@@ -15,6 +15,7 @@
 #include <time.h>
 #include "hps_bench.h"
 #include "env.h"
+#include "envparse.h"
 #include "../arch/rtm.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -124,6 +125,13 @@ static void measure_tsc(tsc_info_t *t)
     t->step_ticks = hps_bench_mode(diffs, N);
 }
 
+static void malloc_rows(FILE *out, int *first)
+{
+#define X(field, env, kind, def, lo, hi, doc) hps_env_json_row(out, first, #env, #kind, def, doc);
+#include "../../src/malloc/settings.def"
+#undef X
+}
+
 int main(void)
 {
     cpu_info_t c;
@@ -198,8 +206,9 @@ int main(void)
     hps_json_str("glibc", gnu_get_libc_version());
     hps_json_end_object();
 
-    /* The settings table, generated from src/common/settings.def. */
-    hps_settings_dump_json(hps_json_raw("settings"));
+    /* The settings tables, generated from src/common/settings.def and
+     * src/malloc/settings.def. */
+    hps_settings_dump_json_ex(hps_json_raw("settings"), malloc_rows);
     hps_json_end_object();
     return hps_json_finish();
 }

@@ -49,36 +49,20 @@ const hps_settings_t *hps_settings(void)
     return &g_settings;
 }
 
-static void json_str(FILE *out, const char *s)
+void hps_settings_dump_json_ex(FILE *out, void (*more)(FILE *out, int *first))
 {
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    (void)hps_settings();
+    int first = 1;
+    fputs("[", out);
+#define X(field, env, kind, def, lo, hi, doc) hps_env_json_row(out, &first, #env, #kind, def, doc);
+#include "settings.def"
+#undef X
+    if (more)
+        more(out, &first);
+    fputs("\n]", out);
 }
 
 void hps_settings_dump_json(FILE *out)
 {
-    const hps_settings_t *s = hps_settings();
-    (void)s;
-    int first = 1;
-    fputs("[", out);
-#define X(field, env, kind, def, lo, hi, doc) do { \
-        const char *v = secure_getenv(#env); \
-        fprintf(out, "%s\n  {\"name\": ", first ? "" : ","); first = 0; \
-        json_str(out, #env); fputs(", \"kind\": ", out); json_str(out, #kind); \
-        fputs(", \"default\": ", out); json_str(out, def); \
-        fputs(", \"value\": ", out); if (v) json_str(out, v); else fputs("null", out); \
-        fputs(", \"doc\": ", out); json_str(out, doc); fputs("}", out); \
-    } while (0);
-#include "settings.def"
-#undef X
-    fputs("\n]", out);
+    hps_settings_dump_json_ex(out, NULL);
 }

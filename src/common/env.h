@@ -28,5 +28,7 @@ const hps_settings_t *hps_settings(void);
 
 /* Write the table with current values as JSON (for `hpsync doctor`). */
 void hps_settings_dump_json(FILE *out);
+/* The same, with more rows appended by more() (another library's table). */
+void hps_settings_dump_json_ex(FILE *out, void (*more)(FILE *out, int *first));
 
 #endif

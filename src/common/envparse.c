@@ -66,3 +66,39 @@ void hps_env_row_STR(const char *env, const char *val, const char *def,
     (void)env, (void)lo, (void)hi;
     *out = val ? val : def;
 }
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+void hps_env_json_row(FILE *out, int *first, const char *name, const char *kind,
+                      const char *def, const char *doc)
+{
+    const char *v = secure_getenv(name);
+    fprintf(out, "%s\n  {\"name\": ", *first ? "" : ",");
+    *first = 0;
+    json_str(out, name);
+    fputs(", \"kind\": ", out);
+    json_str(out, kind);
+    fputs(", \"default\": ", out);
+    json_str(out, def);
+    fputs(", \"value\": ", out);
+    if (v)
+        json_str(out, v);
+    else
+        fputs("null", out);
+    fputs(", \"doc\": ", out);
+    json_str(out, doc);
+    fputs("}", out);
+}

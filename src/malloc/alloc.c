@@ -90,17 +90,31 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
     return p;
 }
 
+static __attribute__((noinline)) void *malloc_refill(hps_heap_t *h, uint32_t cls)
+{
+    void *p = hps_heap_refill(h, cls);
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
 void *hps_malloc(size_t n)
 {
+    /* A leaf on the fast path: every other case is a tail call, so no
+     * registers are saved and no frame is built. */
     hps_heap_t *h = hps_tls_heap;
-    if (hps_likely(h != NULL && n <= HPS_MAX_SMALL)) {
-        void *p = alloc_small(h, n);
-        if (hps_likely(p != NULL))
-            return p;
-        errno = ENOMEM;
-        return NULL;
-    }
-    return malloc_slow(n);
+    if (hps_unlikely(h == NULL || n > 1024))
+        return malloc_slow(n);
+    uint32_t cls = hps_class_by16[(n + 15) >> 4];
+    hps_page_t *pg = h->avail[cls];
+    hps_block_t *b;
+    if (hps_unlikely(pg == NULL || (b = pg->free) == NULL))
+        return malloc_refill(h, cls);
+    pg->free = b->next;
+    b->cookie = 0;
+    pg->used++;
+    h->st.alloc_bytes += pg->block_size;
+    return b;
 }
 
 /* Where p's block starts, or 0 if p is not a live-looking block pointer of

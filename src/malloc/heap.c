@@ -132,7 +132,20 @@ static void page_to_full(hps_heap_t *h, hps_page_t *pg)
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg)
 {
     hps_page_unlink(&h->full[pg->cls], pg);
-    hps_page_link(&h->avail[pg->cls], pg);
+    /* Behind the current page, not in front: the current page keeps
+     * serving, and this one gathers more frees before it is used again
+     * (in front, a page with one free block would bounce between the lists
+     * on every allocation). */
+    hps_page_t *cur = h->avail[pg->cls];
+    if (cur) {
+        pg->prev = cur;
+        pg->next = cur->next;
+        if (cur->next)
+            cur->next->prev = pg;
+        cur->next = pg;
+    } else {
+        hps_page_link(&h->avail[pg->cls], pg);
+    }
     atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
 }
 
