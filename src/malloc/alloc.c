@@ -248,8 +248,10 @@ void *hps_malloc_aligned(size_t align, size_t n)
         p = alloc_small(h, n < line ? line : n);
     } else if (h && align <= HPS_SLOT_SIZE && n <= HPS_MAX_SMALL - align) {
         /* A line-aligned block with room to slide to the alignment; free()
-         * finds the block from the interior pointer on pages marked aligned. */
-        void *b = alloc_small(h, n + align - line);
+         * finds the block from the interior pointer on pages marked aligned.
+         * At least one byte: a zero-byte request could slide to the block's
+         * end, which is the next block. */
+        void *b = alloc_small(h, (n ? n : 1) + align - line);
         if (b) {
             uintptr_t a = ((uintptr_t)b + align - 1) & ~(uintptr_t)(align - 1);
             if (a != (uintptr_t)b)

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ static size_t page_size(void)
 /* glibc's memalign: alignments below 16 need nothing, others round up to a power of two. */
 static void *memalign_glibc(size_t align, size_t n)
 {
-    if (align > (size_t)1 << (sizeof(size_t) * 8 - 2)) {
+    if (align > SIZE_MAX / 2 + 1) {
         errno = EINVAL;
         return NULL;
     }
@@ -74,13 +75,9 @@ API int posix_memalign(void **out, size_t align, size_t n)
 {
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
-    int saved = errno;
     void *p = hps_malloc_aligned(align, n);
-    if (!p) {
-        int e = errno;
-        errno = saved;
-        return e ? e : ENOMEM;
-    }
+    if (!p)
+        return ENOMEM;          /* errno is ENOMEM too, as with glibc */
     *out = p;
     return 0;
 }

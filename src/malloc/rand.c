@@ -81,7 +81,8 @@ static inline size_t padded(size_t size)
 {
     if (__builtin_expect(size > PAD_LIMIT, 0))
         return size;
-    /* The top bits of xorshift64 are the better mixed ones. */
+    /* The top two bits (xorshift64's better mixed ones): 0..3 lines. */
+    _Static_assert(MAX_PAD_LINES == 3, "the shift below draws 2 bits");
     return size + (size_t)(next_random() >> 62) * LINE;
 }
 
@@ -128,9 +129,9 @@ HPS_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 
 /*
  * memalign and aligned_alloc are one function in glibc 2.36 (the same
- * address): alignments that are not powers of two are rounded up, and only
- * one above SIZE_MAX/2+1 fails (EINVAL).  Passing the alignment through
- * keeps all of that glibc's decision.
+ * address): an alignment that is not a power of two is rounded up (no
+ * EINVAL), only one above SIZE_MAX/2+1 fails with EINVAL.  Passing the
+ * alignment through leaves all of that to glibc.
  */
 HPS_EXPORT void *memalign(size_t align, size_t size)
 {
@@ -177,8 +178,9 @@ HPS_EXPORT void *pvalloc(size_t size)
  * IS_MMAPPED = 2, NON_MAIN_ARENA).  An mmapped chunk carries a 16-byte
  * header of its own; any other chunk also lends the user the next chunk's
  * prev_size word, hence size - 8.  Every block we hand out comes from glibc,
- * so the header is always there.  (Under Valgrind, whose allocator replaces
- * glibc's, that word is a red zone: do not call this under memcheck.)
+ * so the header is always there.  (Not under memcheck with
+ * --soname-synonyms=somalloc=nouserintercepts: glibc's allocator is then
+ * memcheck's but this function is still ours, and p - 8 is a red zone.)
  */
 HPS_EXPORT size_t malloc_usable_size(void *p)
 {

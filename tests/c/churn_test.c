@@ -44,19 +44,6 @@ static void *short_lived(void *arg)
     return NULL;
 }
 
-static long rss_kb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            kb = strtol(line + 6, NULL, 10);
-    if (f)
-        fclose(f);
-    return kb;
-}
-
 int main(int argc, char **argv)
 {
     const char *algo = hps_test_preloaded() ? getenv("HPSYNC_LOCK") : "glibc";
@@ -87,7 +74,7 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < n; i++)
             pthread_join(t[i], NULL);
         made += n;
-        long r = rss_kb();
+        long r = hps_test_rss_kb();
         if (rss_warm < 0 && made >= total / 10)
             rss_warm = r;
         if (r > rss_peak)

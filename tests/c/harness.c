@@ -107,6 +107,19 @@ int hps_test_preloaded(void)
     return p && strstr(p, "hpsync") != NULL;
 }
 
+long hps_test_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kb = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
 unsigned long hps_test_ulong(const char *arg, const char *what)
 {
     char *end;

@@ -67,6 +67,8 @@ uint64_t hps_test_now_ns(void);
 unsigned hps_test_threads(const char *arg);
 /* Nonzero when libhpsync-preload is in LD_PRELOAD (tools set their own). */
 int hps_test_preloaded(void);
+/* The process's resident set in kB (VmRSS), or -1 if unreadable. */
+long hps_test_rss_kb(void);
 /* Parse a positive integer argument or fail. */
 unsigned long hps_test_ulong(const char *arg, const char *what);
 
