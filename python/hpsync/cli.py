@@ -2,11 +2,14 @@
 """hpsync's command line: argparse subcommands, one-line errors, no tracebacks.
 
   hpsync doctor [--json]
-  hpsync run [--lock ALG] [--elide] [--stats] [--stats-file F] -- prog args...
+  hpsync run [--lock ALG|glibc] [--malloc cia|rand|none] [--elide] [--stats]
+             [--stats-file F] -- prog args...
   hpsync bench locks [--json] [--quick] [--threads LIST] [--duration-ms N]
                      [--reps N] [--iters N] [--db PATH] [--no-store]
   hpsync bench elide [--json] [--quick] [--iters N] [--reps N] [--threads LIST]
                      [--duration-ms N] [--db PATH] [--no-store]
+  hpsync bench malloc [--json] [--quick] [--allocators LIST] [--reps N]
+                      [--duration-ms N] [--threads LIST] [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
   hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
   hpsync report RUN [-o FILE] [--csv] [--db PATH]
@@ -24,8 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
-from . import (__version__, bench_elide, bench_locks, characterize, compare, doctor, locks,
-               render, runner, store)
+from . import (__version__, bench_elide, bench_locks, bench_malloc, characterize, compare, doctor,
+               locks, mallocs, render, runner, store)
 from .errors import CliError
 
 
@@ -80,9 +83,24 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 # ---- run ------------------------------------------------------------------
 
+def run_lock_names() -> list[str]:
+    """What `run --lock` accepts: every algorithm, and glibc (no interposer)."""
+    return locks.lock_names() + [locks.BASELINE]
+
+
+def run_malloc_names() -> list[str]:
+    return list(runner.MALLOC_LIBRARIES) + [runner.MALLOC_NONE]
+
+
 def resolve_lock(name: str) -> str:
-    if name not in locks.lock_names():
-        raise CliError(f"unknown lock '{name}' (choose from {', '.join(locks.lock_names())})", 2)
+    if name not in run_lock_names():
+        raise CliError(f"unknown lock '{name}' (choose from {', '.join(run_lock_names())})", 2)
+    return name
+
+
+def resolve_malloc(name: str) -> str:
+    if name not in run_malloc_names():
+        raise CliError(f"unknown allocator '{name}' (choose from {', '.join(run_malloc_names())})", 2)
     return name
 
 
@@ -91,18 +109,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     if command and command[0] == "--":
         command = command[1:]
     lock = resolve_lock(args.lock)
+    allocator = resolve_malloc(args.malloc)
+    glibc_locks = lock == locks.BASELINE
+    if glibc_locks:
+        # These are the interposer's; without it they would silently do nothing.
+        for flag, given in (("--elide", args.elide), ("--stats", args.stats),
+                            ("--stats-file", args.stats_file)):
+            if given:
+                raise CliError(f"{flag} needs an hpsync lock, not --lock {lock}", 2)
     if not command:
-        raise CliError("run needs a program: hpsync run [--lock ALG] -- prog args...", 2)
+        raise CliError("run needs a program: hpsync run [--lock ALG] [--malloc A] -- prog args...", 2)
     prog = shutil.which(command[0])
     if prog is None:
         raise CliError(f"program '{command[0]}' not found", 127)
-    preload = str(runner.preload_library())
+    # The allocator goes in front of the lock interposer: the interposer's
+    # own allocations then come from it too.
+    ours = [p for p in (runner.malloc_library(allocator),
+                        None if glibc_locks else runner.preload_library()) if p is not None]
     env = dict(os.environ)
-    # Ours goes first so it wins symbol resolution over any other preload.
-    others = [p for p in env.get("LD_PRELOAD", "").replace(" ", ":").split(":")
-              if p and Path(p).name != runner.PRELOAD_NAME]
-    env["LD_PRELOAD"] = ":".join([preload] + others)
-    env["HPSYNC_LOCK"] = lock
+    preload = runner.compose_preload(ours, env.get("LD_PRELOAD", ""))
+    if preload:
+        env["LD_PRELOAD"] = preload
+    else:
+        env.pop("LD_PRELOAD", None)
+    if not glibc_locks:
+        env["HPSYNC_LOCK"] = lock
     if args.stats or args.stats_file:
         env["HPSYNC_STATS"] = "1"
     if args.stats_file:
@@ -158,6 +189,27 @@ def cmd_bench_elide(args: argparse.Namespace) -> int:
     doc = bench_elide.analyse(bench_elide.measure(params))
     doc = {**doc, "cores": cores}
     return store_and_show(args, doc, bench_elide.KIND, render.bench_elide)
+
+
+# ---- bench malloc -----------------------------------------------------------
+
+def allocator_list(text: str) -> list[str]:
+    """'glibc,cia' -> ['glibc', 'hpsync']; names are checked, aliases resolved."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("empty allocator list")
+    for n in names:
+        if n not in mallocs.ALLOCATORS and n not in mallocs.ALIASES:
+            raise argparse.ArgumentTypeError(
+                f"unknown allocator '{n}' (choose from {', '.join(mallocs.ALLOCATORS)})")
+    return list(dict.fromkeys(mallocs.ALIASES.get(n, n) for n in names))
+
+
+def cmd_bench_malloc(args: argparse.Namespace) -> int:
+    params = bench_malloc.make_params(args.quick, args.allocators, args.reps, args.duration_ms,
+                                      args.threads)
+    doc = bench_malloc.analyse(bench_malloc.measure(params))
+    return store_and_show(args, doc, bench_malloc.KIND, render.bench_malloc)
 
 
 # ---- runs -----------------------------------------------------------------
@@ -264,10 +316,16 @@ def build_parser() -> Parser:
     d.add_argument("--json", action="store_true", help="one JSON document on stdout")
     d.set_defaults(func=cmd_doctor)
 
-    r = sub.add_parser("run", help="run a program with hpsync's locks preloaded",
-                       usage="hpsync run [--lock ALG] [--elide] [--stats] [--stats-file F] -- prog args...")
+    r = sub.add_parser("run", help="run a program with hpsync's locks (and allocator) preloaded",
+                       usage="hpsync run [--lock ALG|glibc] [--malloc cia|rand|none] [--elide] "
+                             "[--stats] [--stats-file F] -- prog args...")
     r.add_argument("--lock", default=locks.DEFAULT_LOCK, metavar="ALG",
-                   help=f"lock algorithm: {', '.join(locks.lock_names())} (default {locks.DEFAULT_LOCK})")
+                   help=f"lock algorithm: {', '.join(locks.lock_names())} (default "
+                        f"{locks.DEFAULT_LOCK}), or {locks.BASELINE} for glibc's own locks "
+                        f"(no interposer)")
+    r.add_argument("--malloc", default=runner.MALLOC_NONE, metavar="A",
+                   help="allocator: cia (libhpsync-malloc.so), rand (glibc with random padding, "
+                        "libhpsync-malloc-rand.so) or none (glibc's malloc, the default)")
     r.add_argument("--elide", action="store_true",
                    help="elide normal mutexes with Intel RTM where the CPU allows (HPSYNC_ELIDE=1)")
     r.add_argument("--stats", action="store_true", help="print per-lock statistics at exit (stderr)")
@@ -293,6 +351,19 @@ def build_parser() -> Parser:
                          ("--threads", thread_list, "LIST",
                           "throughput thread counts with RTM (default 1, 2, 4, ... up to 2x cores)"),
                          ("--duration-ms", positive_int, "N", "per throughput run (RTM only)"),
+                     ])
+
+    add_bench_parser(bsub, "malloc", "hpsync's allocator vs glibc, RAND, jemalloc, tcmalloc, mimalloc",
+                     cmd_bench_malloc, [
+                         ("--allocators", allocator_list, "LIST",
+                          f"comma-separated subset of {','.join(mallocs.ALLOCATORS)} (default all; "
+                          "cia is hpsync)"),
+                         ("--reps", positive_int, "N",
+                          "interleaved rounds per figure (default 5; 3 and 1 with --quick)"),
+                         ("--duration-ms", positive_int, "N",
+                          "per throughput run (default 400; 100 with --quick)"),
+                         ("--threads", thread_list, "LIST",
+                          "thread counts of the multithreaded mixes (default 2,4)"),
                      ])
 
     rs = sub.add_parser("runs", help="list stored runs")

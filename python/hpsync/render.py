@@ -295,3 +295,99 @@ def doctor(doc: dict[str, Any]) -> str:
         out.extend(f"  {k.ljust(width)}  {v}" for k, v in items)
         out.append("")
     return "\n".join(out).rstrip()
+
+
+# ---- bench malloc -----------------------------------------------------------
+
+def _kib(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1024:.1f} MiB"
+
+
+def _grid(rows: Sequence[dict[str, Any]], key: str, allocs: Sequence[str],
+          cell: Any, first: str) -> str:
+    """A table with one line per value of key and one column per allocator;
+    cell(row) formats an allocator's row (absent rows show '-')."""
+    keys = sorted({r[key] for r in rows})
+    body = []
+    for k in keys:
+        by = {r["allocator"]: r for r in rows if r[key] == k}
+        body.append([str(k)] + [cell(by[a]) if a in by else "-" for a in allocs])
+    return table([first] + list(allocs), body, [True] * (len(allocs) + 1))
+
+
+def bench_malloc(doc: dict[str, Any]) -> str:
+    """The `bench malloc` report: allocators, then one table per part, then targets."""
+    from . import mallocs
+    rows: list[dict[str, Any]] = doc["rows"]
+    params, l1 = doc.get("params", {}), doc.get("l1d", {})
+    allocs = mallocs.ordered(r["allocator"] for r in rows)
+    out = [f"hpsync bench malloc: {context_line(doc.get('context', {}))}", ""]
+    for name, info in doc.get("allocators", {}).items():
+        where = info.get("library") or "no preload"
+        out.append(f"  {name:<9} {info['status']:<9} {where if info['status'] == 'measured' else info['note']}")
+    out.append("")
+
+    spread = mallocs.rows_of(rows, "spread")
+    if spread:
+        def both(r: dict[str, Any]) -> str:
+            warm = next(iter(mallocs.rows_of(spread, "spread", allocator=r["allocator"],
+                                             size=r["size"], state="warm")), None)
+            return " ".join(f"{x['sets_used']}/{x['max_per_set']}{'' if x['meets_target'] else '*'}"
+                            for x in (r, warm) if x)
+        out.append(f"1. Index spread: {mallocs.NODES} back-to-back blocks per size: L1 sets used / most "
+                   f"blocks on one set, in the fresh process and after {params.get('warmup', '?')} mixed\n"
+                   f"   operations (L1 {_cache(l1)}; worst of {params.get('rounds', '?')} round(s); "
+                   f"* = not >= {mallocs.SPREAD_MIN_SETS} sets and <= {mallocs.SPREAD_MAX_PER_SET} per set)")
+        out.append(_grid([r for r in spread if r["state"] == "fresh"], "size", allocs, both, "size B"))
+        out.append("")
+
+    ring = mallocs.rows_of(rows, "ring")
+    if ring:
+        out.append(f"2. Ring traversal, {mallocs.NODES} nodes in random cyclic order, a mutex per lap: "
+                   f"ns per node (x the {mallocs.RING_BASE_SIZE} B ring),\n   median of "
+                   f"{params.get('rounds', '?')} interleaved round(s), each the best of "
+                   f"{params.get('batches', '?')} batches of {params.get('laps', '?')} laps")
+        out.append(_grid(ring, "size", allocs,
+                         lambda r: f"{r['ns_per_node']:.2f} ({ratio(r.get('ratio_vs_64'))})", "size B"))
+        at = [r for r in ring if r["size"] == mallocs.CG_SIZE]
+        if at:
+            out.append(f"   laps/s at {mallocs.CG_SIZE} B: "
+                       + ", ".join(f"{r['allocator']} {si(r['laps_per_sec'])}" for r in at))
+        out.append("")
+
+    cg = mallocs.rows_of(rows, "cachegrind")
+    cgdoc = doc.get("cachegrind", {})
+    for d1 in sorted({r["d1"] for r in cg}):
+        mine = [r for r in cg if r["d1"] == d1]
+        out.append(f"3. Simulated L1 (cachegrind --D1={d1}, {' and '.join(mine[0]['labels'])}; "
+                   f"--LL={cgdoc.get('ll', '?')}): D1 misses per lap of the ring, from "
+                   f"{' and '.join(map(str, cgdoc.get('laps', [])))}-lap runs")
+        out.append(_grid(mine, "size", allocs, lambda r: f"{r['d1_misses_per_lap']:.1f}", "size B"))
+        out.append("")
+
+    mix = mallocs.rows_of(rows, "mix")
+    if mix:
+        def scen(r: dict[str, Any]) -> str:
+            return f"{r['pattern']} {r['threads']}T"
+        order = list(dict.fromkeys(scen(r) for r in mix))
+        out.append(f"4. malloc/free mix: operations per second (x glibc, median of per-round ratios), "
+                   f"{params.get('duration_ms', '?')} ms, median of {params.get('mix_rounds', '?')} round(s)")
+        body = []
+        for a in allocs:
+            by = {scen(r): r for r in mix if r["allocator"] == a}
+            body.append([a] + [f"{si(by[s]['ops_per_sec'])} ({ratio(by[s].get('ops_ratio_vs_glibc'))})"
+                               if s in by else "-" for s in order])
+        out.append(table(["allocator"] + order, body, [False] + [True] * len(order)))
+        out.append("")
+        out.append(f"5. Peak RSS of the process (VmHWM), median of {params.get('mix_rounds', '?')} "
+                   f"round(s) (x {mallocs.RSS_ALLOCATOR})")
+        body = []
+        for a in allocs:
+            by = {scen(r): r for r in mix if r["allocator"] == a}
+            body.append([a] + [f"{_kib(by[s]['rss_peak_kib'])} ({ratio(by[s].get('rss_ratio_vs_mimalloc'))})"
+                               if s in by else "-" for s in order])
+        out.append(table(["allocator"] + order, body, [False] + [True] * len(order)))
+        out.append("")
+
+    out.extend(targets_section(doc))
+    return "\n".join(out)

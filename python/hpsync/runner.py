@@ -19,6 +19,10 @@ from .errors import CliError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PRELOAD_NAME = "libhpsync-preload.so"
+# `hpsync run --malloc NAME`: the allocator library each name preloads;
+# MALLOC_NONE keeps glibc's malloc.
+MALLOC_LIBRARIES: dict[str, str] = {"cia": "libhpsync-malloc.so", "rand": "libhpsync-malloc-rand.so"}
+MALLOC_NONE = "none"
 
 
 def build_dir() -> Path:
@@ -41,6 +45,28 @@ def program(name: str) -> Path:
 def preload_library() -> Path:
     """Path of the interposer, or a CliError telling the user to build."""
     return _require(build_dir() / "lib" / PRELOAD_NAME)
+
+
+def malloc_library(name: str) -> Path | None:
+    """Path of the allocator library for `--malloc name` (None for "none"),
+    or a CliError telling the user to build."""
+    if name == MALLOC_NONE:
+        return None
+    return _require(build_dir() / "lib" / MALLOC_LIBRARIES[name])
+
+
+def compose_preload(ours: Sequence[Path], inherited: str) -> str:
+    """LD_PRELOAD with our libraries first, in the order given, then the
+    inherited entries (blank- or colon-separated) that are not ours.
+
+    Ours go first so they win symbol resolution over any other preload (an
+    allocator must be the malloc every later object binds to).  Any hpsync
+    library already in the inherited list is dropped, whether or not it is
+    chosen now: `hpsync run` alone decides which of ours are loaded.
+    """
+    mine = {PRELOAD_NAME, *MALLOC_LIBRARIES.values()}
+    others = [p for p in inherited.replace(" ", ":").split(":") if p and Path(p).name not in mine]
+    return ":".join([str(p) for p in ours] + others)
 
 
 def log(message: str) -> None:

@@ -10,6 +10,8 @@ from typing import Callable
 
 import pytest
 
+from hpsync import runner
+
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -153,3 +155,78 @@ def test_run_elide_sets_the_setting(hpsync: Run) -> None:
     r = hpsync("run", "--elide", "--", "sh", "-c", 'echo "$HPSYNC_ELIDE"')
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "1"
+
+
+# ---- run --malloc, run --lock glibc ----------------------------------------
+
+def preload_of(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """The program's LD_PRELOAD (it echoes it, or 'unset'), as file names."""
+    assert proc.returncode == 0, proc.stderr
+    value = proc.stdout.strip()
+    return [] if value == "unset" else [Path(p).name for p in value.split(":")]
+
+
+ECHO_PRELOAD = ["sh", "-c", 'echo "${LD_PRELOAD-unset}"']
+
+
+@pytest.mark.parametrize("lock, allocator, want", [
+    ("mcs", "rand", ["libhpsync-malloc-rand.so", "libhpsync-preload.so"]),
+    ("mcs", "none", ["libhpsync-preload.so"]),
+    ("glibc", "rand", ["libhpsync-malloc-rand.so"]),
+    ("glibc", "none", []),
+])
+def test_run_malloc_and_lock_choose_the_preloads(hpsync: Run, lock: str, allocator: str,
+                                                 want: list[str]) -> None:
+    """The allocator goes first, then the lock interposer; glibc means none."""
+    proc = hpsync("run", "--lock", lock, "--malloc", allocator, "--", *ECHO_PRELOAD)
+    assert preload_of(proc) == want
+
+
+def test_run_malloc_library_is_mapped(hpsync: Run) -> None:
+    """Not just the variable: the program really has both libraries loaded."""
+    proc = hpsync("run", "--malloc", "rand", "--", "grep", "-o", r"libhpsync[-a-z]*\.so",
+                  "/proc/self/maps")
+    assert proc.returncode == 0, proc.stderr
+    assert set(proc.stdout.split()) == {"libhpsync-malloc-rand.so", "libhpsync-preload.so"}
+
+
+def test_run_malloc_cia(hpsync: Run) -> None:
+    if not (runner.build_dir() / "lib" / "libhpsync-malloc.so").is_file():
+        pytest.skip("libhpsync-malloc.so not built")
+    prog = ["python3", "-c", "import threading; print(sum(len(str(i)) for i in range(10**5)))"]
+    base = hpsync("run", "--lock", "glibc", "--", *prog)
+    proc = hpsync("run", "--malloc", "cia", "--", *prog)
+    assert base.returncode == proc.returncode == 0, proc.stderr
+    assert proc.stdout == base.stdout and proc.stderr == ""
+
+
+def test_compose_preload_keeps_other_preloads() -> None:
+    ours = [Path("/b/lib/libhpsync-malloc.so"), Path("/b/lib/libhpsync-preload.so")]
+    inherited = "/x/libother.so /old/libhpsync-preload.so:/old/libhpsync-malloc-rand.so::/y/libz.so"
+    assert runner.compose_preload(ours, inherited).split(":") == [
+        "/b/lib/libhpsync-malloc.so", "/b/lib/libhpsync-preload.so", "/x/libother.so", "/y/libz.so"]
+    assert runner.compose_preload([], "/old/libhpsync-preload.so") == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--malloc", "x"], "hpsync: unknown allocator 'x' (choose from cia, rand, none)"),
+    (["--lock", "glibc", "--stats"], "hpsync: --stats needs an hpsync lock, not --lock glibc"),
+    (["--lock", "glibc", "--elide"], "hpsync: --elide needs an hpsync lock, not --lock glibc"),
+    (["--lock", "glibc", "--stats-file", "f"],
+     "hpsync: --stats-file needs an hpsync lock, not --lock glibc"),
+])
+def test_run_bad_malloc_or_lock_options(hpsync: Run, args: list[str], message: str) -> None:
+    proc = hpsync("run", *args, "--", "true")
+    assert proc.returncode == 2
+    assert one_line_error(proc) == message
+
+
+def test_run_malloc_missing_library_says_make(repo: Path, tmp_path: Path) -> None:
+    """A build without the allocator: one line naming the file, exit 2."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "libhpsync-preload.so").symlink_to(runner.preload_library())
+    proc = subprocess.run(["./hpsync", "run", "--malloc", "cia", "--", "true"], cwd=repo,
+                          env={"PATH": "/usr/bin:/bin", "HPSYNC_BUILD": str(tmp_path)},
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 2
+    assert one_line_error(proc) == f"hpsync: {tmp_path}/lib/libhpsync-malloc.so not found; run make first"

@@ -1,0 +1,357 @@
+# SPDX-License-Identifier: MIT
+"""`hpsync bench malloc`: hpsync's allocator against glibc, RAND and the
+installed jemalloc, tcmalloc and mimalloc, in one run.
+
+Measurement only: this module finds the allocators, runs
+build/bin/hps-bench-malloc once per allocator and part (LD_PRELOAD selects
+the allocator; rounds interleave the allocators), runs the ring under
+cachegrind, and collects samples.  hpsync.mallocs turns samples into rows,
+ratios and target verdicts; hpsync.render.bench_malloc prints them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from . import doctor, locks, mallocs, runner
+from .errors import CliError
+
+PROGRAM = "hps-bench-malloc"
+KIND = "bench-malloc"
+
+# Where each allocator comes from: our build tree (the libraries `hpsync run
+# --malloc cia|rand` preloads), or a Debian package (scripts/install-deps
+# installs them).  glibc needs no preload.
+BUILD_LIBRARIES: dict[str, str] = {name: runner.MALLOC_LIBRARIES[run_name]
+                                   for name, run_name in mallocs.RUN_NAMES.items()}
+SYSTEM_LIBRARIES: dict[str, tuple[str, str]] = {
+    "jemalloc": ("libjemalloc.so.2", "libjemalloc2"),
+    "tcmalloc": ("libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+    "mimalloc": ("libmimalloc.so.2", "libmimalloc2.0"),
+}
+# Instruction-cache geometry handed to cachegrind.  It only affects I1
+# figures, which are not read; fixing it keeps valgrind from probing CPUID
+# caches it may not understand.
+I1_SPEC = "32768,8,64"
+
+
+@dataclass(frozen=True)
+class Allocator:
+    name: str
+    library: str | None          # None: glibc, no preload
+
+
+@dataclass(frozen=True)
+class Params:
+    allocators: list[str]
+    rounds: int                  # interleaved spread and ring processes per allocator
+    laps: int                    # ring laps per timed batch
+    batches: int                 # timed batches per ring process (best is kept)
+    sim_laps: list[int]          # the two simulated lap counts
+    threads: list[int]           # multithreaded scenarios' thread counts
+    duration_ms: int             # per mix process
+    mix_rounds: int              # interleaved mix processes per scenario and allocator
+    window: int                  # slots per thread in the mix
+    warmup: int                  # mixed operations before the "warm" spread
+    quick: bool = False
+
+
+def make_params(quick: bool, allocators: Sequence[str] | None = None, reps: int | None = None,
+                duration_ms: int | None = None, threads: Sequence[int] | None = None) -> Params:
+    """Defaults: --quick takes about 10 s here with six allocators, a full run about 80 s."""
+    return Params(
+        allocators=list(allocators) if allocators else list(mallocs.ALLOCATORS),
+        rounds=reps or (3 if quick else 5),
+        laps=1000 if quick else 4000,
+        batches=3 if quick else 7,
+        sim_laps=[20, 60] if quick else [50, 150],
+        threads=sorted(set(threads)) if threads else [2, 4],
+        duration_ms=duration_ms or (100 if quick else 400),
+        # Five full rounds: the oversubscribed mixes (4 threads on this 2-CPU
+        # guest) swing by 2x between rounds with the scheduler's pairing.
+        mix_rounds=reps or (1 if quick else 5),
+        window=16384,
+        warmup=20000,
+        quick=quick,
+    )
+
+
+def scenarios(threads: Sequence[int]) -> list[tuple[str, int]]:
+    """Single thread, then every thread count on private windows, then every
+    even count as producer/consumer pairs."""
+    multi = [t for t in threads if t > 1]
+    return ([("local", 1)] + [("local", t) for t in multi]
+            + [("prodcons", t) for t in multi if t % 2 == 0])
+
+
+def find_allocators(names: Sequence[str]) -> tuple[list[Allocator], dict[str, str]]:
+    """The requested allocators that exist here, and why each other one is missing."""
+    present: list[Allocator] = []
+    missing: dict[str, str] = {}
+    dirs = doctor.library_dirs()
+    for name in mallocs.ordered(names):
+        if name == mallocs.GLIBC:
+            present.append(Allocator(name, None))
+        elif name in BUILD_LIBRARIES:
+            path = runner.build_dir() / "lib" / BUILD_LIBRARIES[name]
+            if path.is_file():
+                present.append(Allocator(name, str(path)))
+            else:
+                missing[name] = f"{path} not built"
+        else:
+            soname, package = SYSTEM_LIBRARIES[name]
+            found = doctor.find_shared_objects([soname], dirs)
+            if found:
+                present.append(Allocator(name, found[0]))
+            else:
+                missing[name] = f"{soname} not found (Debian package {package}; scripts/install-deps)"
+    return present, missing
+
+
+def _env(a: Allocator) -> dict[str, str]:
+    env = runner.clean_env()
+    if a.library:
+        env["LD_PRELOAD"] = a.library
+    return env
+
+
+def _check_provider(a: Allocator, doc: dict[str, Any]) -> None:
+    """Fail if the preload did not (or did) take: a glibc figure labelled
+    jemalloc would be worse than no figure."""
+    provider = str(doc.get("malloc_provider", ""))
+    if a.library is None:
+        ok = Path(provider).name.startswith("libc.so")
+    else:
+        ok = os.path.realpath(provider) == os.path.realpath(a.library)
+    if not ok:
+        raise CliError(f"malloc came from {provider!r}, expected {a.library or 'libc'}")
+
+
+def valgrind_ll(llc: dict[str, Any]) -> str:
+    """--LL for cachegrind from the machine's last-level cache, with the set
+    count rounded down to a power of two (cachegrind accepts nothing else)."""
+    size, ways, line = int(llc["size"]), int(llc["ways"]), int(llc["line"])
+    sets = max(1, size // (ways * line))
+    sets = 1 << (sets.bit_length() - 1)
+    return f"{sets * ways * line},{ways},{line}"
+
+
+def d1_geometries(l1d: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The D1 geometries to simulate: this machine's L1 and the 32 KiB 8-way
+    reference, merged when they are the same; and notes on any skipped."""
+    out: list[dict[str, Any]] = []
+    notes: list[str] = []
+    machine = (int(l1d["size"]), int(l1d["ways"]), int(l1d["line"]))
+    for label, (size, ways, line) in (("this machine", machine), ("reference", mallocs.REFERENCE_D1)):
+        sets = size // (ways * line) if ways and line else 0
+        if sets < 1 or sets & (sets - 1) or sets * ways * line != size:
+            notes.append(f"{label} L1 {size},{ways},{line} has no power-of-two set count; "
+                         f"cachegrind cannot simulate it")
+            continue
+        spec = f"{size},{ways},{line}"
+        same = next((g for g in out if g["d1"] == spec), None)
+        if same:
+            same["labels"].append(label)
+        else:
+            out.append({"d1": spec, "line": line, "sets": sets, "labels": [label]})
+    return out, notes
+
+
+class _Runner:
+    """Runs the program for one allocator at a time.  An allocator whose run
+    fails (crash, broken heap, preload not taken) is dropped from the rest of
+    the benchmark with one line, so the others' figures survive; a failure
+    under valgrind (fatal=False) only costs that allocator its simulation."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self.failed: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def __call__(self, a: Allocator, argv: list[str], fatal: bool = True) -> dict[str, Any] | None:
+        if a.name in self.failed:
+            return None
+        try:
+            doc = runner.run_json(argv, env=_env(a))
+            _check_provider(a, doc)
+            return doc
+        except CliError as exc:
+            if fatal:
+                self.failed[a.name] = exc.message
+                self.log(f"{a.name}: dropped from this run: {exc.message}")
+            else:
+                self.notes.append(f"{a.name}: not simulated: {exc.message}")
+                self.log(self.notes[-1])
+            return None
+
+
+def _layout(row: dict[str, Any], doc: dict[str, Any]) -> list[int]:
+    """The L1 set of each of a row's blocks, in the document's own L1."""
+    return mallocs.set_indices(row["addresses"], int(doc["l1d"]["line"]), int(doc["l1d"]["sets"]))
+
+
+def _spread_of(row: dict[str, Any], doc: dict[str, Any]) -> dict[str, int]:
+    used, most = mallocs.set_spread(row["addresses"], int(doc["l1d"]["line"]), int(doc["l1d"]["sets"]))
+    return {"sets_used": used, "max_per_set": most}
+
+
+def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str, Any]:
+    """Run every part for every allocator; returns the run's document (without rows yet)."""
+    prog = str(runner.program(PROGRAM))
+    present, missing = find_allocators(params.allocators)
+    for name, why in missing.items():
+        log(f"{name}: not measured, {why}")
+    if not present:
+        raise CliError("no allocator to measure")
+    run = _Runner(log)
+    by_name = {a.name: a for a in present}
+    names = [a.name for a in present]
+    samples: dict[str, list[dict[str, Any]]] = {"spread": [], "ring": [], "cachegrind": [], "mix": []}
+    first: dict[str, Any] = {}
+    timed_layout: dict[tuple[str, int], list[int]] = {}
+    started = time.monotonic()
+
+    log(f"spread and ring: {params.rounds} interleaved round(s) x {len(names)} allocators "
+        f"({', '.join(names)}); ring: best of {params.batches} batches of {params.laps} laps")
+    for rnd in range(params.rounds):
+        for name in locks.interleaved_order(rnd, names):
+            a = by_name[name]
+            doc = run(a, [prog, "--mode", "spread", "--warmup", str(params.warmup)])
+            if doc:
+                first = first or doc
+                samples["spread"] += [{"allocator": name, "round": rnd, "state": row["state"],
+                                       "size": row["size"], **_spread_of(row, doc)}
+                                      for row in doc["rows"]]
+            doc = run(a, [prog, "--mode", "ring", "--laps", str(params.laps),
+                          "--reps", str(params.batches)])
+            if doc:
+                first = first or doc
+                for row in doc["rows"]:
+                    timed_layout.setdefault((name, int(row["size"])), _layout(row, doc))
+                    samples["ring"].append({"allocator": name, "round": rnd, "size": row["size"],
+                                            "ns_per_node": row["ns_per_node_min"],
+                                            **_spread_of(row, doc)})
+    if not first:
+        raise CliError(f"{PROGRAM} failed for every allocator")
+
+    cg = _cachegrind(params, prog, [by_name[n] for n in names], first, timed_layout, run, log)
+    samples["cachegrind"] = cg.pop("samples")
+
+    mix = scenarios(params.threads)
+    log(f"throughput: {', '.join(f'{p} {t}T' for p, t in mix)}, {params.duration_ms} ms each, "
+        f"{params.mix_rounds} round(s)")
+    for rnd in range(params.mix_rounds):
+        for pattern, threads in mix:
+            for name in locks.interleaved_order(rnd, names):
+                doc = run(by_name[name], [prog, "--mode", "mix", "--pattern", pattern,
+                                          "--threads", str(threads), "--duration-ms",
+                                          str(params.duration_ms), "--window", str(params.window)])
+                if doc:
+                    row = doc["rows"][0]
+                    samples["mix"].append({"allocator": name, "round": rnd, "pattern": pattern,
+                                           "threads": threads, "ops_per_sec": row["ops_per_sec"],
+                                           "rss_peak_kib": row["rss_peak_kib"],
+                                           "rss_start_kib": row["rss_start_kib"]})
+        log(f"  round {rnd + 1}/{params.mix_rounds} done")
+
+    allocators: dict[str, dict[str, Any]] = {}
+    for name in mallocs.ordered(params.allocators):
+        found = by_name.get(name)
+        status = "missing" if found is None else "failed" if name in run.failed else "measured"
+        allocators[name] = {"status": status, "library": found.library if found else None,
+                            "note": missing.get(name) or run.failed.get(name)}
+    return {
+        "schema_version": 1,
+        "kind": KIND,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "elapsed_s": round(time.monotonic() - started, 3),
+        "params": asdict(params),
+        "context": first.get("context", {}),
+        "l1d": first["l1d"],
+        "llc": first["llc"],
+        "allocators": allocators,
+        "cachegrind": cg,
+        "samples": samples,
+    }
+
+
+def _cachegrind(params: Params, prog: str, present: Sequence[Allocator], first: dict[str, Any],
+                timed_layout: dict[tuple[str, int], list[int]], run: _Runner,
+                log: Callable[[str], None]) -> dict[str, Any]:
+    """The ring under cachegrind: two runs (lap counts) per allocator and geometry.
+
+    The program walks each size's ring in its own function, so the misses
+    of one size are the D1 misses cachegrind attributes to that function;
+    mallocs.misses_per_lap turns the two runs into misses per lap.  The
+    ring's set indices in each run are compared with each other and with
+    the timed run's, so the report can say when they describe different
+    layouts."""
+    valgrind = shutil.which("valgrind")
+    geoms, notes = d1_geometries(first["l1d"])
+    out: dict[str, Any] = {"valgrind": valgrind, "geometries": geoms, "laps": params.sim_laps,
+                           "ll": valgrind_ll(first["llc"]), "notes": notes, "samples": []}
+    if valgrind is None:
+        out["notes"].append("valgrind is not installed (scripts/install-deps --test): "
+                            "the simulated L1 misses were not measured")
+        log(out["notes"][-1])
+        return out
+    log(f"cachegrind: D1 {' and '.join(g['d1'] for g in geoms)}, {params.sim_laps} laps, "
+        f"{len(present)} allocators")
+    with tempfile.TemporaryDirectory(prefix="hpsync-cg-") as tmp:
+        for g in geoms:
+            for a in present:
+                runs = []
+                for laps in params.sim_laps:
+                    cg_out = Path(tmp) / f"{a.name}.{laps}.out"
+                    doc = run(a, [valgrind, "--tool=cachegrind", "--cache-sim=yes",
+                                  f"--D1={g['d1']}", f"--I1={I1_SPEC}", f"--LL={out['ll']}",
+                                  f"--cachegrind-out-file={cg_out}",
+                                  prog, "--mode", "ring", "--sim", "--laps", str(laps)],
+                              fatal=False)
+                    if doc is None:
+                        break
+                    try:
+                        runs.append((doc, *mallocs.parse_cachegrind(cg_out.read_text())))
+                    except (OSError, ValueError) as exc:
+                        raise CliError(f"cannot read cachegrind's output {cg_out}: {exc}") from exc
+                if len(runs) == 2:
+                    try:
+                        out["samples"] += _cachegrind_samples(a.name, g, params.sim_laps, runs,
+                                                              timed_layout)
+                    except ValueError as exc:
+                        raise CliError(f"cachegrind output unusable: {exc}") from exc
+    out["notes"] += run.notes
+    return out
+
+
+def _cachegrind_samples(name: str, g: dict[str, Any], laps: list[int], runs: list[Any],
+                        timed_layout: dict[tuple[str, int], list[int]]) -> list[dict[str, Any]]:
+    (doc_a, ev_a, tot_a), (doc_b, ev_b, tot_b) = runs
+    out = []
+    for row_a, row_b in zip(doc_a["rows"], doc_b["rows"]):
+        fn = row_a["walk_function"]
+        lay_a, lay_b = _layout(row_a, doc_a), _layout(row_b, doc_b)
+        timed = timed_layout.get((name, int(row_a["size"])))
+        out.append({"allocator": name, "d1": g["d1"], "labels": g["labels"],
+                    "size": row_a["size"], "laps": laps,
+                    "misses": [mallocs.d1_misses(ev_a, tot_a, fn), mallocs.d1_misses(ev_b, tot_b, fn)],
+                    "same_layout": lay_a == lay_b,
+                    "same_layout_as_timed": None if timed is None else timed == lay_a})
+    return out
+
+
+def analyse(doc: dict[str, Any]) -> dict[str, Any]:
+    """Add rows, target verdicts and warnings to a measured document."""
+    rows = mallocs.summarise(doc["samples"])
+    notes = [f"{name}: {info['status']}, {info['note']}"
+             for name, info in doc.get("allocators", {}).items() if info["status"] != "measured"]
+    notes += doc.get("cachegrind", {}).get("notes", [])
+    return {**doc, "rows": rows, "targets": mallocs.evaluate_targets(rows),
+            "warnings": notes + mallocs.warnings_for(rows)}
