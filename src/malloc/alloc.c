@@ -67,7 +67,6 @@ HPS_INLINE void *alloc_small(hps_heap_t *h, size_t n)
             pg->free = b->next;
             b->cookie = 0;
             pg->used++;
-            h->st.alloc_bytes += pg->block_size;
             return b;
         }
     }
@@ -113,7 +112,6 @@ void *hps_malloc(size_t n)
     pg->free = b->next;
     b->cookie = 0;
     pg->used++;
-    h->st.alloc_bytes += pg->block_size;
     return b;
 }
 
@@ -146,6 +144,15 @@ static __attribute__((noinline, cold)) void bad_free(const char *what, const voi
 {
     if (check_on())
         hps_report(what, p);
+}
+
+/* A local free that emptied its page or landed on a full one. */
+static __attribute__((noinline)) void free_local_page(hps_heap_t *h, hps_page_t *pg)
+{
+    if (pg->used == 0)
+        hps_heap_page_empty(h, pg);
+    else
+        hps_heap_page_unfull(h, pg);
 }
 
 /* Everything free() does off its fast path: NULL, foreign pointers, huge
@@ -183,21 +190,19 @@ static __attribute__((noinline)) void free_slow(void *p)
     b->next = pg->free;
     b->cookie = start ^ hps_cookie_key;
     pg->free = b;
-    h->st.free_bytes += pg->block_size;
-    if (--pg->used == 0)
-        hps_heap_page_empty(h, pg);
-    else if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
-        hps_heap_page_unfull(h, pg);
+    if (--pg->used == 0 || atomic_load_explicit(&pg->in_full, memory_order_relaxed))
+        free_local_page(h, pg);
 }
 
 void hps_free(void *p)
 {
-    /* The fast path: our small block, at a block boundary, not marked free,
-     * freed by its owner, and its page neither empties nor was full. */
-    hps_segment_t *seg = hps_segment_of(p);
-    /* No kind test: a huge segment's descriptors are zero, so its "page"
-     * has start == end and the bounds test below sends it to free_slow. */
-    if (hps_likely(hps_owned((uintptr_t)seg))) {
+    /* The fast path: a small block in the region (whose headers are always
+     * readable: released and never-used segments read as zero or as a
+     * segment owned by nobody), at a block boundary, not marked free, and
+     * freed by its owner.  Everything else, foreign pointers included, goes
+     * to free_slow. */
+    if (hps_likely(hps_in_region(p))) {
+        hps_segment_t *seg = hps_segment_of(p);
         hps_page_t *pg = hps_page_of(seg, p);
         uintptr_t off = (uintptr_t)p - pg->start;
         uint64_t idx = (uint64_t)(((unsigned __int128)off * pg->div_mul) >> 64);
@@ -206,14 +211,14 @@ void hps_free(void *p)
         /* idx < capacity also rejects p below the page: off then wraps. */
         if (hps_likely(idx < pg->capacity && idx * pg->block_size == off &&
                        b->cookie != ((uintptr_t)p ^ hps_cookie_key) &&
-                       atomic_load_explicit(&seg->heap, memory_order_relaxed) == h &&
-                       (uintptr_t)p < (uintptr_t)pg->bump && pg->used > 1 &&
-                       !atomic_load_explicit(&pg->in_full, memory_order_relaxed))) {
+                       atomic_load_explicit(&pg->heap, memory_order_relaxed) == h &&
+                       (uintptr_t)p < (uintptr_t)pg->bump)) {
             b->next = pg->free;
             b->cookie = (uintptr_t)p ^ hps_cookie_key;
             pg->free = b;
-            pg->used--;
-            h->st.free_bytes += pg->block_size;
+            if (hps_unlikely(--pg->used == 0 ||
+                             atomic_load_explicit(&pg->in_full, memory_order_relaxed)))
+                free_local_page(h, pg);
             return;
         }
     }

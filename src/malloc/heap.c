@@ -29,7 +29,6 @@ static uint32_t heap_count;
 static hps_spin_t abandoned_lock;
 static hps_segment_t *abandoned;
 
-_Atomic uint64_t hps_orphan_free_bytes;
 hps_heap_t hps_heap_abandoned;      /* owner of abandoned segments: nobody's heap */
 
 static pthread_key_t exit_key;
@@ -168,15 +167,10 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
         } while (!atomic_compare_exchange_weak_explicit(&seg->remote_full, &top, pg,
                                                         memory_order_release, memory_order_relaxed));
     }
-    uint32_t size = pg->block_size;     /* read before we let the segment go */
     hps_fas_release(&seg->remote_active, 1);
     hps_heap_t *h = hps_tls_heap;
-    if (h) {
+    if (h)
         h->st.remote_frees++;
-        h->st.free_bytes += size;
-    } else {
-        hps_faa_relaxed(&hps_orphan_free_bytes, size);
-    }
 }
 
 /* Move full pages that received remote frees back to their class lists. */
@@ -258,7 +252,7 @@ static int adopt(hps_heap_t *h)
     if (h->segs)
         h->segs->prev = seg;
     h->segs = seg;
-    hps_store_release(&seg->heap, h);
+    hps_segment_set_owner(seg, h);
     h->st.segs_adopted++;
     adopt_pages(h, seg);
     if (seg->used_pages == 0 && seg->next)
@@ -284,7 +278,7 @@ static void heap_abandon(hps_heap_t *h)
         /* Release: whoever adopts the segment sees our last writes.  Not
          * NULL: free()'s fast path compares seg->heap with the caller's heap,
          * which is NULL in a thread that never allocated. */
-        hps_store_release(&seg->heap, &hps_heap_abandoned);
+        hps_segment_set_owner(seg, &hps_heap_abandoned);
         hps_spin_lock(&abandoned_lock);
         seg->prev = NULL;
         seg->next = abandoned;
@@ -324,7 +318,6 @@ void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
                 b->cookie = 0;
                 pg->used++;
                 h->st.refills++;
-                h->st.alloc_bytes += pg->block_size;
                 return b;
             }
             page_to_full(h, pg);

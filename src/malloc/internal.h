@@ -58,24 +58,32 @@ typedef struct hps_block {
 struct hps_heap;
 struct hps_segment;
 
+/* A page descriptor: two lines.  The first holds everything malloc's and
+ * free's fast paths touch, so a free reads one descriptor line; the second
+ * holds what other threads write (thread_free) and the owner's slow-path
+ * fields, so a remote free does not take the hot line away. */
 typedef struct hps_page {
+    /* ---- hot line ---- */
     hps_block_t *free;             /* owner's free list: allocation pops, local free pushes */
-    char *bump, *bump_end;         /* never-used blocks, carved lazily (untouched memory stays unbacked) */
-    _Atomic(hps_block_t *) thread_free;  /* frees from other threads */
+    char *bump;                    /* never-used blocks start here (carved lazily) */
     uintptr_t start;               /* first block (after the colour offset) */
-    uintptr_t end;                 /* one past the last whole block */
-    uint32_t block_size;           /* the stride */
     uint64_t div_mul;              /* floor(2^64 / block_size) + 1: block index by a multiply-high */
-    uint32_t used;                 /* live blocks as the owner knows them */
+    _Atomic(struct hps_heap *) heap;  /* owner, as in the segment header (a copy on this line) */
+    uint32_t block_size;           /* the stride */
     uint32_t capacity;
-    uint16_t cls;
-    uint8_t slots;                 /* slots spanned; 0: slot is free */
+    uint32_t used;                 /* live blocks as the owner knows them */
     _Atomic uint8_t in_full;       /* on the heap's full list (read by remote frees) */
     uint8_t aligned;               /* holds interior pointers (over-aligned requests) */
+    uint8_t slots;                 /* slots spanned; 0: slot is free */
     uint8_t dirty;                 /* free slot whose memory is still backed */
-    _Atomic uint8_t notified;      /* a remote free already queued this full page */
+    /* ---- cold line ---- */
+    _Alignas(64) _Atomic(hps_block_t *) thread_free;  /* frees from other threads */
+    char *bump_end;
+    uintptr_t end;                 /* one past the last whole block */
     struct hps_page *prev, *next;  /* heap class list or full list */
     struct hps_page *next_remote;  /* segment remote_full stack */
+    uint16_t cls;
+    _Atomic uint8_t notified;      /* a remote free already queued this full page */
 } hps_page_t;
 
 enum { HPS_SEG_SMALL = 1, HPS_SEG_HUGE = 2 };
@@ -96,7 +104,7 @@ typedef struct hps_segment {
      * remote freer writes it. */
     _Alignas(64) _Atomic uint32_t remote_active;
     uint8_t slot_page[HPS_SLOTS];       /* slot -> first slot of its page */
-    hps_page_t pages[HPS_SLOTS];        /* descriptor at the page's first slot */
+    _Alignas(64) hps_page_t pages[HPS_SLOTS];  /* descriptor at the page's first slot */
 } hps_segment_t;
 
 #define HPS_SEG_MAGIC 0x6870736d616c6c63ull  /* "hpsmallc" */
@@ -104,7 +112,6 @@ typedef struct hps_segment {
 /* Written by the owner only; other threads read them as a snapshot. */
 typedef struct hps_heap_stats {
     uint64_t refills, remote_frees;          /* slow-path allocations; frees of other threads' blocks */
-    uint64_t alloc_bytes, free_bytes;        /* block bytes handed out and taken back */
     uint64_t pages_new, pages_retired, segs_adopted;
 } hps_heap_stats_t;
 
@@ -146,7 +153,19 @@ HPS_INLINE uint32_t hps_class_fast(size_t n)
 }
 
 /* ---- OS memory and the ownership map (os.c) ---- */
+/* Small-block segments come from one reserved region at a fixed address
+ * when the kernel grants it, so free() recognises them with a subtraction
+ * and a compare, and their headers stay readable even after release. */
+#define HPS_REGION_BASE  ((uintptr_t)0x200000000000)   /* 32 TiB */
+#define HPS_REGION_SHIFT 36                             /* 64 GiB */
+#define HPS_REGION_SIZE  ((uintptr_t)1 << HPS_REGION_SHIFT)
+HPS_INLINE int hps_in_region(const void *p)
+{
+    return ((uintptr_t)p - HPS_REGION_BASE) >> HPS_REGION_SHIFT == 0;
+}
+int hps_region_reserve(void);             /* 1 if the region is ours */
 void *hps_os_map_aligned(size_t size);    /* SEG_SIZE-aligned, zeroed, or NULL */
+void hps_count_mapped(int64_t delta);
 void hps_os_unmap(void *p, size_t size);
 void hps_os_purge(void *p, size_t size);  /* give the pages back, keep the range */
 void hps_owned_set(uintptr_t seg, int on);
@@ -176,6 +195,7 @@ void hps_page_carve(hps_page_t *pg);
 void hps_segment_release(hps_segment_t *seg);    /* unmap (or cache) an empty segment */
 size_t hps_segment_cache_trim(void);             /* unmap cached segments; bytes */
 hps_spin_t *hps_segment_cache_lock(void);
+uintptr_t hps_region_end(void);                  /* end of the region's segments handed out so far */
 size_t hps_heap_purge(hps_heap_t *h);            /* purge dirty free slots; bytes returned */
 void hps_page_link(hps_page_t **list, hps_page_t *pg);
 void hps_page_unlink(hps_page_t **list, hps_page_t *pg);
@@ -184,6 +204,11 @@ HPS_INLINE hps_segment_t *hps_segment_of(const void *p)
 {
     return (hps_segment_t *)((uintptr_t)p & ~(uintptr_t)HPS_SEG_MASK);
 }
+
+_Static_assert(sizeof(hps_page_t) == 128, "page descriptors are two lines");
+
+/* Set the owner of a segment and of each of its pages. */
+void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h);
 
 HPS_INLINE hps_page_t *hps_page_of(hps_segment_t *seg, const void *p)
 {
@@ -225,7 +250,7 @@ typedef struct hps_totals {
     size_t mapped, huge, in_use, heaps;
     hps_heap_stats_t st;
 } hps_totals_t;
-extern _Atomic uint64_t hps_orphan_free_bytes;   /* remote frees by threads without a heap */
+
 void hps_totals(hps_totals_t *t);
 
 

@@ -29,7 +29,7 @@ void hps_owned_set(uintptr_t seg, int on)
         atomic_fetch_and_explicit(&hps_owned_bits[i >> 6], ~bit, memory_order_release);
 }
 
-static void count_mapped(int64_t delta)
+void hps_count_mapped(int64_t delta)
 {
     uint64_t now = hps_faa_relaxed(&hps_mapped_bytes, (uint64_t)delta) + (uint64_t)delta;
     uint64_t peak = hps_load_relaxed(&hps_mapped_peak);
@@ -58,7 +58,7 @@ void *hps_os_map_aligned(size_t size)
     if (tail)
         munmap((char *)a + size, tail);
     hps_owned_set(a, 1);
-    count_mapped((int64_t)size);
+    hps_count_mapped((int64_t)size);
     return (void *)a;
 }
 
@@ -68,7 +68,22 @@ void hps_os_unmap(void *p, size_t size)
     int saved = errno;
     munmap(p, size);
     errno = saved;
-    count_mapped(-(int64_t)size);
+    hps_count_mapped(-(int64_t)size);
+}
+
+int hps_region_reserve(void)
+{
+    /* NORESERVE: the 64 GiB cost nothing until touched.  Where the address
+     * is taken, the kernel is too old for FIXED_NOREPLACE (it then maps
+     * elsewhere) or overcommit is strict, segments come from mmap one by
+     * one and free() takes its slower path for them. */
+    void *p = mmap((void *)HPS_REGION_BASE, HPS_REGION_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == (void *)HPS_REGION_BASE)
+        return 1;
+    if (p != MAP_FAILED)
+        munmap(p, HPS_REGION_SIZE);
+    return 0;
 }
 
 void hps_os_purge(void *p, size_t size)

@@ -9,10 +9,14 @@
 #include "internal.h"
 #include "settings.h"
 
-/* Empty segments kept mapped (purged) for reuse; beyond this they are unmapped. */
+/* Empty segments kept mapped (purged) for reuse.  Segments of the region
+ * are never unmapped (their headers must stay readable for free()'s fast
+ * path), so they all wait here; others stay up to HPSYNC_MALLOC_SEG_CACHE. */
 static hps_spin_t cache_lock;
 static hps_segment_t *cache_head;
-static uint32_t cache_count;
+static uint32_t cache_count;           /* segments outside the region in the cache */
+static int region_state;               /* 0 untried, 1 ours, -1 unavailable */
+static uintptr_t region_next = HPS_REGION_BASE;
 
 void hps_page_link(hps_page_t **list, hps_page_t *pg)
 {
@@ -52,6 +56,14 @@ static void segment_init(hps_segment_t *seg, hps_heap_t *h)
         h->segs->prev = seg;
     h->segs = seg;
     /* Release: a remote free that reads the owner sees an initialised header. */
+    hps_segment_set_owner(seg, h);
+}
+
+void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h)
+{
+    /* Release: whoever sees the new owner sees the writes made before. */
+    for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS; i++)
+        hps_store_release(&seg->pages[i].heap, h);
     hps_store_release(&seg->heap, h);
 }
 
@@ -62,10 +74,20 @@ static hps_segment_t *segment_new(hps_heap_t *h)
     if (cache_head) {
         seg = cache_head;
         cache_head = seg->next;
-        cache_count--;
+        cache_count -= !hps_in_region(seg);
+    } else {
+        if (region_state == 0)
+            region_state = hps_region_reserve() ? 1 : -1;
+        if (region_state > 0 && region_next < HPS_REGION_BASE + HPS_REGION_SIZE) {
+            seg = (hps_segment_t *)region_next;
+            region_next += HPS_SEG_SIZE;
+        }
     }
     hps_spin_unlock(&cache_lock);
-    if (!seg) {
+    if (seg && hps_in_region(seg)) {
+        hps_owned_set((uintptr_t)seg, 1);
+        hps_count_mapped((int64_t)HPS_SEG_SIZE);
+    } else if (!seg) {
         seg = hps_os_map_aligned(HPS_SEG_SIZE);
         if (!seg)
             return NULL;
@@ -81,14 +103,20 @@ void hps_segment_release(hps_segment_t *seg)
      * segment that a remote free is still touching is never unmapped. */
     hps_os_purge((char *)seg + HPS_SLOT_SIZE, HPS_SEG_SIZE - HPS_SLOT_SIZE);
     seg->magic = 0;
-    hps_store_release(&seg->heap, &hps_heap_abandoned);
+    hps_segment_set_owner(seg, &hps_heap_abandoned);
+    int region = hps_in_region(seg);
+    if (region) {
+        /* Not ours any more for block_of(); the memory stays mapped. */
+        hps_owned_set((uintptr_t)seg, 0);
+        hps_count_mapped(-(int64_t)HPS_SEG_SIZE);
+    }
     hps_spin_lock(&cache_lock);
-    int keep = cache_count < hps_malloc_settings()->seg_cache ||
+    int keep = region || cache_count < hps_malloc_settings()->seg_cache ||
                hps_load_acquire(&seg->remote_active) != 0;
     if (keep) {
         seg->next = cache_head;
         cache_head = seg;
-        cache_count++;
+        cache_count += !region;
     }
     hps_spin_unlock(&cache_lock);
     if (!keep)
@@ -102,7 +130,7 @@ size_t hps_segment_cache_trim(void)
     hps_segment_t **pp = &cache_head;
     while (*pp) {
         hps_segment_t *seg = *pp;
-        if (hps_load_acquire(&seg->remote_active) == 0) {
+        if (!hps_in_region(seg) && hps_load_acquire(&seg->remote_active) == 0) {
             *pp = seg->next;
             cache_count--;
             hps_os_unmap(seg, HPS_SEG_SIZE);
@@ -116,6 +144,11 @@ size_t hps_segment_cache_trim(void)
 }
 
 hps_spin_t *hps_segment_cache_lock(void) { return &cache_lock; }
+
+uintptr_t hps_region_end(void)
+{
+    return region_state > 0 ? region_next : HPS_REGION_BASE;
+}
 
 /* First slot of a run of k free slots, or -1. */
 static int find_run(uint64_t free, uint32_t k)
@@ -170,6 +203,7 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
     atomic_store_explicit(&pg->notified, 0, memory_order_relaxed);
     pg->aligned = 0;
     pg->prev = pg->next = pg->next_remote = NULL;
+    hps_store_release(&pg->heap, h);
     h->st.pages_new++;
     return pg;
 }

@@ -33,14 +33,11 @@ static void heap_sum(hps_heap_t *h, void *arg)
 {
     hps_totals_t *t = arg;
     /* Other heaps' counters are read without their owners' cooperation:
-     * a snapshot, exact when they are idle.  Heaps are never unmapped, so
-     * the reads are safe. */
+     * a snapshot.  Heaps are never unmapped, so the reads are safe. */
     volatile hps_heap_stats_t *st = &h->st;
     t->heaps += !h->dead;
     t->st.refills += st->refills;
     t->st.remote_frees += st->remote_frees;
-    t->st.alloc_bytes += st->alloc_bytes;
-    t->st.free_bytes += st->free_bytes;
     t->st.pages_new += st->pages_new;
     t->st.pages_retired += st->pages_retired;
     t->st.segs_adopted += st->segs_adopted;
@@ -52,8 +49,27 @@ void hps_totals(hps_totals_t *t)
     t->mapped = hps_load_relaxed(&hps_mapped_bytes);
     t->huge = hps_load_relaxed(&hps_huge_bytes);
     hps_heaps_foreach(heap_sum, t);
-    uint64_t freed = t->st.free_bytes + hps_load_relaxed(&hps_orphan_free_bytes);
-    t->in_use = (t->st.alloc_bytes > freed ? (size_t)(t->st.alloc_bytes - freed) : 0) + t->huge;
+    /* Bytes in blocks: the live counts of every page of the region's
+     * segments (always mapped, so reading them is safe while their owners
+     * run; the figure is a snapshot).  Blocks freed by other threads count
+     * until their owner collects them; segments outside the region (only
+     * when the region could not be reserved) are not counted. */
+    for (uintptr_t a = HPS_REGION_BASE; a < hps_region_end(); a += HPS_SEG_SIZE) {
+        volatile hps_segment_t *seg = (hps_segment_t *)a;
+        if (seg->magic != HPS_SEG_MAGIC || seg->kind != HPS_SEG_SMALL)
+            continue;
+        for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
+            volatile hps_page_t *pg = &seg->pages[s];
+            uint32_t k = pg->slots;
+            if (!k || s + (int)k > (int)HPS_SLOTS) {
+                s++;
+                continue;
+            }
+            t->in_use += (size_t)pg->used * pg->block_size;
+            s += (int)k;
+        }
+    }
+    t->in_use += t->huge;
 }
 
 void hps_stats_print(int fd)
@@ -67,13 +83,11 @@ void hps_stats_print(int fd)
         "  mapped           %zu KiB now, %llu KiB peak; huge %zu KiB\n"
         "  in use           %zu KiB in blocks (huge included)\n"
         "  heaps            %zu live (threads that allocated and have not exited)\n"
-        "  blocks           %llu KiB handed out, %llu KiB taken back over the run\n"
         "  slow paths       %llu allocations refilled a page, %llu frees came from another thread\n"
         "  pages            %llu made, %llu retired; %llu segments adopted from exited threads\n",
         (int)getpid(), hps_geo.line, hps_geo.sets, hps_geo.source, hps_nclasses,
         t.mapped >> 10, (unsigned long long)(hps_load_relaxed(&hps_mapped_peak) >> 10), t.huge >> 10,
         t.in_use >> 10, t.heaps,
-        (unsigned long long)(t.st.alloc_bytes >> 10), (unsigned long long)(t.st.free_bytes >> 10),
         (unsigned long long)t.st.refills, (unsigned long long)t.st.remote_frees, (unsigned long long)t.st.pages_new,
         (unsigned long long)t.st.pages_retired, (unsigned long long)t.st.segs_adopted);
     if (n > 0)
