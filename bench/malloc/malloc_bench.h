@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "hps_rand.h"
 #include <stdio.h>
 #include "hps_bench.h"
 
@@ -35,16 +36,6 @@ typedef struct mb_cache {
 void mb_caches(mb_cache_t *l1d, mb_cache_t *llc);
 void mb_cache_json(const char *key, const mb_cache_t *c);
 
-/* xorshift64: fast, and a fixed seed gives every allocator the same
- * sequence of requests. */
-static inline uint64_t mb_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
 
 /*
  * A request size as a busy program makes them: log-uniform over 16..1024
@@ -53,7 +44,7 @@ static inline uint64_t mb_rand(uint64_t *s)
  */
 static inline size_t mb_mix_size(uint64_t *s)
 {
-    uint64_t r = mb_rand(s);
+    uint64_t r = hps_xorshift64(s);
     if ((r & 63) == 0)
         return 1024 + (size_t)((r >> 8) % (31 * 1024));
     size_t base = (size_t)16 << ((r >> 6) % 6);          /* 16 .. 512 */

@@ -67,7 +67,7 @@ int mb_window_free(mb_window_t *w)
 static inline int new_block(mb_block_t *b, uint64_t *seed)
 {
     b->size = mb_mix_size(seed);
-    b->tag = mb_rand(seed);
+    b->tag = hps_xorshift64(seed);
     b->p = malloc(b->size);
     if (!b->p)
         return -1;
@@ -78,7 +78,7 @@ static inline int new_block(mb_block_t *b, uint64_t *seed)
 /* One operation of the local mix: 0 malloc, 1 free, -1 failure. */
 static inline int window_step(mb_window_t *w, uint64_t *seed)
 {
-    long i = (long)(mb_rand(seed) % (uint64_t)w->n);
+    long i = (long)(hps_xorshift64(seed) % (uint64_t)w->n);
     if (w->slot[i].p)
         return window_drop(w, i) ? -1 : 1;
     return new_block(&w->slot[i], seed);
@@ -244,7 +244,7 @@ static void *consumer(void *arg)
             backoff(&spins);
             continue;
         }
-        long i = (long)(mb_rand(&seed) % (uint64_t)me->w.n);
+        long i = (long)(hps_xorshift64(&seed) % (uint64_t)me->w.n);
         if (me->w.slot[i].p) {
             if (window_drop(&me->w, i)) {
                 me->failed = 1;

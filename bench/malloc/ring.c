@@ -100,7 +100,7 @@ static int build_ring(int s)
         order[i] = i;
     uint64_t seed = MB_SEED;
     for (int i = MB_BLOCKS - 1; i > 0; i--) {
-        int j = (int)(mb_rand(&seed) % (uint64_t)(i + 1)), t = order[i];
+        int j = (int)(hps_xorshift64(&seed) % (uint64_t)(i + 1)), t = order[i];
         order[i] = order[j];
         order[j] = t;
     }

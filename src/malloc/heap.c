@@ -247,12 +247,7 @@ static int adopt(hps_heap_t *h)
     hps_spin_unlock(&abandoned_lock);
     if (!seg)
         return 0;
-    seg->prev = NULL;
-    seg->next = h->segs;
-    if (h->segs)
-        h->segs->prev = seg;
-    h->segs = seg;
-    hps_segment_set_owner(seg, h);
+    hps_segment_attach(h, seg);
     h->st.segs_adopted++;
     adopt_pages(h, seg);
     if (seg->used_pages == 0 && seg->next)

@@ -209,6 +209,8 @@ _Static_assert(sizeof(hps_page_t) == 128, "page descriptors are two lines");
 
 /* Set the owner of a segment and of each of its pages. */
 void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h);
+/* Put seg at the head of h's segment list and make h its owner. */
+void hps_segment_attach(hps_heap_t *h, hps_segment_t *seg);
 
 HPS_INLINE hps_page_t *hps_page_of(hps_segment_t *seg, const void *p)
 {

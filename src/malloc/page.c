@@ -50,13 +50,7 @@ static void segment_init(hps_segment_t *seg, hps_heap_t *h)
     seg->free_slots = ~(uint64_t)0 << HPS_META_SLOTS;
     atomic_store_explicit(&seg->remote_full, NULL, memory_order_relaxed);
     atomic_store_explicit(&seg->remote_active, 0, memory_order_relaxed);
-    seg->prev = NULL;
-    seg->next = h->segs;
-    if (h->segs)
-        h->segs->prev = seg;
-    h->segs = seg;
-    /* Release: a remote free that reads the owner sees an initialised header. */
-    hps_segment_set_owner(seg, h);
+    hps_segment_attach(h, seg);
 }
 
 void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h)
@@ -65,6 +59,17 @@ void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h)
     for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS; i++)
         hps_store_release(&seg->pages[i].heap, h);
     hps_store_release(&seg->heap, h);
+}
+
+void hps_segment_attach(hps_heap_t *h, hps_segment_t *seg)
+{
+    seg->prev = NULL;
+    seg->next = h->segs;
+    if (h->segs)
+        h->segs->prev = seg;
+    h->segs = seg;
+    /* Release (inside): a remote free that reads the owner sees the header. */
+    hps_segment_set_owner(seg, h);
 }
 
 static hps_segment_t *segment_new(hps_heap_t *h)

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "hps_rand.h"
 #include "hpsync/pr.h"
 #include "hps_pin.h"
 
@@ -86,15 +87,6 @@ void hps_wait(hps_task_t *t);
 
 /* ---- backoff ------------------------------------------------------------- */
 
-/* xorshift64: cheap per-worker randomness for backoff jitter and victims. */
-static inline uint64_t hps_pool_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
 
 /*
  * Randomized exponential backoff: spin a random number of pause hints below
@@ -103,7 +95,7 @@ static inline uint64_t hps_pool_rand(uint64_t *s)
  */
 static inline void hps_backoff(unsigned *limit, unsigned cap, uint64_t *rng)
 {
-    unsigned n = 1 + (unsigned)(hps_pool_rand(rng) % *limit);
+    unsigned n = 1 + (unsigned)(hps_xorshift64(rng) % *limit);
     for (unsigned i = 0; i < n; i++)
         hps_cpu_relax();
     if (*limit < cap)

@@ -127,7 +127,7 @@ static hps_task_t *ws_pop(void *qv, int w, hps_pool_stats_t *st)
     hps_task_t *x = take(own);
     if (x || q->n == 1)
         return x;
-    int start = (int)(hps_pool_rand(&own->rng) % (uint64_t)q->n);
+    int start = (int)(hps_xorshift64(&own->rng) % (uint64_t)q->n);
     for (int k = 0; k < q->n; k++) {
         int v = (start + k) % q->n;
         if (v != w && (x = steal(&q->d[v], st)) != NULL)

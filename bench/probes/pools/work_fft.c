@@ -82,8 +82,8 @@ struct fft_work *fft_new(size_t n, size_t cutoff)
     f->cutoff = cutoff;
     uint64_t s = 0x243F6A8885A308D3ull;
     for (size_t j = 0; j < n; j++) {
-        double re = (double)(hps_pool_rand(&s) >> 11) / 9007199254740992.0 * 2 - 1;
-        double im = (double)(hps_pool_rand(&s) >> 11) / 9007199254740992.0 * 2 - 1;
+        double re = (double)(hps_xorshift64(&s) >> 11) / 9007199254740992.0 * 2 - 1;
+        double im = (double)(hps_xorshift64(&s) >> 11) / 9007199254740992.0 * 2 - 1;
         f->x[j] = CMPLX(re, im);
         double a = -2.0 * M_PI * (double)j / (double)n;
         f->w[j] = CMPLX(cos(a), sin(a));

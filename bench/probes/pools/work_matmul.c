@@ -86,8 +86,8 @@ struct mm_work *mm_new(int n, int max_levels)
     m->max_levels = max_levels;
     uint64_t s = 0x13198A2E03707344ull;
     for (size_t i = 0; i < nn; i++) {
-        m->a[i] = (double)((int)(hps_pool_rand(&s) % 9) - 4);
-        m->b[i] = (double)((int)(hps_pool_rand(&s) % 9) - 4);
+        m->a[i] = (double)((int)(hps_xorshift64(&s) % 9) - 4);
+        m->b[i] = (double)((int)(hps_xorshift64(&s) % 9) - 4);
     }
     kernel(m->a, m->b, m->ref, n, n);
     return m;

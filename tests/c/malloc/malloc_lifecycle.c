@@ -70,7 +70,7 @@ static struct block pool_swap(struct block b, uint64_t *rng)
     if (pool_n < POOL) {
         pool[pool_n++] = b;
     } else {
-        size_t i = hpm_rand(rng) % POOL;
+        size_t i = hps_xorshift64(rng) % POOL;
         out = pool[i];
         pool[i] = b;
     }
@@ -112,11 +112,11 @@ static void *churn(void *arg)
         for (unsigned k = 0; k < 16; k++)
             free(quick[k]);
         /* ... and some blocks that live on and are checked. */
-        unsigned i = (unsigned)(hpm_rand(&rng) % 64);
+        unsigned i = (unsigned)(hps_xorshift64(&rng) % 64);
         if (local[i].p)
             drop_block(&local[i], "churn");
         local[i] = make_block(&rng, 1u << 20, ++tag);
-        if ((hpm_rand(&rng) & 3) == 0) {
+        if ((hps_xorshift64(&rng) & 3) == 0) {
             /* Through the pool: freed by whichever thread takes it. */
             struct block old = pool_swap(local[i], &rng);
             local[i] = old;
@@ -215,7 +215,7 @@ static void *short_lived(void *arg)
     enum { N = 24 };
     struct block own[N];
     for (unsigned i = 0; i < N; i++)
-        own[i] = make_block(&rng, (hpm_rand(&rng) & 15) ? 64u << 10 : 2u << 20, ++tag);
+        own[i] = make_block(&rng, (hps_xorshift64(&rng) & 15) ? 64u << 10 : 2u << 20, ++tag);
     /* Free blocks of threads that have (mostly) exited already ... */
     for (unsigned i = 0; i < N / 2; i++) {
         struct block b = pool_take();

@@ -92,7 +92,7 @@ static int ring_get(struct ring *r, struct block *b)
  * up to the maximum), no other slot gets one. */
 static size_t slot_size(struct worker *w, unsigned slot)
 {
-    uint64_t r = hpm_rand(&w->rng);
+    uint64_t r = hps_xorshift64(&w->rng);
     if (slot < LARGE_SLOTS && (r & 1) && w->max > LARGE) {
         unsigned lo = 18, hi = 63 - (unsigned)__builtin_clzll(w->max);
         size_t base = (size_t)1 << (lo + (unsigned)((r >> 1) % (hi - lo + 1)));
@@ -117,8 +117,8 @@ static void allocate(struct worker *w, unsigned slot)
     if (b->tag)
         release(w, b, "free before reuse");
     size_t n = slot_size(w, slot);
-    unsigned how = (unsigned)(hpm_rand(&w->rng) % 10);
-    size_t align = (size_t)16 << (hpm_rand(&w->rng) % 9);      /* 16 .. 4096 */
+    unsigned how = (unsigned)(hps_xorshift64(&w->rng) % 10);
+    size_t align = (size_t)16 << (hps_xorshift64(&w->rng) % 9);      /* 16 .. 4096 */
     void *p = NULL;
     switch (how) {
     case 0:
@@ -157,7 +157,7 @@ static void allocate(struct worker *w, unsigned slot)
  * 4x), sometimes anywhere; the common prefix must survive. */
 static void resize(struct worker *w, struct block *b, unsigned slot)
 {
-    uint64_t r = hpm_rand(&w->rng);
+    uint64_t r = hps_xorshift64(&w->rng);
     size_t n;
     if (r % 4 == 0)
         n = slot_size(w, slot);
@@ -185,13 +185,13 @@ static void receive(struct worker *w)
 {
     struct block b;
     for (int k = 0; k < DRAIN && ring_get(w->in, &b); k++) {
-        if (hpm_rand(&w->rng) & 1) {
+        if (hps_xorshift64(&w->rng) & 1) {
             release(w, &b, "remote free");
             continue;
         }
         /* Keep it: realloc'ed by a thread that did not allocate it. */
-        unsigned slot = b.size > LARGE ? (unsigned)(hpm_rand(&w->rng) % LARGE_SLOTS)
-                                        : (unsigned)(hpm_rand(&w->rng) % SLOTS);
+        unsigned slot = b.size > LARGE ? (unsigned)(hps_xorshift64(&w->rng) % LARGE_SLOTS)
+                                        : (unsigned)(hps_xorshift64(&w->rng) % SLOTS);
         if (w->table[slot].tag)
             release(w, &w->table[slot], "free before reuse");
         w->table[slot] = b;
@@ -204,7 +204,7 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     pthread_barrier_wait(w->go);
     for (unsigned long i = 0; i < w->ops; i++) {
-        uint64_t r = hpm_rand(&w->rng);
+        uint64_t r = hps_xorshift64(&w->rng);
         unsigned slot = (r >> 8) % 1000 < w->large_pm
                             ? (unsigned)((r >> 20) % LARGE_SLOTS)
                             : LARGE_SLOTS + (unsigned)((r >> 20) % (SLOTS - LARGE_SLOTS));

@@ -64,7 +64,7 @@ void *hpm_glibc(const char *symbol)
 
 size_t hpm_size(uint64_t *rng, size_t max)
 {
-    uint64_t r = hpm_rand(rng);
+    uint64_t r = hps_xorshift64(rng);
     if ((r & 63) == 0)
         return 0;
     /* Choose the power of two first (88 % up to 2 KiB, 10 % up to 128 KiB,

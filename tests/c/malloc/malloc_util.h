@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "hps_rand.h"
 #include <sys/types.h>
 #include "harness.h"
 
@@ -51,15 +52,6 @@ static inline void hpm_escape(const void *p)
     __asm__ __volatile__("" : : "r"(p) : "memory");
 }
 
-/* xorshift64; the state must start nonzero. */
-static inline uint64_t hpm_rand(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
 
 /*
  * A request size up to `max`: mostly small and log-distributed (every
