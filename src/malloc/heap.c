@@ -150,9 +150,13 @@ void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg)
 
 void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
 {
-    /* Announce ourselves first: the owner never unmaps a segment with a
-     * remote free in flight, and we read the page after the push. */
-    hps_faa_acquire(&seg->remote_active, 1);
+    /* Outside the region, announce ourselves first: the owner never unmaps
+     * a segment with a remote free in flight, and we read the page after
+     * the push.  Region segments are never unmapped, so they skip the two
+     * atomics on a line every remote freer shares. */
+    int counted = !hps_in_region(seg);
+    if (counted)
+        hps_faa_acquire(&seg->remote_active, 1);
     b->cookie = (uintptr_t)b ^ hps_cookie_key;
     hps_block_t *head = atomic_load_explicit(&pg->thread_free, memory_order_relaxed);
     do {
@@ -167,7 +171,8 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
         } while (!atomic_compare_exchange_weak_explicit(&seg->remote_full, &top, pg,
                                                         memory_order_release, memory_order_relaxed));
     }
-    hps_fas_release(&seg->remote_active, 1);
+    if (counted)
+        hps_fas_release(&seg->remote_active, 1);
     hps_heap_t *h = hps_tls_heap;
     if (h)
         h->st.remote_frees++;
