@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""docs/settings.md must match src/common/settings.def, the table behind the parser."""
+"""docs/settings.md must match the settings tables behind the parsers (src/common,
+src/malloc and src/shmem settings.def)."""
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,8 @@ def test_settings_doc_is_current() -> None:
 
 def test_every_setting_is_documented() -> None:
     text = (ROOT / "docs" / "settings.md").read_text()
-    for line in (ROOT / "src" / "common" / "settings.def").read_text().splitlines():
-        if line.startswith("X("):
-            env = line.split(",")[1].strip()
-            assert f"`{env}`" in text, env
+    for lib in ("common", "malloc", "shmem"):
+        for line in (ROOT / "src" / lib / "settings.def").read_text().splitlines():
+            if line.startswith("X("):
+                env = line.split(",")[1].strip()
+                assert f"`{env}`" in text, env

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/* hpsync-shmem's extensions (include/shmemx.h). */
+#define _GNU_SOURCE
+#include <shmemx.h>
+#include <time.h>
+#include "internal.h"
+
+HPS_API const char *shmemx_transport(int pe)
+{
+    hps_check_running(__func__);
+    if ((unsigned)pe >= hps_sh.npes)
+        return NULL;
+    return hps_sh.peer[HPS_REG_HEAP][pe] ? "shm" : "ofi";
+}
+
+HPS_API const char *shmemx_provider(void)
+{
+    hps_check_running(__func__);
+    return hps_sh.ofi_up ? hps_ofi_provider() : NULL;
+}
+
+HPS_API double shmemx_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+HPS_API size_t shmemx_heap_size(void)
+{
+    hps_check_running(__func__);
+    return hps_sh.size[HPS_REG_HEAP] - HPS_HEAP_RESERVED;
+}
+
+HPS_API size_t shmemx_heap_free(void)
+{
+    hps_check_running(__func__);
+    return hps_heap_free_bytes();
+}

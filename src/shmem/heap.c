@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symmetric heap's allocator.
+ *
+ * Symmetry without talking: shmem_malloc and friends are collective and
+ * every PE makes the same calls in the same order with the same arguments,
+ * so a deterministic allocator in the same state hands out the same offset
+ * on every PE.  The bookkeeping lives in private memory (a list of blocks
+ * sorted by offset), never in the heap itself, so a remote put that
+ * overruns an object cannot corrupt the allocator, and the heap holds only
+ * user data.  First fit, blocks in multiples of a cache line (no false
+ * sharing between two symmetric objects), neighbours merged on free.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+#define GRAIN ((size_t)HPS_CACHELINE)
+
+typedef struct blk {
+    size_t off, size;
+    int used;
+    struct blk *prev, *next;
+} blk_t;
+
+static blk_t *g_head;
+static size_t g_heap_size;
+/* Collectives are called in the same order everywhere, but under
+ * SHMEM_THREAD_MULTIPLE two threads may still race on the list. */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void hps_heap_init(size_t heap_size, size_t reserved)
+{
+    while (g_head) {
+        blk_t *n = g_head->next;
+        free(g_head);
+        g_head = n;
+    }
+    g_heap_size = heap_size;
+    g_head = calloc(1, sizeof *g_head);
+    if (!g_head)
+        hps_fatal("shmem_init", "out of memory");
+    g_head->off = reserved;
+    g_head->size = heap_size - reserved;
+}
+
+static blk_t *split(blk_t *b, size_t at)
+{
+    blk_t *n = malloc(sizeof *n);
+    if (!n)
+        hps_fatal("shmem_malloc", "out of memory for the heap's bookkeeping");
+    n->off = b->off + at;
+    n->size = b->size - at;
+    n->used = 0;
+    n->prev = b;
+    n->next = b->next;
+    if (b->next)
+        b->next->prev = n;
+    b->next = n;
+    b->size = at;
+    return n;
+}
+
+static void merge_next(blk_t *b)
+{
+    blk_t *n = b->next;
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next)
+        n->next->prev = b;
+    free(n);
+}
+
+static size_t largest_free(void)
+{
+    size_t m = 0;
+    for (blk_t *b = g_head; b; b = b->next)
+        if (!b->used && b->size > m)
+            m = b->size;
+    return m;
+}
+
+/* Offset of a new block of size bytes aligned to align; aborts when full. */
+static size_t alloc_off(const char *fn, size_t align, size_t size)
+{
+    size = (size + GRAIN - 1) & ~(GRAIN - 1);
+    for (blk_t *b = g_head; b; b = b->next) {
+        if (b->used)
+            continue;
+        size_t start = (b->off + align - 1) & ~(align - 1), lead = start - b->off;
+        if (lead > b->size || b->size - lead < size)
+            continue;
+        if (lead)
+            b = split(b, lead);
+        if (b->size > size)
+            split(b, size);
+        b->used = 1;
+        return b->off;
+    }
+    size_t big = largest_free();
+    pthread_mutex_unlock(&g_lock);
+    hps_fatal(fn, "out of symmetric heap: %zu bytes requested, largest free block %zu of %zu "
+              "(set HPSYNC_SHMEM_HEAP_SIZE)", size, big, g_heap_size);
+}
+
+static blk_t *find(const char *fn, const void *ptr)
+{
+    size_t off = (uintptr_t)ptr - hps_sh.base[HPS_REG_HEAP];
+    for (blk_t *b = g_head; b; b = b->next)
+        if (b->off == off && b->used)
+            return b;
+    pthread_mutex_unlock(&g_lock);
+    hps_fatal(fn, "%p was not returned by shmem_malloc (or is already freed)", ptr);
+}
+
+static void release(blk_t *b)
+{
+    b->used = 0;
+    if (b->next && !b->next->used)
+        merge_next(b);
+    if (b->prev && !b->prev->used)
+        merge_next(b->prev);
+}
+
+static void *heap_alloc(const char *fn, size_t align, size_t size)
+{
+    hps_check_running(fn);
+    if (size == 0)
+        return NULL;
+    if (align < GRAIN)
+        align = GRAIN;
+    if (align & (align - 1))
+        hps_fatal(fn, "alignment %zu is not a power of two", align);
+    pthread_mutex_lock(&g_lock);
+    size_t off = alloc_off(fn, align, size);
+    pthread_mutex_unlock(&g_lock);
+    /* Nobody may touch the new object on another PE before that PE has it. */
+    hps_barrier_all_internal(fn);
+    return (char *)hps_sh.base[HPS_REG_HEAP] + off;
+}
+
+HPS_API void *shmem_malloc(size_t size)
+{
+    return heap_alloc(__func__, GRAIN, size);
+}
+
+HPS_API void *shmem_malloc_with_hints(size_t size, long hints)
+{
+    /* Every object already supports remote atomics and signals. */
+    (void)hints;
+    return heap_alloc(__func__, GRAIN, size);
+}
+
+HPS_API void *shmem_align(size_t alignment, size_t size)
+{
+    return heap_alloc(__func__, alignment, size);
+}
+
+HPS_API void *shmem_calloc(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        hps_fatal(__func__, "%zu x %zu bytes overflows", count, size);
+    hps_check_running(__func__);
+    if (!count || !size)
+        return NULL;
+    pthread_mutex_lock(&g_lock);
+    size_t off = alloc_off(__func__, GRAIN, count * size);
+    pthread_mutex_unlock(&g_lock);
+    /* Zeroed before the barrier, so no peer can write into it first. */
+    char *p = (char *)hps_sh.base[HPS_REG_HEAP] + off;
+    memset(p, 0, count * size);
+    hps_barrier_all_internal(__func__);
+    return p;
+}
+
+HPS_API void shmem_free(void *ptr)
+{
+    hps_check_running(__func__);
+    if (!ptr)
+        return;
+    /* A bad pointer is reported before the barrier, while the other PEs
+     * wait in it, rather than after they have moved on. */
+    pthread_mutex_lock(&g_lock);
+    blk_t *b = find(__func__, ptr);
+    pthread_mutex_unlock(&g_lock);
+    /* Every PE's operations on the object must be over before it goes. */
+    hps_barrier_all_internal(__func__);
+    pthread_mutex_lock(&g_lock);
+    release(b);
+    pthread_mutex_unlock(&g_lock);
+}
+
+HPS_API void *shmem_realloc(void *ptr, size_t size)
+{
+    if (!ptr)
+        return shmem_malloc(size);
+    if (!size) {
+        shmem_free(ptr);
+        return NULL;
+    }
+    hps_check_running(__func__);
+    pthread_mutex_lock(&g_lock);
+    blk_t *b = find(__func__, ptr);
+    pthread_mutex_unlock(&g_lock);
+    hps_barrier_all_internal(__func__);
+    pthread_mutex_lock(&g_lock);
+    size_t want = (size + GRAIN - 1) & ~(GRAIN - 1);
+    char *base = (char *)hps_sh.base[HPS_REG_HEAP];
+    if (b->next && !b->next->used && b->size + b->next->size >= want)
+        merge_next(b);                  /* grow in place */
+    if (b->size >= want) {
+        if (b->size > want) {
+            blk_t *rest = split(b, want);
+            if (rest->next && !rest->next->used)
+                merge_next(rest);
+        }
+        pthread_mutex_unlock(&g_lock);
+        hps_barrier_all_internal(__func__);
+        return base + b->off;
+    }
+    size_t off = alloc_off(__func__, GRAIN, size);
+    memcpy(base + off, base + b->off, b->size);
+    release(b);
+    pthread_mutex_unlock(&g_lock);
+    hps_barrier_all_internal(__func__);
+    return base + off;
+}
+
+size_t hps_heap_free_bytes(void)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&g_lock);
+    for (blk_t *b = g_head; b; b = b->next)
+        if (!b->used)
+            n += b->size;
+    pthread_mutex_unlock(&g_lock);
+    return n;
+}
+
+/* OpenSHMEM 1.2 names. */
+HPS_API void *shmalloc(size_t size) { return shmem_malloc(size); }
+HPS_API void *shmemalign(size_t alignment, size_t size) { return shmem_align(alignment, size); }
+HPS_API void *shrealloc(void *ptr, size_t size) { return shmem_realloc(ptr, size); }
+HPS_API void shfree(void *ptr) { shmem_free(ptr); }

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Library set-up and shut-down, and the queries about PEs and addresses.
+ *
+ * shmem_init wires a PE up in this order:
+ *   1. join the job (runtime.h) and choose each peer's transport: shared
+ *      memory for PEs on this node (unless HPSYNC_SHMEM_TRANSPORT=ofi),
+ *      libfabric for the others;
+ *   2. create the symmetric heap and find the data segment; when some peer
+ *      will map them, both live in named shared-memory segments (the data
+ *      segment is moved onto one at its own address);
+ *   3. exchange the sizes, map the on-node peers' segments, and once every
+ *      PE has done so, unlink this PE's names (nothing is left in /dev/shm
+ *      from here on, whatever happens);
+ *   4. bring libfabric up when some peer needs it (collective);
+ *   5. open the fast path (npes != 0), set up the teams, synchronise.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "runtime/runtime.h"
+#include "envparse.h"
+#include "settings.h"
+
+hps_shmem_state_t hps_sh;
+
+static hps_shm_seg_t g_heap_seg, g_data_seg;
+static void *g_heap;
+static size_t g_heap_size;
+
+/* Peer segments of on-node PEs; self is in there too (its own base). */
+static void map_peers(int n, const unsigned char *use_shm, size_t data_size)
+{
+    for (int pe = 0; pe < n; pe++) {
+        if (!use_shm[pe])
+            continue;
+        char **heap = &hps_sh.peer[HPS_REG_HEAP][pe], **data = &hps_sh.peer[HPS_REG_DATA][pe];
+        if (pe == hps_sh.me) {
+            *heap = (char *)hps_sh.base[HPS_REG_HEAP];
+            *data = (char *)hps_sh.base[HPS_REG_DATA];
+            continue;
+        }
+        *heap = hps_shm_map_peer("heap", pe, g_heap_size);
+        *data = data_size ? hps_shm_map_peer("data", pe, data_size) : NULL;
+        if (!*heap || (data_size && !*data))
+            hps_rt_abort(1);
+    }
+}
+
+/* Every PE must run the same program with the same heap size: the offsets
+ * that make memory symmetric depend on both. */
+static void check_sizes(int n, size_t data_size)
+{
+    uint64_t mine[2] = { g_heap_size, data_size }, theirs[2];
+    for (int pe = 0; pe < n; pe++) {
+        if (hps_rt_get(pe, "hps.sizes", theirs, sizeof theirs) != 0)
+            hps_rt_abort(1);
+        if (theirs[0] != mine[0])
+            hps_fatal("shmem_init", "PE %d has a %llu-byte symmetric heap, this PE %llu: "
+                      "HPSYNC_SHMEM_HEAP_SIZE must be the same everywhere", pe,
+                      (unsigned long long)theirs[0], (unsigned long long)mine[0]);
+        if (theirs[1] != mine[1])
+            hps_fatal("shmem_init", "PE %d's data segment is %llu bytes, this PE's %llu: "
+                      "every PE must run the same program", pe,
+                      (unsigned long long)theirs[1], (unsigned long long)mine[1]);
+    }
+}
+
+static void print_info(int n, int nodes_ofi)
+{
+    printf("hpsync-shmem: OpenSHMEM %d.%d (%s), %d PEs, runtime %s, heap %zu bytes per PE, "
+           "data segment %zu bytes, transport %s%s%s\n",
+           SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, SHMEM_VENDOR_STRING, n, hps_rt_name(),
+           g_heap_size, hps_sh.size[HPS_REG_DATA],
+           hps_sh.transport_ofi ? "ofi (forced)" : nodes_ofi ? "shm on-node, ofi off-node" : "shm",
+           hps_sh.ofi_up ? ", provider " : "", hps_sh.ofi_up ? hps_ofi_provider() : "");
+    fflush(stdout);
+}
+
+static void wire_up(void)
+{
+    const char *fn = "shmem_init";
+    hps_shmem_settings_load();
+    if (hps_rt_init() != 0) {
+        fprintf(stderr, "hpsync-shmem: shmem_init: cannot join the job\n");
+        exit(1);
+    }
+    hps_sh.rt_up = 1;
+    int me = hps_rt_rank(), n = hps_rt_size();
+    hps_sh.me = me;
+    const char *t = hps_shmem_set.transport;
+    hps_sh.transport_ofi = !strcmp(t, "ofi");
+    if (!hps_sh.transport_ofi && strcmp(t, "auto"))
+        hps_env_bad_value("HPSYNC_SHMEM_TRANSPORT", t, "is not auto or ofi", "auto");
+
+    unsigned char *use_shm = calloc((size_t)n, 1);
+    for (int r = 0; r < HPS_NREG; r++)
+        hps_sh.peer[r] = calloc((size_t)n, sizeof(char *));
+    if (!use_shm || !hps_sh.peer[HPS_REG_HEAP] || !hps_sh.peer[HPS_REG_DATA])
+        hps_fatal(fn, "out of memory");
+    int shared = 0, off_node = 0, mynode = hps_rt_node_of(me);
+    for (int pe = 0; pe < n; pe++) {
+        int on = hps_rt_node_of(pe) == mynode;
+        off_node |= !on;
+        use_shm[pe] = on && !hps_sh.transport_ofi;
+        shared |= use_shm[pe] && pe != me;
+    }
+    int need_ofi = hps_sh.transport_ofi || off_node;
+
+    g_heap_size = hps_shmem_heap_bytes();
+    g_heap = hps_shm_heap_create(g_heap_size, shared, &g_heap_seg);
+    uintptr_t dbase;
+    size_t dsize;
+    if (!g_heap || hps_shm_data_setup(shared, &dbase, &dsize, &g_data_seg) != 0) {
+        hps_shm_unlink(&g_heap_seg);
+        hps_rt_abort(1);
+    }
+    hps_sh.base[HPS_REG_HEAP] = (uintptr_t)g_heap;
+    hps_sh.size[HPS_REG_HEAP] = g_heap_size;
+    hps_sh.base[HPS_REG_DATA] = dbase;
+    hps_sh.size[HPS_REG_DATA] = dsize;
+
+    uint64_t sizes[2] = { g_heap_size, dsize };
+    if (hps_rt_put("hps.sizes", sizes, sizeof sizes) != 0 || hps_rt_exchange() != 0)
+        hps_rt_abort(1);
+    check_sizes(n, dsize);
+    map_peers(n, use_shm, dsize);
+    free(use_shm);
+    /* Every peer holds its mappings now: the names can go. */
+    if (hps_rt_barrier() != 0)
+        hps_rt_abort(1);
+    hps_shm_unlink(&g_heap_seg);
+    hps_shm_unlink(&g_data_seg);
+
+    if (need_ofi) {
+        hps_ofi_region_t regions[HPS_OFI_REGIONS] = {
+            { g_heap, g_heap_size }, { (void *)dbase, dsize } };
+        if (hps_ofi_init(regions) != 0)
+            hps_rt_abort(1);
+        hps_sh.ofi_up = 1;
+        hps_sh.ofi = 1;
+    }
+    hps_heap_init(g_heap_size, HPS_HEAP_RESERVED);
+    hps_sh.state = HPS_ST_RUNNING;
+    hps_sh.npes = (uint32_t)n;
+    hps_teams_init();
+    if (hps_shmem_set.info && me == 0)
+        print_info(n, off_node);
+    hps_barrier_all_internal(fn);
+}
+
+/* Programs written for OpenSHMEM 1.0-1.2 (start_pes) never call
+ * shmem_finalize: a PE that leaves main normally finalizes on the way out,
+ * so it waits for the others instead of ending the job under them.  A
+ * non-zero exit status is an error ending: no collective call then, the
+ * launcher takes the job down. */
+static void finalize_at_exit(int status, void *arg)
+{
+    (void)arg;
+    if (status == 0 && hps_sh.state == HPS_ST_RUNNING)
+        shmem_finalize();
+}
+
+HPS_API int shmem_init_thread(int requested, int *provided)
+{
+    if (hps_sh.state == HPS_ST_FINALIZED)
+        hps_fatal("shmem_init", "called after shmem_finalize");
+    if (hps_sh.state == HPS_ST_NEVER) {
+        wire_up();
+        on_exit(finalize_at_exit, NULL);
+    }
+    /* On-node operations are loads, stores and atomics: any thread may
+     * issue them.  The libfabric transport promises no thread safety, so
+     * with it in use callers must serialise. */
+    int supported = hps_sh.ofi ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE;
+    hps_sh.thread_level = requested < supported ? requested : supported;
+    if (hps_sh.thread_level < SHMEM_THREAD_SINGLE)
+        hps_sh.thread_level = SHMEM_THREAD_SINGLE;
+    if (provided)
+        *provided = hps_sh.thread_level;
+    return 0;
+}
+
+HPS_API void shmem_init(void)
+{
+    shmem_init_thread(SHMEM_THREAD_SINGLE, NULL);
+}
+
+HPS_API void start_pes(int npes)
+{
+    (void)npes;
+    shmem_init();
+}
+
+HPS_API void shmem_query_thread(int *provided)
+{
+    hps_check_running(__func__);
+    *provided = hps_sh.thread_level;
+}
+
+HPS_API void shmem_finalize(void)
+{
+    if (hps_sh.state != HPS_ST_RUNNING)
+        return;                        /* a second finalize is harmless */
+    hps_barrier_all_internal(__func__);
+    hps_teams_fini();
+    if (hps_sh.ofi_up)
+        hps_ofi_finalize();
+    hps_sh.npes = 0;
+    hps_sh.ofi = 0;
+    hps_sh.ofi_up = 0;
+    hps_sh.state = HPS_ST_FINALIZED;
+    /* The peers' mappings and the heap go; the data segment stays, it
+     * holds the program's globals (now private to this process again in
+     * effect: its name is gone and the peers unmapped it). */
+    int n = hps_rt_size();
+    for (int pe = 0; pe < n; pe++)
+        if (pe != hps_sh.me) {
+            hps_shm_unmap(hps_sh.peer[HPS_REG_HEAP][pe], g_heap_size);
+            hps_shm_unmap(hps_sh.peer[HPS_REG_DATA][pe], hps_sh.size[HPS_REG_DATA]);
+        }
+    for (int r = 0; r < HPS_NREG; r++) {
+        free(hps_sh.peer[r]);
+        hps_sh.peer[r] = NULL;
+    }
+    hps_shm_unmap(g_heap, g_heap_size);
+    g_heap = NULL;
+    hps_sh.rt_up = 0;
+    hps_rt_finalize();
+}
+
+HPS_API void shmem_global_exit(int status)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (hps_sh.rt_up)
+        hps_rt_abort(status);
+    exit(status);
+}
+
+HPS_API int shmem_my_pe(void)
+{
+    hps_check_running(__func__);
+    return hps_sh.me;
+}
+
+HPS_API int shmem_n_pes(void)
+{
+    hps_check_running(__func__);
+    return (int)hps_sh.npes;
+}
+
+HPS_API int _my_pe(void) { return shmem_my_pe(); }
+HPS_API int _num_pes(void) { return shmem_n_pes(); }
+
+HPS_API int shmem_pe_accessible(int pe)
+{
+    hps_check_running(__func__);
+    return (unsigned)pe < hps_sh.npes;
+}
+
+HPS_API int shmem_addr_accessible(const void *addr, int pe)
+{
+    size_t off;
+    hps_check_running(__func__);
+    return (unsigned)pe < hps_sh.npes && hps_region_of(addr, &off) >= 0;
+}
+
+HPS_API void *shmem_ptr(const void *dest, int pe)
+{
+    size_t off;
+    hps_check_running(__func__);
+    int r = hps_region_of(dest, &off);
+    if ((unsigned)pe >= hps_sh.npes || r < 0)
+        return NULL;
+    if (pe == hps_sh.me)
+        return (void *)dest;            /* even when the transport is ofi */
+    char *b = hps_sh.peer[r][pe];
+    return b ? b + off : NULL;
+}
+
+HPS_API void shmem_info_get_version(int *major, int *minor)
+{
+    *major = SHMEM_MAJOR_VERSION;
+    *minor = SHMEM_MINOR_VERSION;
+}
+
+HPS_API void shmem_info_get_name(char *name)
+{
+    strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN - 1);
+    name[SHMEM_MAX_NAME_LEN - 1] = 0;
+}
+
+/* Cache management: coherent memory everywhere, nothing to do. */
+HPS_API void shmem_clear_cache_inv(void) {}
+HPS_API void shmem_set_cache_inv(void) {}
+HPS_API void shmem_clear_cache_line_inv(void *dest) { (void)dest; }
+HPS_API void shmem_set_cache_line_inv(void *dest) { (void)dest; }
+HPS_API void shmem_udcflush(void) {}
+HPS_API void shmem_udcflush_line(void *dest) { (void)dest; }

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - the inline layer between the OpenSHMEM API and the two
+ * transports.
+ *
+ * Promise: every remote operation is "translate, then move": hps_target()
+ * turns (symmetric address, PE) into either a pointer into that PE's memory
+ * as mapped here (on-node: the operation is a load/store/atomic through
+ * transport/shm.h) or NULL plus (region, offset) for libfabric
+ * (transport/ofi.h).  All the checks the API owes its users (called before
+ * init, PE out of range, address outside symmetric memory) ride on the
+ * translation's own compares: a bad call falls off one unlikely branch into
+ * hps_bad_target(), which prints one line naming the call and ends the job.
+ *
+ * Instruction budget (x86-64, gcc 12 -O2, counted with callgrind, see
+ * docs/shmem.md): shmem_int_p on-node is 15 instructions from entry to the
+ * store (16 with the return), an idle shmem_quiet 4 (5); keep the first
+ * cache line of hps_sh for what they read.
+ */
+#ifndef HPS_SHMEM_INTERNAL_H
+#define HPS_SHMEM_INTERNAL_H
+
+#include <shmem.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "hpsync/pr.h"
+#include "transport/ofi.h"
+#include "transport/shm.h"
+
+/* The libfabric transport's inline fast paths (an inject put, an idle
+ * quiet), when it is built; else its plain entry points. */
+#ifdef HPS_SHMEM_OFI_INLINE
+#include "transport/ofi_inline.h"
+#define hps_ofi_put_inline hps_ofi_put_fast
+#define hps_ofi_quiet_inline hps_ofi_quiet_fast
+#else
+#define hps_ofi_put_inline hps_ofi_put
+#define hps_ofi_quiet_inline hps_ofi_quiet
+#endif
+
+#define HPS_API HPS_EXPORT
+#define HPS_COLD __attribute__((cold, noinline))
+
+enum { HPS_REG_HEAP = 0, HPS_REG_DATA = 1, HPS_NREG = 2 };
+
+/* Library life cycle, for the "called before shmem_init" messages. */
+enum { HPS_ST_NEVER = 0, HPS_ST_RUNNING = 1, HPS_ST_FINALIZED = 2 };
+
+/*
+ * The state the fast paths read.  npes stays 0 until shmem_init has wired
+ * everything up (and again after finalize), so the PE range check is also
+ * the "is the library running" check.  peer[2 * pe + region] is pe's region
+ * as mapped in this process (NULL: reach it through libfabric); for this PE
+ * it is its own base, unless every operation must go through libfabric.
+ */
+typedef struct hps_shmem_state {
+    uint32_t npes;
+    uint8_t ofi;                /* some peer is reached through libfabric */
+    uintptr_t base[HPS_NREG];   /* this PE's regions */
+    size_t size[HPS_NREG];
+    char **peer[HPS_NREG];
+    /* ---- not on the fast path ---- */
+    int me;
+    int state;
+    int thread_level;
+    int ofi_up;                 /* hps_ofi_init succeeded */
+    int rt_up;                  /* joined the job: errors end it through the runtime */
+    int transport_ofi;          /* HPSYNC_SHMEM_TRANSPORT=ofi */
+    size_t heap_reserved;       /* internal symmetric area at the heap's start */
+} __attribute__((aligned(HPS_CACHELINE))) hps_shmem_state_t;
+
+extern hps_shmem_state_t hps_sh;
+
+/* ---- errors (error.c) ------------------------------------------------------ */
+
+/* "hpsync-shmem: <fn>: <message>" on stderr, then the job ends (status 1). */
+void hps_fatal(const char *fn, const char *fmt, ...)
+    __attribute__((noreturn, cold, format(printf, 2, 3)));
+/* The checks' slow path: says which of (state, pe, address) was wrong. */
+void hps_bad_target(const char *fn, const void *addr, size_t len, int pe)
+    __attribute__((noreturn, cold));
+/* A libfabric call failed (it printed its line): end the job. */
+void hps_transport_failed(const char *fn) __attribute__((noreturn, cold));
+/* For routines without a target (collectives, heap): fail unless running. */
+HPS_INLINE void hps_check_running(const char *fn)
+{
+    if (hps_unlikely(hps_sh.npes == 0))
+        hps_bad_target(fn, NULL, 0, 0);
+}
+
+#define HPS_OFI(fn, call) do { \
+        if (hps_unlikely((call) != 0)) \
+            hps_transport_failed(fn); \
+    } while (0)
+
+/* ---- translation ------------------------------------------------------------ */
+
+/* The region holding addr (and *off in it), or -1: for queries and error
+ * messages, where a bad address is an answer rather than an error. */
+HPS_INLINE int hps_region_of(const void *addr, size_t *off)
+{
+    for (int r = 0; r < HPS_NREG; r++) {
+        *off = (uintptr_t)addr - hps_sh.base[r];
+        if (*off < hps_sh.size[r])
+            return r;
+    }
+    return -1;
+}
+
+/*
+ * pe's copy of [addr, addr + len): a pointer (direct access) or NULL with
+ * (*reg, *off) set (libfabric).  A len known at compile time to be at most 16
+ * (one element) needs no end check: regions are 64-byte multiples and
+ * elements naturally aligned, so a start inside means an end inside.
+ */
+HPS_INLINE char *hps_target(const char *fn, const void *addr, size_t len, int pe,
+                            int *reg, size_t *off)
+{
+    uintptr_t a = (uintptr_t)addr;
+    size_t o = a - hps_sh.base[HPS_REG_HEAP];
+    char *b;
+    if (hps_unlikely((unsigned)pe >= hps_sh.npes))
+        hps_bad_target(fn, addr, len, pe);
+    /* Each region has its own path, so the heap's is straight-line. */
+    if (hps_likely(o < hps_sh.size[HPS_REG_HEAP])) {
+        *reg = HPS_REG_HEAP;
+        b = hps_sh.peer[HPS_REG_HEAP][pe];
+    } else {
+        o = a - hps_sh.base[HPS_REG_DATA];
+        if (hps_unlikely(o >= hps_sh.size[HPS_REG_DATA]))
+            hps_bad_target(fn, addr, len, pe);
+        *reg = HPS_REG_DATA;
+        b = hps_sh.peer[HPS_REG_DATA][pe];
+    }
+    if (!(__builtin_constant_p(len) && len <= 16) && hps_unlikely(len > hps_sh.size[*reg] - o))
+        hps_bad_target(fn, addr, len, pe);
+    *off = o;
+    return b ? b + o : NULL;
+}
+
+/* shmem_TYPENAME_p: the value goes from its register to the target.  The
+ * libfabric branch (which needs the value in memory, so a stack frame) is a
+ * tail call out of line, so the on-node path has no frame at all. */
+HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,
+                            int pe);
+#define HPS_P(fn, T, dest, value, pe) do { \
+        int r_; \
+        size_t o_; \
+        T v_ = (value); \
+        char *p_ = hps_target((fn), (dest), sizeof(T), (pe), &r_, &o_); \
+        if (hps_likely(p_ != NULL)) { \
+            memcpy(p_, &v_, sizeof(T)); \
+        } else if (sizeof(T) <= sizeof(uint64_t)) { \
+            uint64_t b_ = 0; \
+            memcpy(&b_, &v_, sizeof(T) <= sizeof b_ ? sizeof(T) : sizeof b_); \
+            hps_p_ofi((fn), r_, o_, b_, sizeof(T), (pe)); \
+        } else { \
+            HPS_OFI((fn), hps_ofi_put(r_, o_, &v_, sizeof(T), (pe))); \
+        } \
+    } while (0)
+
+/* ---- RMA ------------------------------------------------------------------------ */
+
+/* A bulk transfer of nothing is nothing (its pointers may be anything);
+ * folds away for the single-element routines, whose length is constant. */
+#define HPS_EMPTY(len) (!__builtin_constant_p(len) && (len) == 0)
+
+HPS_INLINE void hps_put(const char *fn, void *dest, const void *src, size_t len, int pe)
+{
+    if (HPS_EMPTY(len))
+        return;
+    int r;
+    size_t o;
+    char *p = hps_target(fn, dest, len, pe, &r, &o);
+    if (hps_likely(p != NULL))
+        hps_shm_put(p, src, len);
+    else
+        HPS_OFI(fn, hps_ofi_put_inline(r, o, src, len, pe));
+}
+
+HPS_INLINE void hps_put_nbi(const char *fn, void *dest, const void *src, size_t len, int pe)
+{
+    if (HPS_EMPTY(len))
+        return;
+    int r;
+    size_t o;
+    char *p = hps_target(fn, dest, len, pe, &r, &o);
+    if (hps_likely(p != NULL))
+        hps_shm_put(p, src, len);
+    else
+        HPS_OFI(fn, hps_ofi_put_nbi(r, o, src, len, pe));
+}
+
+HPS_INLINE void hps_get(const char *fn, void *dest, const void *src, size_t len, int pe)
+{
+    if (HPS_EMPTY(len))
+        return;
+    int r;
+    size_t o;
+    const char *p = hps_target(fn, src, len, pe, &r, &o);
+    if (hps_likely(p != NULL))
+        hps_shm_get(dest, p, len);
+    else
+        HPS_OFI(fn, hps_ofi_get(dest, r, o, len, pe));
+}
+
+HPS_INLINE void hps_get_nbi(const char *fn, void *dest, const void *src, size_t len, int pe)
+{
+    if (HPS_EMPTY(len))
+        return;
+    int r;
+    size_t o;
+    const char *p = hps_target(fn, src, len, pe, &r, &o);
+    if (hps_likely(p != NULL))
+        hps_shm_get(dest, p, len);
+    else
+        HPS_OFI(fn, hps_ofi_get_nbi(dest, r, o, len, pe));
+}
+
+/* Strided: element size es, strides in elements (OpenSHMEM's dst/sst). */
+void hps_iput(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+              size_t nelems, size_t es, int pe);
+void hps_iget(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+              size_t nelems, size_t es, int pe);
+
+/* ---- atomics ---------------------------------------------------------------------- */
+
+/* One AMO of size 4 or 8 (see ofi.h for the operands); nbi: a fetching
+ * result may arrive as late as the next quiet. */
+HPS_INLINE void hps_amo(const char *fn, enum hps_ofi_aop op, void *dest, const void *operand,
+                        const void *compare, void *result, size_t size, int pe, int nbi)
+{
+    int r;
+    size_t o;
+    char *p = hps_target(fn, dest, size, pe, &r, &o);
+    if (hps_likely(p != NULL))
+        hps_shm_amo(op, p, operand, compare, result, size);
+    else if (nbi)
+        HPS_OFI(fn, hps_ofi_atomic_nbi(op, r, o, operand, compare, result, size, pe));
+    else
+        HPS_OFI(fn, hps_ofi_atomic(op, r, o, operand, compare, result, size, pe));
+}
+
+/* Internal 64-bit helpers (barriers, locks, signals). */
+HPS_INLINE void hps_amo64(const char *fn, enum hps_ofi_aop op, uint64_t *dest, uint64_t v,
+                          int pe)
+{
+    hps_amo(fn, op, dest, &v, NULL, NULL, 8, pe, 0);
+}
+
+/* ---- ordering ------------------------------------------------------------------------ */
+
+HPS_INLINE void hps_fence(const char *fn)
+{
+    if (hps_unlikely(hps_sh.ofi))
+        HPS_OFI(fn, hps_ofi_fence());
+    /* On-node puts are plain stores: order them before later ones. */
+    atomic_thread_fence(memory_order_release);
+}
+
+HPS_INLINE void hps_quiet(const char *fn)
+{
+    if (hps_unlikely(hps_sh.ofi))
+        HPS_OFI(fn, hps_ofi_quiet_inline());
+    /* Full fence: a later load (say, of a flag the target answers in) must
+     * not pass this PE's stores into the target (StoreLoad). */
+    hps_fence_seq_cst();
+}
+
+/* ---- waiting (sync.c) --------------------------------------------------------------- */
+
+/* Spin briefly, then yield, then nap: several PEs per core must still make
+ * progress.  With libfabric in use, each step also drives its progress. */
+typedef struct hps_waiter {
+    uint32_t n;
+} hps_waiter_t;
+void hps_wait_step(hps_waiter_t *w);
+/* Wait until *v (this PE's memory, written by others) >= goal. */
+void hps_wait_ge64(const uint64_t *v, uint64_t goal);
+
+/* ---- set-up pieces ---------------------------------------------------------------- */
+
+/* heap.c: the symmetric allocator over [reserved, size) of the heap. */
+void hps_heap_init(size_t heap_size, size_t reserved);
+size_t hps_heap_free_bytes(void);
+/* team.c: world and shared teams, after the transports are up. */
+void hps_teams_init(void);
+void hps_teams_fini(void);
+/* team.c: shmem_barrier_all for the library's own use (heap, finalize). */
+void hps_barrier_all_internal(const char *fn);
+
+/* The internal symmetric area at the heap's start: one block per team
+ * slot (barrier flags, collective scratch). */
+#define HPS_TEAM_SLOTS 64
+#define HPS_SYNC_ROUNDS 32
+typedef struct hps_team_sync {
+    uint64_t flag[HPS_SYNC_ROUNDS];   /* dissemination round k: signals received */
+    uint64_t count;                   /* collect: this PE's element count */
+    uint64_t pad[7];
+} hps_team_sync_t;
+#define HPS_HEAP_RESERVED (HPS_TEAM_SLOTS * sizeof(hps_team_sync_t))
+
+HPS_INLINE hps_team_sync_t *hps_slot_sync(int slot)
+{
+    return (hps_team_sync_t *)hps_sh.base[HPS_REG_HEAP] + slot;
+}
+
+#endif

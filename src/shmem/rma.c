@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RMA: put, get, p, g, iput, iget, their nbi forms and put-with-signal, for
+ * every row of the RMA type table, the sized forms and the mem forms, each
+ * with its context twin.  Every routine is one call of the inline layer
+ * (internal.h); contexts share the transport state, so the twins are the
+ * same code.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+/* Define shmem_NAME(PARAMS) and shmem_ctx_NAME(ctx, PARAMS) running STMT. */
+#define HPS_UNPAREN(...) __VA_ARGS__
+#define BOTH(NAME, PARAMS, STMT) \
+    HPS_API void shmem_##NAME PARAMS { STMT; } \
+    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; STMT; }
+#define BOTH_R(R, NAME, PARAMS, EXPR) \
+    HPS_API R shmem_##NAME PARAMS { return EXPR; } \
+    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; return EXPR; }
+
+/* Little-endian: the value's bytes are the first `size` bytes of bits. */
+HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,
+                            int pe)
+{
+    HPS_OFI(fn, hps_ofi_put_inline(reg, off, &bits, size, pe));
+}
+
+/* ---- strided ---------------------------------------------------------------- */
+
+/* The extent of a strided object, for one bounds check of the whole. */
+static void strided_span(const char *fn, const char *base, ptrdiff_t stride, size_t n, size_t es,
+                         const char **lo, size_t *len)
+{
+    if (stride < 1)
+        hps_fatal(fn, "stride %td is not positive", stride);
+    *lo = base;
+    *len = ((n - 1) * (size_t)stride + 1) * es;
+}
+
+void hps_iput(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+              size_t nelems, size_t es, int pe)
+{
+    if (!nelems)
+        return;
+    const char *lo, *s = src;
+    size_t len, o;
+    int r;
+    strided_span(fn, dest, dst, nelems, es, &lo, &len);
+    char *p = hps_target(fn, lo, len, pe, &r, &o);
+    for (size_t i = 0; i < nelems; i++) {
+        size_t d = i * (size_t)dst * es;
+        if (p)
+            hps_shm_put(p + d, s + i * (size_t)sst * es, es);
+        else
+            HPS_OFI(fn, hps_ofi_put(r, o + d, s + i * (size_t)sst * es, es, pe));
+    }
+}
+
+void hps_iget(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+              size_t nelems, size_t es, int pe)
+{
+    if (!nelems)
+        return;
+    const char *lo;
+    char *d = dest;
+    size_t len, o;
+    int r;
+    strided_span(fn, src, sst, nelems, es, &lo, &len);
+    const char *p = hps_target(fn, lo, len, pe, &r, &o);
+    for (size_t i = 0; i < nelems; i++) {
+        size_t s = i * (size_t)sst * es;
+        if (p)
+            hps_shm_get(d + i * (size_t)dst * es, p + s, es);
+        else
+            HPS_OFI(fn, hps_ofi_get_nbi(d + i * (size_t)dst * es, r, o + s, es, pe));
+    }
+    /* The gets above were issued non-blocking: iget returns with data. */
+    if (!p)
+        HPS_OFI(fn, hps_ofi_quiet());
+}
+
+/* ---- put with signal ----------------------------------------------------------- */
+
+static void put_signal(const char *fn, void *dest, const void *src, size_t len, uint64_t *sig,
+                       uint64_t signal, int op, int pe, int nbi)
+{
+    if (hps_unlikely(op != SHMEM_SIGNAL_SET && op != SHMEM_SIGNAL_ADD))
+        hps_fatal(fn, "sig_op %d is not SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", op);
+    int r;
+    size_t o;
+    char *p = hps_target(fn, dest, len, pe, &r, &o);
+    if (p) {
+        /* The signal's release (SET) or acq_rel (ADD) orders it after the data. */
+        hps_shm_put(p, src, len);
+    } else {
+        HPS_OFI(fn, nbi ? hps_ofi_put_nbi(r, o, src, len, pe) : hps_ofi_put(r, o, src, len, pe));
+        HPS_OFI(fn, hps_ofi_fence());
+    }
+    hps_amo64(fn, op == SHMEM_SIGNAL_SET ? HPS_AOP_SET : HPS_AOP_ADD, sig, signal, pe);
+}
+
+#define SIGNAL_PARAMS uint64_t *sig_addr, uint64_t signal, int sig_op, int pe
+#define SIGNAL_ARGS sig_addr, signal, sig_op, pe
+
+/* ---- the families, per type ------------------------------------------------------ */
+
+#define DEF_RMA(T, N, A) \
+    BOTH(N##_put, (T *dest, const T *source, size_t nelems, int pe), \
+         hps_put(__func__, dest, source, nelems * sizeof(T), pe)) \
+    BOTH(N##_get, (T *dest, const T *source, size_t nelems, int pe), \
+         hps_get(__func__, dest, source, nelems * sizeof(T), pe)) \
+    BOTH(N##_put_nbi, (T *dest, const T *source, size_t nelems, int pe), \
+         hps_put_nbi(__func__, dest, source, nelems * sizeof(T), pe)) \
+    BOTH(N##_get_nbi, (T *dest, const T *source, size_t nelems, int pe), \
+         hps_get_nbi(__func__, dest, source, nelems * sizeof(T), pe)) \
+    BOTH(N##_p, (T *dest, T value, int pe), HPS_P(__func__, T, dest, value, pe)) \
+    BOTH_R(T, N##_g, (const T *source, int pe), \
+           ({ T v_; hps_get(__func__, &v_, source, sizeof(T), pe); v_; })) \
+    BOTH(N##_iput, (T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                    int pe), hps_iput(__func__, dest, source, dst, sst, nelems, sizeof(T), pe)) \
+    BOTH(N##_iget, (T *dest, const T *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, \
+                    int pe), hps_iget(__func__, dest, source, dst, sst, nelems, sizeof(T), pe)) \
+    BOTH(N##_put_signal, (T *dest, const T *source, size_t nelems, SIGNAL_PARAMS), \
+         put_signal(__func__, dest, source, nelems * sizeof(T), SIGNAL_ARGS, 0)) \
+    BOTH(N##_put_signal_nbi, (T *dest, const T *source, size_t nelems, SIGNAL_PARAMS), \
+         put_signal(__func__, dest, source, nelems * sizeof(T), SIGNAL_ARGS, 1))
+HPS_SHMEM_RMA_TYPES(DEF_RMA, _)
+
+/* Sized (put8 ... put128) and mem forms: untyped, ES bytes per element. */
+#define DEF_UNTYPED(SUF, ES) \
+    BOTH(put##SUF, (void *dest, const void *source, size_t nelems, int pe), \
+         hps_put(__func__, dest, source, nelems * (ES), pe)) \
+    BOTH(get##SUF, (void *dest, const void *source, size_t nelems, int pe), \
+         hps_get(__func__, dest, source, nelems * (ES), pe)) \
+    BOTH(put##SUF##_nbi, (void *dest, const void *source, size_t nelems, int pe), \
+         hps_put_nbi(__func__, dest, source, nelems * (ES), pe)) \
+    BOTH(get##SUF##_nbi, (void *dest, const void *source, size_t nelems, int pe), \
+         hps_get_nbi(__func__, dest, source, nelems * (ES), pe)) \
+    BOTH(put##SUF##_signal, (void *dest, const void *source, size_t nelems, SIGNAL_PARAMS), \
+         put_signal(__func__, dest, source, nelems * (ES), SIGNAL_ARGS, 0)) \
+    BOTH(put##SUF##_signal_nbi, (void *dest, const void *source, size_t nelems, SIGNAL_PARAMS), \
+         put_signal(__func__, dest, source, nelems * (ES), SIGNAL_ARGS, 1))
+#define DEF_SIZED(BITS, T, A) \
+    DEF_UNTYPED(BITS, sizeof(T)) \
+    BOTH(iput##BITS, (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                      size_t nelems, int pe), \
+         hps_iput(__func__, dest, source, dst, sst, nelems, sizeof(T), pe)) \
+    BOTH(iget##BITS, (void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, \
+                      size_t nelems, int pe), \
+         hps_iget(__func__, dest, source, dst, sst, nelems, sizeof(T), pe))
+HPS_SHMEM_SIZES(DEF_SIZED, _)
+DEF_UNTYPED(mem, 1)

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * team.h - teams, contexts and the groups collectives run over.
+ *
+ * A team is a list of world PEs, strided (start + i * stride) except for a
+ * SHMEM_TEAM_SHARED whose node's PEs are not evenly spaced.  Each team owns
+ * a slot of the internal symmetric area (internal.h) for its barrier
+ * flags; the members of a new team agree on a slot free on all of them
+ * with an OR over the parent team.
+ *
+ * A group is what one collective call runs over: a team, or an OpenSHMEM
+ * 1.3 active set (PE_start, logPE_stride, PE_size) synchronising through
+ * the caller's pSync array.
+ */
+#ifndef HPS_SHMEM_TEAM_H
+#define HPS_SHMEM_TEAM_H
+
+#include "internal.h"
+
+struct hps_shmem_team {
+    int start, stride, size;    /* members: start + i * stride, i < size */
+    int *list;                  /* or these world PEs (when not strided) */
+    int me;                     /* this PE's index, -1 if not a member */
+    int slot;                   /* internal sync block */
+    uint64_t epoch;             /* barriers this PE has done on the team */
+    shmem_team_config_t config;
+    long config_mask;
+};
+
+struct hps_shmem_ctx {
+    long options;
+    shmem_team_t team;
+};
+
+typedef struct hps_group {
+    shmem_team_t team;          /* a team, or (team == NULL) an active set: */
+    int start, stride, size, me;
+    long *psync;
+} hps_group_t;
+
+HPS_INLINE int hps_team_pe(const struct hps_shmem_team *t, int i)
+{
+    return t->list ? t->list[i] : t->start + i * t->stride;
+}
+
+HPS_INLINE int hps_group_pe(const hps_group_t *g, int i)
+{
+    return g->team ? hps_team_pe(g->team, i) : g->start + i * g->stride;
+}
+
+/* The team or active set of a collective call; aborts on a bad handle,
+ * an empty or out-of-range set, or a caller that is not a member. */
+void hps_group_team(const char *fn, hps_group_t *g, shmem_team_t team);
+void hps_group_aset(const char *fn, hps_group_t *g, int start, int log_stride, int size,
+                    long *psync);
+/* All members arrive before any leaves (no completion of puts implied). */
+void hps_group_sync(const char *fn, const hps_group_t *g);
+/* A word of symmetric scratch per member, for collect's counts. */
+uint64_t *hps_group_scratch(const hps_group_t *g);
+
+#endif

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ofi_atomic.c - OpenSHMEM atomics on libfabric atomics.
+ *
+ * Each operation maps onto one libfabric call: non-fetching ones on
+ * fi_inject_atomic (the operand is copied at once), fetching ones on
+ * fi_fetch_atomic (FI_ATOMIC_READ for fetch, FI_ATOMIC_WRITE for swap) and
+ * compare-and-swap on fi_compare_atomic.  Init asks the provider which
+ * (operation, type) pairs it supports (fi_atomicvalid & co); a missing one
+ * is emulated with a compare-and-swap loop when FI_CSWAP exists at that
+ * size, and otherwise fails with one line naming the operation.
+ */
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "ofi_internal.h"
+
+enum form { NOFETCH, FETCH, FORMS };
+
+/* The libfabric operation and whether the values are bit patterns
+ * (unsigned types) or numbers (signed), per hps_ofi_aop. */
+static const struct {
+    const char *name;
+    enum fi_op op;
+    int bits;
+} ops[] = {
+    [HPS_AOP_SET] = { "set", FI_ATOMIC_WRITE, 0 },
+    [HPS_AOP_FETCH] = { "fetch", FI_ATOMIC_READ, 0 },
+    [HPS_AOP_SWAP] = { "swap", FI_ATOMIC_WRITE, 0 },
+    [HPS_AOP_CSWAP] = { "compare-swap", FI_CSWAP, 0 },
+    [HPS_AOP_ADD] = { "add", FI_SUM, 0 },
+    [HPS_AOP_AND] = { "and", FI_BAND, 1 },
+    [HPS_AOP_OR] = { "or", FI_BOR, 1 },
+    [HPS_AOP_XOR] = { "xor", FI_BXOR, 1 },
+};
+#define NOPS ((int)(sizeof ops / sizeof ops[0]))
+
+/* native[op][size is 8][form]: the provider does it in one call. */
+static unsigned char native[NOPS][2][FORMS];
+
+static enum fi_datatype dtype(enum hps_ofi_aop op, size_t size)
+{
+    if (ops[op].bits)
+        return size == 4 ? FI_UINT32 : FI_UINT64;
+    return size == 4 ? FI_INT32 : FI_INT64;
+}
+
+int hps_ofi_atomic_setup(void)
+{
+    for (int op = 0; op < NOPS; op++) {
+        for (int s = 0; s < 2; s++) {
+            enum fi_datatype dt = dtype(op, s ? 8 : 4);
+            size_t count = 0;
+            if (op == HPS_AOP_CSWAP) {
+                native[op][s][FETCH] = !fi_compare_atomicvalid(hps_ofi.ep, dt, FI_CSWAP, &count) &&
+                                       count >= 1;
+                continue;
+            }
+            if (op != HPS_AOP_FETCH && op != HPS_AOP_SWAP)
+                native[op][s][NOFETCH] = !fi_atomicvalid(hps_ofi.ep, dt, ops[op].op, &count) &&
+                                         count >= 1;
+            count = 0;
+            native[op][s][FETCH] = !fi_fetch_atomicvalid(hps_ofi.ep, dt, ops[op].op, &count) &&
+                                   count >= 1;
+        }
+    }
+    /* Quiet's flush of atomics is an 8-byte atomic read where there is one
+     * (ordered after atomics by FI_ORDER_ATOMIC_RAW), else an RMA read. */
+    hps_ofi.flush_atomic = native[HPS_AOP_FETCH][1][FETCH];
+    hps_ofi.amo_used = 0;
+    return 0;
+}
+
+/* ---- native operations --------------------------------------------------- */
+
+typedef struct amo_arg {
+    enum hps_ofi_aop op;
+    const void *operand, *compare;
+    void *result;
+    void *desc[3];              /* operand, compare, result (FI_MR_LOCAL) */
+    size_t size;
+    int region, pe;
+    size_t off;
+} amo_arg_t;
+
+static ssize_t amo_op(void *p)
+{
+    const amo_arg_t *a = p;
+    const hps_ofi_peer_t *peer = &hps_ofi_fast.peer[a->pe];
+    uint64_t raddr = peer->base[a->region] + a->off, key = peer->key[a->region];
+    enum fi_datatype dt = dtype(a->op, a->size);
+    enum fi_op op = ops[a->op].op;
+    if (a->op == HPS_AOP_CSWAP)
+        return fi_compare_atomic(hps_ofi.ep, a->operand, 1, a->desc[0], a->compare, a->desc[1],
+                                 a->result, a->desc[2], peer->addr, raddr, key, dt, op, NULL);
+    if (a->result)
+        return fi_fetch_atomic(hps_ofi.ep, a->operand, 1, a->desc[0], a->result, a->desc[2],
+                               peer->addr, raddr, key, dt, op, NULL);
+    return fi_inject_atomic(hps_ofi.ep, a->operand, 1, peer->addr, raddr, key, dt, op);
+}
+
+/* Descriptors for the caller's buffers (FI_MR_LOCAL); registrations made
+ * for this call land in tmp[] and force a blocking call. */
+static int amo_descs(const char *call, amo_arg_t *a, struct fid_mr *tmp[3])
+{
+    const void *buf[3] = { a->operand, a->compare, a->result };
+    uint64_t access[3] = { FI_WRITE, FI_WRITE, FI_READ };
+    for (int i = 0; i < 3; i++) {
+        tmp[i] = NULL;
+        a->desc[i] = NULL;
+        /* Fetch ignores its operand; some providers still read the pointer. */
+        if (buf[i] && hps_ofi_local_desc(call, buf[i], a->size, access[i], &a->desc[i], &tmp[i]))
+            return -1;
+    }
+    return 0;
+}
+
+static void amo_descs_done(struct fid_mr *tmp[3])
+{
+    for (int i = 0; i < 3; i++)
+        hps_ofi_local_done(tmp[i]);
+}
+
+static int issue_native(const char *call, amo_arg_t *a, int blocking)
+{
+    struct fid_mr *tmp[3];
+    if (amo_descs(call, a, tmp))
+        return -1;
+    int rc = hps_ofi_issue(call, ops[a->op].name, amo_op, a);
+    if (!rc) {
+        if (a->result) {
+            hps_faa_relaxed(&hps_ofi_fast.get_issued, 1);
+        } else {
+            hps_store_relaxed(&hps_ofi_fast.peer[a->pe].dirty_amo, 1);
+            hps_faa_relaxed(&hps_ofi_fast.put_issued, 1);
+        }
+        if (a->result && (blocking || tmp[0] || tmp[1] || tmp[2]))
+            rc = hps_ofi_wait_gets(call);
+    }
+    amo_descs_done(tmp);
+    return rc;
+}
+
+/*
+ * A fetching atomic that completes at quiet: its operand and compare value
+ * must stay readable until then, and the caller's may not, so they travel
+ * in one of the registered scratch slots.  Slots are handed out in order
+ * and all returned when a quiet finds every fetching operation complete.
+ */
+static int issue_nbi(const char *call, amo_arg_t *a)
+{
+    pthread_mutex_lock(&hps_ofi.amo_lock);
+    while (hps_ofi.amo_used == HPS_OFI_AMO_SLOTS) {
+        pthread_mutex_unlock(&hps_ofi.amo_lock);
+        if (hps_ofi_quiet())
+            return -1;
+        pthread_mutex_lock(&hps_ofi.amo_lock);
+    }
+    hps_ofi_amo_slot_t *slot = &hps_ofi.scratch->amo[hps_ofi.amo_used++];
+    memcpy(&slot->operand, a->operand, a->size);
+    a->operand = &slot->operand;
+    if (a->compare) {
+        memcpy(&slot->compare, a->compare, a->size);
+        a->compare = &slot->compare;
+    }
+    int rc = issue_native(call, a, 0);
+    pthread_mutex_unlock(&hps_ofi.amo_lock);
+    return rc;
+}
+
+void hps_ofi_amo_release(uint64_t gets)
+{
+    /* Under the lock: a fetching nbi issue holds it from taking its slot
+     * to counting itself, so an unchanged count means no slot is in use. */
+    pthread_mutex_lock(&hps_ofi.amo_lock);
+    if (hps_load_relaxed(&hps_ofi_fast.get_issued) == gets)
+        hps_ofi.amo_used = 0;
+    pthread_mutex_unlock(&hps_ofi.amo_lock);
+}
+
+/* ---- emulation by compare-and-swap --------------------------------------- */
+
+static uint64_t apply(enum hps_ofi_aop op, uint64_t old, uint64_t v)
+{
+    switch (op) {
+    case HPS_AOP_ADD: return old + v;
+    case HPS_AOP_AND: return old & v;
+    case HPS_AOP_OR: return old | v;
+    case HPS_AOP_XOR: return old ^ v;
+    case HPS_AOP_FETCH: return old;
+    default: return v;                               /* set, swap */
+    }
+}
+
+/* Guess the old value (0 first), swap in f(guess) if the guess was right,
+ * else retry with what the swap returned.  Blocking, returns the old value. */
+static int emulate(const char *call, amo_arg_t *a)
+{
+    uint64_t operand = 0, guess = 0, seen = 0, next;
+    if (a->operand)
+        memcpy(&operand, a->operand, a->size);
+    for (;;) {
+        next = apply(a->op, guess, operand);
+        amo_arg_t c = *a;
+        c.op = HPS_AOP_CSWAP;
+        c.operand = &next;
+        c.compare = &guess;
+        c.result = &seen;
+        if (issue_native(call, &c, 1))
+            return -1;
+        if (!memcmp(&seen, &guess, a->size))
+            break;
+        guess = seen;
+    }
+    if (a->result)
+        memcpy(a->result, &guess, a->size);
+    return 0;
+}
+
+/* ---- entry points -------------------------------------------------------- */
+
+static int atomic(const char *call, enum hps_ofi_aop op, int region, size_t off,
+                  const void *operand, const void *compare, void *result, size_t size, int pe,
+                  int blocking)
+{
+    if (hps_unlikely(!hps_ofi.ep))
+        return hps_ofi_fail(call, "the libfabric transport is not initialized");
+    if (hps_unlikely((int)op < 0 || (int)op >= NOPS || (size != 4 && size != 8)))
+        return hps_ofi_fail(call, "no atomic operation %d on %zu bytes", (int)op, size);
+    if (hps_unlikely(pe < 0 || pe >= hps_ofi.npes))
+        return hps_ofi_fail(call, "PE %d is not in 0..%d", pe, hps_ofi.npes - 1);
+    if (hps_unlikely(region < 0 || region >= HPS_OFI_REGIONS || off % size ||
+                     off > hps_ofi.region[region].size - size || hps_ofi.region[region].size < size))
+        return hps_ofi_fail(call, "%zu-byte atomic at offset %zu is outside or misaligned in "
+                            "symmetric region %d", size, off, region);
+    int fetching = op == HPS_AOP_FETCH || op == HPS_AOP_SWAP || op == HPS_AOP_CSWAP;
+    if (hps_unlikely(fetching && !result))
+        return hps_ofi_fail(call, "%s needs a result buffer", ops[op].name);
+    if (hps_unlikely(op == HPS_AOP_CSWAP && !compare))
+        return hps_ofi_fail(call, "compare-swap needs a compare value");
+    if (hps_unlikely(op != HPS_AOP_FETCH && !operand))
+        return hps_ofi_fail(call, "%s needs an operand", ops[op].name);
+
+    amo_arg_t a = { op, op == HPS_AOP_FETCH ? result : operand, compare, result, { 0 }, size,
+                    region, pe, off };
+    int s = size == 8;
+    if (native[op][s][result ? FETCH : NOFETCH])
+        return blocking || !result ? issue_native(call, &a, blocking) : issue_nbi(call, &a);
+    if (op != HPS_AOP_CSWAP && native[HPS_AOP_CSWAP][s][FETCH])
+        return emulate(call, &a);
+    return hps_ofi_fail(call, "libfabric provider %s has no %zu-byte atomic %s (fi_atomicvalid) "
+                        "nor the compare-and-swap to emulate it", hps_ofi.provider, size,
+                        ops[op].name);
+}
+
+int hps_ofi_atomic(enum hps_ofi_aop op, int region, size_t off, const void *operand,
+                   const void *compare, void *result, size_t size, int pe)
+{
+    return atomic("hps_ofi_atomic", op, region, off, operand, compare, result, size, pe, 1);
+}
+
+int hps_ofi_atomic_nbi(enum hps_ofi_aop op, int region, size_t off, const void *operand,
+                       const void *compare, void *result, size_t size, int pe)
+{
+    return atomic("hps_ofi_atomic_nbi", op, region, off, operand, compare, result, size, pe, 0);
+}

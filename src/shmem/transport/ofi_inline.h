@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ofi_inline.h - the libfabric transport's fast paths, for the core to inline.
+ *
+ * Promise: hps_ofi_put_fast() and hps_ofi_quiet_fast() behave exactly like
+ * hps_ofi_put() and hps_ofi_quiet() (ofi.h), but the common case costs a
+ * handful of instructions in the caller:
+ *   put of len <= inject size: peer entry, remote address, fi_inject_write
+ *     (itself an inline call through the endpoint's ops table), mark the
+ *     peer for quiet's flush, count;
+ *   quiet with nothing outstanding: two compares.
+ * Anything else (a full transmit queue, a larger put, outstanding work)
+ * goes to the out-of-line functions in ofi_*.c.  Valid after hps_ofi_init().
+ */
+#ifndef HPS_SHMEM_OFI_INLINE_H
+#define HPS_SHMEM_OFI_INLINE_H
+
+#include <rdma/fabric.h>
+#include <rdma/fi_rma.h>
+
+#include "hpsync/pr.h"
+#include "ofi.h"
+
+/* What a put needs to know about one peer, one cache line each.  base is
+ * added to the offset: the peer's region address where the provider
+ * addresses memory by virtual address (FI_MR_VIRT_ADDR), else 0. */
+typedef struct hps_ofi_peer {
+    uint64_t base[HPS_OFI_REGIONS];
+    uint64_t key[HPS_OFI_REGIONS];
+    fi_addr_t addr;
+    /* Written since the last quiet by an operation whose counter may only
+     * mean "sent": quiet flushes this peer (see hps_ofi_quiet).  One byte
+     * per kind, so marking is a single store. */
+    _Atomic uint8_t dirty_rma;     /* fi_inject_write */
+    _Atomic uint8_t dirty_amo;     /* non-fetching atomics */
+} __attribute__((aligned(HPS_CACHELINE))) hps_ofi_peer_t;
+
+typedef struct hps_ofi_fast {
+    struct fid_ep *ep;
+    hps_ofi_peer_t *peer;          /* indexed by PE */
+    size_t inject_max;             /* largest put sent by fi_inject_write */
+    /* Operations issued, per completion counter (writes and non-fetching
+     * atomics / reads and fetching atomics), and the totals the last quiet
+     * saw complete.  Relaxed: each is only compared with the others by the
+     * thread that calls quiet, and the provider's counter read orders the
+     * data. */
+    hps_au64 put_issued, get_issued;
+    hps_au64 put_done, get_done;
+} hps_ofi_fast_t;
+
+extern hps_ofi_fast_t hps_ofi_fast __attribute__((visibility("hidden")));
+
+/* hps_ofi_put() with the inject case inline.  Budget: about 15 instructions
+ * from entry to the provider's inject call (measured with callgrind, see
+ * docs/shmem.md). */
+HPS_INLINE int hps_ofi_put_fast(int region, size_t off, const void *src, size_t len, int pe)
+{
+    hps_ofi_peer_t *p = &hps_ofi_fast.peer[pe];
+    if (hps_likely(len <= hps_ofi_fast.inject_max) &&
+        hps_likely(fi_inject_write(hps_ofi_fast.ep, src, len, p->addr,
+                                   p->base[region] + off, p->key[region]) == 0)) {
+        hps_store_relaxed(&p->dirty_rma, 1);
+        hps_faa_relaxed(&hps_ofi_fast.put_issued, 1);
+        return 0;
+    }
+    return hps_ofi_put(region, off, src, len, pe);
+}
+
+/* hps_ofi_quiet() with the idle case inline: nothing issued since the last
+ * quiet finished means nothing to wait for. */
+HPS_INLINE int hps_ofi_quiet_fast(void)
+{
+    if (hps_likely(hps_load_relaxed(&hps_ofi_fast.put_issued) ==
+                   hps_load_relaxed(&hps_ofi_fast.put_done) &&
+                   hps_load_relaxed(&hps_ofi_fast.get_issued) ==
+                   hps_load_relaxed(&hps_ofi_fast.get_done)))
+        return 0;
+    return hps_ofi_quiet();
+}
+
+#endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ofi_internal.h - state shared by the libfabric transport's files:
+ *   ofi_setup.c     provider choice, fabric objects, registration, addresses
+ *   ofi_rma.c       puts and gets
+ *   ofi_atomic.c    atomics (native, or emulated by compare-and-swap)
+ *   ofi_progress.c  counter waits, quiet, fence, the progress thread
+ * Nothing here is seen outside the transport and its tests.
+ */
+#ifndef HPS_SHMEM_OFI_INTERNAL_H
+#define HPS_SHMEM_OFI_INTERNAL_H
+
+#include <pthread.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include "ofi_inline.h"
+
+#define HPS_OFI_HIDDEN __attribute__((visibility("hidden")))
+
+/* How a thread waits for a counter once the short spin is over. */
+enum hps_ofi_wait {
+    HPS_OFI_WAIT_POLL,     /* poll with sched_yield, then sleep with backoff */
+    HPS_OFI_WAIT_BLOCK,    /* fi_cntr_wait: the provider sleeps in the kernel
+                            * and wakes on traffic (checked at init, and the
+                            * counters then get a wait object) */
+};
+
+/* Bounce area for operands of non-blocking fetching atomics, which must
+ * stay valid until the operation completes (the caller's may not). */
+#define HPS_OFI_AMO_SLOTS 256
+typedef struct hps_ofi_amo_slot {
+    uint64_t operand, compare;
+} hps_ofi_amo_slot_t;
+
+/* Memory this PE registers for its own use: the flush reads' landing place
+ * and the atomic operand slots. */
+typedef struct hps_ofi_scratch {
+    uint64_t flush[2];
+    hps_ofi_amo_slot_t amo[HPS_OFI_AMO_SLOTS];
+} hps_ofi_scratch_t;
+
+typedef struct hps_ofi_state {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_ep *ep;
+    struct fid_cq *cq;              /* error completions only */
+    struct fid_cntr *put_cntr;      /* FI_WRITE: writes, non-fetching atomics */
+    struct fid_cntr *get_cntr;      /* FI_READ: reads, fetching atomics */
+    struct fid_cntr *remote_cntr;   /* operations targeting us (FI_RMA_EVENT), or NULL */
+    hps_au64 put_err, get_err;      /* counter error totals already reported */
+    struct fid_mr *mr[HPS_OFI_REGIONS];
+    struct fid_mr *scratch_mr;
+    void *desc[HPS_OFI_REGIONS];    /* local descriptors (FI_MR_LOCAL) */
+    void *scratch_desc;
+    hps_ofi_region_t region[HPS_OFI_REGIONS];
+    hps_ofi_scratch_t *scratch;
+
+    int me, npes;
+    int mr_local;                   /* pass descriptors for local buffers */
+    int fence_is_free;              /* the provider orders writes (see fence) */
+    int flush_region;               /* a region with 8 readable bytes, or -1 */
+    size_t flush_off;               /* where in it: the first 8-byte aligned word */
+    int flush_atomic;               /* flush atomics with an atomic read */
+    size_t max_msg;                 /* largest single transfer */
+    enum hps_ofi_wait wait;
+    char provider[64];
+
+    pthread_mutex_t amo_lock;       /* the operand slots */
+    int amo_used;
+
+    pthread_t progress_thread;
+    int progress_running;
+    _Atomic int progress_stop;
+    hps_au64 progress_wakeups;      /* for tests: how often the thread ran */
+    hps_au64 progress_calls;        /* the application's waits and progress calls */
+} hps_ofi_state_t;
+
+extern hps_ofi_state_t hps_ofi HPS_OFI_HIDDEN;
+
+/* One line "hpsync-shmem: <call>: <why>" on stderr; returns -1. */
+int hps_ofi_fail(const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3))) HPS_OFI_HIDDEN;
+/* The same for a libfabric return code (negative fi_errno). */
+int hps_ofi_fail_rc(const char *call, const char *what, ssize_t rc) HPS_OFI_HIDDEN;
+
+/* Local descriptor for buf (FI_MR_LOCAL): a region's, or a registration
+ * made for this call in *tmp (close it with hps_ofi_local_done once the
+ * operation completed).  NULL when the provider needs none.  0 or -1. */
+int hps_ofi_local_desc(const char *call, const void *buf, size_t len, uint64_t access,
+                       void **desc, struct fid_mr **tmp) HPS_OFI_HIDDEN;
+void hps_ofi_local_done(struct fid_mr *tmp) HPS_OFI_HIDDEN;
+
+/* Remote address of (region, off) at pe. */
+static inline uint64_t hps_ofi_raddr(int region, size_t off, int pe)
+{
+    return hps_ofi_fast.peer[pe].base[region] + off;
+}
+
+/*
+ * Issue one operation: op() is retried while the provider says -FI_EAGAIN
+ * (transmit queue full), making progress in between with the same
+ * spin-then-yield policy as the waits.  Returns 0 or -1 after one line.
+ */
+typedef ssize_t (*hps_ofi_issue_fn)(void *arg);
+int hps_ofi_issue(const char *call, const char *what, hps_ofi_issue_fn op, void *arg) HPS_OFI_HIDDEN;
+
+/* Wait until the put (get) counter reaches the number of operations issued
+ * on it so far.  0 or -1 after one line naming call and the failed operation. */
+int hps_ofi_wait_puts(const char *call) HPS_OFI_HIDDEN;
+int hps_ofi_wait_gets(const char *call) HPS_OFI_HIDDEN;
+
+/* Start (if the provider needs one) and stop the progress thread. */
+int hps_ofi_progress_start(void) HPS_OFI_HIDDEN;
+void hps_ofi_progress_stop(void) HPS_OFI_HIDDEN;
+/* How waits should wait on this provider (before the counters exist). */
+enum hps_ofi_wait hps_ofi_choose_wait(void) HPS_OFI_HIDDEN;
+
+/* Atomic capability table, filled at init from fi_atomicvalid & co. */
+int hps_ofi_atomic_setup(void) HPS_OFI_HIDDEN;
+/* Quiet saw every fetching operation up to gets complete: the operand
+ * slots of those may be reused. */
+void hps_ofi_amo_release(uint64_t gets) HPS_OFI_HIDDEN;
+
+/* Test hook: act as if the provider required FI_MR_LOCAL, so the descriptor
+ * paths run on providers that do not need them.  Call before hps_ofi_init. */
+void hps_ofi_test_force_mr_local(int on) HPS_OFI_HIDDEN;
+
+#endif

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ofi_setup.c - bringing the libfabric transport up and down: which
+ * provider, the fabric objects, memory registration, and the exchange of
+ * endpoint names, keys and base addresses through the runtime.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include "../runtime/runtime.h"
+#include "ofi_internal.h"
+
+hps_ofi_fast_t hps_ofi_fast;
+hps_ofi_state_t hps_ofi;
+static int force_mr_local;
+
+/* The registration modes this code knows how to follow; the provider
+ * answers with the subset it requires (FI_MR_RAW, device memory and MMU
+ * notification are left out: a provider needing them is not offered). */
+#define HPS_OFI_MR_MODES \
+    (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
+
+/* Keys we ask for when the provider lets us choose (no FI_MR_PROV_KEY). */
+#define HPS_OFI_KEY_SCRATCH 100
+
+int hps_ofi_fail(const char *call, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "hpsync-shmem: %s: %s\n", call, msg);
+    return -1;
+}
+
+int hps_ofi_fail_rc(const char *call, const char *what, ssize_t rc)
+{
+    return hps_ofi_fail(call, "%s failed: %s", what, fi_strerror((int)-rc));
+}
+
+void hps_ofi_test_force_mr_local(int on) { force_mr_local = on; }
+
+const char *hps_ofi_provider(void) { return hps_ofi.provider; }
+
+/* ---- choosing a provider ------------------------------------------------ */
+
+static int src_is_loopback(const struct fi_info *fi)
+{
+    if (!fi->src_addr)
+        return 0;
+    if (fi->addr_format == FI_SOCKADDR_IN) {
+        const struct sockaddr_in *a = fi->src_addr;
+        return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (fi->addr_format == FI_SOCKADDR_IN6) {
+        const struct sockaddr_in6 *a = fi->src_addr;
+        return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+    }
+    return 0;
+}
+
+/* The shm provider, whatever utility provider sits on it, only reaches
+ * this machine. */
+static int node_local_provider(const struct fi_info *fi)
+{
+    const char *p = fi->fabric_attr->prov_name;
+    return strcmp(p, "shm") == 0 || strncmp(p, "shm;", 4) == 0;
+}
+
+static int job_on_one_node(void)
+{
+    for (int pe = 1; pe < hps_rt_size(); pe++)
+        if (hps_rt_node_of(pe) != hps_rt_node_of(0))
+            return 0;
+    return 1;
+}
+
+/*
+ * The first entry (in libfabric's order of preference) that can reach every
+ * PE of this job: on one machine, one bound to the loopback interface or a
+ * node-local provider, so traffic never leaves the machine; across
+ * machines, anything but those.
+ */
+static struct fi_info *pick(struct fi_info *list)
+{
+    int one_node = job_on_one_node();
+    for (struct fi_info *fi = list; fi; fi = fi->next) {
+        int local = src_is_loopback(fi) || node_local_provider(fi);
+        if (local == one_node)
+            return fi;
+    }
+    return one_node ? list : NULL;
+}
+
+static struct fi_info *hints_new(const char *prov)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        return NULL;
+    h->caps = FI_RMA | FI_ATOMIC;
+    h->mode = 0;                                    /* we take no mode bits */
+    h->ep_attr->type = FI_EP_RDM;
+    h->domain_attr->mr_mode = HPS_OFI_MR_MODES;
+    /* A progress thread may call in while the application does. */
+    h->domain_attr->threading = FI_THREAD_SAFE;
+    /* Counters count an operation once the target has processed it, which
+     * is what shmem_quiet promises (see hps_ofi_quiet for injects). */
+    h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    /* Quiet's flush read must be processed after the writes before it. */
+    h->tx_attr->msg_order = FI_ORDER_RMA_RAW | FI_ORDER_ATOMIC_RAW;
+    if (prov && !(h->fabric_attr->prov_name = strdup(prov))) {
+        fi_freeinfo(h);
+        return NULL;
+    }
+    return h;
+}
+
+static int choose_provider(void)
+{
+    const char *call = "hps_ofi_init";
+    const char *want = secure_getenv("HPSYNC_SHMEM_PROVIDER");
+    if (want && !*want)
+        want = NULL;
+    /* The sockets provider's progress threads spin 10 ms after each event
+     * by default: with a few PEs per core that turns a 0.1 ms round trip
+     * into 5 ms (measured, 2 PEs on 2 cores).  Unless the user chose,
+     * they block at once.  Read when libfabric first loads the provider,
+     * which is the fi_getinfo below. */
+    setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
+    struct fi_info *hints = hints_new(want), *list = NULL;
+    if (!hints)
+        return hps_ofi_fail(call, "out of memory");
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &list);
+    fi_freeinfo(hints);
+    struct fi_info *fi = rc ? NULL : pick(list);
+    if (!fi) {
+        int found = list != NULL;       /* but none for this job */
+        const char *why = found ? "cannot reach PEs on other nodes"
+                                : "is not available here with reliable RMA and atomics, "
+                                  "delivery-complete counters and read-after-write order";
+        if (list)
+            fi_freeinfo(list);
+        if (want)
+            return hps_ofi_fail(call, "libfabric provider \"%s\" (HPSYNC_SHMEM_PROVIDER) %s "
+                                "(fi_info -l lists providers)", want, why);
+        return hps_ofi_fail(call, "no libfabric provider %s%s", found ? "that " : "",
+                            found ? why : "offers reliable RMA and atomics (fi_info -c "
+                                          "'FI_RMA|FI_ATOMIC' -t FI_EP_RDM)");
+    }
+    hps_ofi.info = fi_dupinfo(fi);
+    fi_freeinfo(list);
+    if (!hps_ofi.info)
+        return hps_ofi_fail(call, "out of memory");
+    snprintf(hps_ofi.provider, sizeof hps_ofi.provider, "%s", hps_ofi.info->fabric_attr->prov_name);
+    return 0;
+}
+
+/* ---- fabric objects ------------------------------------------------------ */
+
+static int open_objects(void)
+{
+    const char *call = "hps_ofi_init";
+    struct fi_info *fi = hps_ofi.info;
+    int rc;
+    if ((rc = fi_fabric(fi->fabric_attr, &hps_ofi.fabric, NULL)))
+        return hps_ofi_fail_rc(call, "fi_fabric", rc);
+    if ((rc = fi_domain(hps_ofi.fabric, fi, &hps_ofi.domain, NULL)))
+        return hps_ofi_fail_rc(call, "fi_domain", rc);
+    struct fi_av_attr av_attr = {
+        .type = fi->domain_attr->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE,
+        .count = (size_t)hps_ofi.npes,
+    };
+    if ((rc = fi_av_open(hps_ofi.domain, &av_attr, &hps_ofi.av, NULL)))
+        return hps_ofi_fail_rc(call, "fi_av_open", rc);
+    /* Completions are selective and every operation is issued without
+     * FI_COMPLETION, so the queue only ever holds errors; some providers
+     * will not enable an endpoint without one. */
+    struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE };
+    if ((rc = fi_cq_open(hps_ofi.domain, &cq_attr, &hps_ofi.cq, NULL)))
+        return hps_ofi_fail_rc(call, "fi_cq_open", rc);
+    /* A wait object only where the provider's counter wait really sleeps:
+     * elsewhere it is useless, and on sockets harmful (every completion
+     * writes a byte to a pipe nobody drains, until the provider's thread
+     * blocks on it). */
+    hps_ofi.wait = hps_ofi_choose_wait();
+    struct fi_cntr_attr cntr_attr = {
+        .events = FI_CNTR_EVENTS_COMP,
+        .wait_obj = hps_ofi.wait == HPS_OFI_WAIT_BLOCK ? FI_WAIT_FD : FI_WAIT_NONE,
+    };
+    if ((rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.put_cntr, NULL)) ||
+        (rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.get_cntr, NULL)))
+        return hps_ofi_fail_rc(call, "fi_cntr_open", rc);
+    /* Where the provider counts operations that target us, the progress
+     * thread uses that to tell an idle PE from a busy one. */
+    if ((fi->caps & FI_RMA_EVENT) &&
+        (rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.remote_cntr, NULL)))
+        return hps_ofi_fail_rc(call, "fi_cntr_open", rc);
+    if ((rc = fi_endpoint(hps_ofi.domain, fi, &hps_ofi.ep, NULL)))
+        return hps_ofi_fail_rc(call, "fi_endpoint", rc);
+    if ((rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.av->fid, 0)) ||
+        (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.cq->fid,
+                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) ||
+        (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.put_cntr->fid, FI_WRITE)) ||
+        (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.get_cntr->fid, FI_READ)) ||
+        (hps_ofi.remote_cntr &&
+         (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.remote_cntr->fid, FI_REMOTE_WRITE | FI_REMOTE_READ))))
+        return hps_ofi_fail_rc(call, "fi_ep_bind", rc);
+    if ((rc = fi_enable(hps_ofi.ep)))
+        return hps_ofi_fail_rc(call, "fi_enable", rc);
+    return 0;
+}
+
+/* ---- memory registration ------------------------------------------------- */
+
+static int reg(const char *what, void *base, size_t size, uint64_t access, uint64_t key,
+               struct fid_mr **mr, void **desc)
+{
+    const char *call = "hps_ofi_init";
+    uint64_t mode = hps_ofi.info->domain_attr->mr_mode;
+    int rc;
+    /* FI_MR_ALLOCATED: pages must exist at registration time; the heap may
+     * still be untouched, so populate it (without changing its contents,
+     * and at the cost of making all of it resident). */
+    if (mode & FI_MR_ALLOCATED) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)base & ~(page - 1);
+        uintptr_t hi = ((uintptr_t)base + size + page - 1) & ~(page - 1);
+        if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0)
+            return hps_ofi_fail(call, "%s: the provider needs populated memory (FI_MR_ALLOCATED) "
+                                "and madvise(MADV_POPULATE_WRITE) failed: %s", what, strerror(errno));
+    }
+    if ((rc = fi_mr_reg(hps_ofi.domain, base, size, access, 0, key, 0, mr, NULL)))
+        return hps_ofi_fail_rc(call, what, rc);
+    if (mode & FI_MR_ENDPOINT) {
+        if ((rc = fi_mr_bind(*mr, &hps_ofi.ep->fid, 0)) || (rc = fi_mr_enable(*mr)))
+            return hps_ofi_fail_rc(call, what, rc);
+    }
+    *desc = fi_mr_desc(*mr);
+    return 0;
+}
+
+static int register_memory(const hps_ofi_region_t regions[HPS_OFI_REGIONS])
+{
+    uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
+    hps_ofi.flush_region = -1;
+    for (int r = 0; r < HPS_OFI_REGIONS; r++) {
+        hps_ofi.region[r] = regions[r];
+        if (!regions[r].size)
+            continue;
+        if (reg(r ? "fi_mr_reg (data segment)" : "fi_mr_reg (symmetric heap)", regions[r].base,
+                regions[r].size, access, (uint64_t)r + 1, &hps_ofi.mr[r], &hps_ofi.desc[r]))
+            return -1;
+        /* Same layout on every PE (one binary, one heap size), so the
+         * aligned word's offset is the same everywhere. */
+        size_t align = (size_t)(-(uintptr_t)regions[r].base & 7);
+        if (hps_ofi.flush_region < 0 && regions[r].size >= align + sizeof(uint64_t)) {
+            hps_ofi.flush_region = r;
+            hps_ofi.flush_off = align;
+        }
+    }
+    /* Page-aligned, so a provider that registers whole pages registers
+     * nothing of anyone else's. */
+    hps_ofi.scratch = mmap(NULL, sizeof *hps_ofi.scratch, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (hps_ofi.scratch == MAP_FAILED) {
+        hps_ofi.scratch = NULL;
+        return hps_ofi_fail("hps_ofi_init", "out of memory");
+    }
+    return reg("fi_mr_reg (scratch)", hps_ofi.scratch, sizeof *hps_ofi.scratch,
+               FI_READ | FI_WRITE, HPS_OFI_KEY_SCRATCH, &hps_ofi.scratch_mr, &hps_ofi.scratch_desc);
+}
+
+int hps_ofi_local_desc(const char *call, const void *buf, size_t len, uint64_t access,
+                       void **desc, struct fid_mr **tmp)
+{
+    *desc = NULL;
+    *tmp = NULL;
+    if (!hps_ofi.mr_local)
+        return 0;
+    const char *p = buf;
+    for (int r = 0; r < HPS_OFI_REGIONS; r++) {
+        const char *b = hps_ofi.region[r].base;
+        if (hps_ofi.mr[r] && p >= b && p + len <= b + hps_ofi.region[r].size) {
+            *desc = hps_ofi.desc[r];
+            return 0;
+        }
+    }
+    const char *s = (const char *)hps_ofi.scratch;
+    if (p >= s && p + len <= s + sizeof *hps_ofi.scratch) {
+        *desc = hps_ofi.scratch_desc;
+        return 0;
+    }
+    /* Neither symmetric nor ours: register it for this one operation.
+     * Where we choose keys they must be unique in the domain, even for
+     * local-only registrations. */
+    static hps_au64 next_key = HPS_OFI_KEY_SCRATCH + 1;
+    uint64_t key = hps_faa_relaxed(&next_key, 1);
+    int rc = fi_mr_reg(hps_ofi.domain, buf, len, access, 0, key, 0, tmp, NULL);
+    if (rc)
+        return hps_ofi_fail_rc(call, "fi_mr_reg (local buffer)", rc);
+    if (hps_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+        if ((rc = fi_mr_bind(*tmp, &hps_ofi.ep->fid, 0)) || (rc = fi_mr_enable(*tmp))) {
+            fi_close(&(*tmp)->fid);
+            *tmp = NULL;
+            return hps_ofi_fail_rc(call, "fi_mr_enable (local buffer)", rc);
+        }
+    }
+    *desc = fi_mr_desc(*tmp);
+    return 0;
+}
+
+void hps_ofi_local_done(struct fid_mr *tmp)
+{
+    if (tmp)
+        fi_close(&tmp->fid);
+}
+
+/* ---- addresses ------------------------------------------------------------- */
+
+/* What each PE publishes besides its endpoint name.  The provider name lets
+ * every PE check that all of them chose the same one. */
+typedef struct hps_ofi_card {
+    uint64_t base[HPS_OFI_REGIONS];
+    uint64_t key[HPS_OFI_REGIONS];
+    char provider[64];
+} hps_ofi_card_t;
+
+static int publish(void)
+{
+    const char *call = "hps_ofi_init";
+    char name[HPS_RT_MAX_VALUE] = { 0 };
+    size_t len = sizeof name;
+    int rc = fi_getname(&hps_ofi.ep->fid, name, &len);
+    if (rc == -FI_ETOOSMALL)
+        return hps_ofi_fail(call, "endpoint name of %zu bytes exceeds the runtime's %d", len,
+                            HPS_RT_MAX_VALUE);
+    if (rc)
+        return hps_ofi_fail_rc(call, "fi_getname", rc);
+    hps_ofi_card_t card = { 0 };
+    int virt = !!(hps_ofi.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+    for (int r = 0; r < HPS_OFI_REGIONS; r++) {
+        if (!hps_ofi.mr[r])
+            continue;
+        card.base[r] = virt ? (uint64_t)(uintptr_t)hps_ofi.region[r].base : 0;
+        card.key[r] = fi_mr_key(hps_ofi.mr[r]);
+        if (card.key[r] == FI_KEY_NOTAVAIL)
+            return hps_ofi_fail(call, "the provider's memory keys are not 64-bit (FI_MR_RAW)");
+    }
+    memcpy(card.provider, hps_ofi.provider, sizeof card.provider);
+    /* Fixed-size values: hps_rt_get wants the length that was put. */
+    if (hps_rt_put("hps-ofi-name", name, sizeof name) ||
+        hps_rt_put("hps-ofi-card", &card, sizeof card))
+        return -1;
+    return hps_rt_exchange();
+}
+
+static int insert_peers(void)
+{
+    const char *call = "hps_ofi_init";
+    size_t bytes = sizeof(hps_ofi_peer_t) * (size_t)hps_ofi.npes;
+    hps_ofi_peer_t *peer = aligned_alloc(HPS_CACHELINE, bytes);
+    if (!peer)
+        return hps_ofi_fail(call, "out of memory");
+    memset(peer, 0, bytes);
+    hps_ofi_fast.peer = peer;
+    for (int pe = 0; pe < hps_ofi.npes; pe++) {
+        char name[HPS_RT_MAX_VALUE];
+        hps_ofi_card_t card;
+        if (hps_rt_get(pe, "hps-ofi-name", name, sizeof name) ||
+            hps_rt_get(pe, "hps-ofi-card", &card, sizeof card))
+            return -1;
+        card.provider[sizeof card.provider - 1] = 0;
+        if (strcmp(card.provider, hps_ofi.provider) != 0)
+            return hps_ofi_fail(call, "PE %d uses libfabric provider \"%s\", this PE (%d) \"%s\"",
+                                pe, card.provider, hps_ofi.me, hps_ofi.provider);
+        /* One at a time, so the table index is the PE even for AV_MAP. */
+        int n = fi_av_insert(hps_ofi.av, name, 1, &peer[pe].addr, 0, NULL);
+        if (n != 1)
+            return hps_ofi_fail(call, "fi_av_insert of PE %d failed%s%s", pe, n < 0 ? ": " : "",
+                                n < 0 ? fi_strerror(-n) : "");
+        memcpy(peer[pe].base, card.base, sizeof card.base);
+        memcpy(peer[pe].key, card.key, sizeof card.key);
+    }
+    return 0;
+}
+
+/* ---- init / finalize ------------------------------------------------------- */
+
+static void close_fid(void *fid_ptr)
+{
+    struct fid **f = fid_ptr;
+    if (*f) {
+        fi_close(*f);
+        *f = NULL;
+    }
+}
+
+/* Close whatever exists, in dependency order (also after a failed init). */
+static void teardown(void)
+{
+    hps_ofi_progress_stop();
+    close_fid(&hps_ofi.ep);
+    for (int r = 0; r < HPS_OFI_REGIONS; r++)
+        close_fid(&hps_ofi.mr[r]);
+    close_fid(&hps_ofi.scratch_mr);
+    close_fid(&hps_ofi.av);
+    close_fid(&hps_ofi.put_cntr);
+    close_fid(&hps_ofi.get_cntr);
+    close_fid(&hps_ofi.remote_cntr);
+    close_fid(&hps_ofi.cq);
+    close_fid(&hps_ofi.domain);
+    close_fid(&hps_ofi.fabric);
+    if (hps_ofi.info)
+        fi_freeinfo(hps_ofi.info);
+    if (hps_ofi.scratch)
+        munmap(hps_ofi.scratch, sizeof *hps_ofi.scratch);
+    free(hps_ofi_fast.peer);
+    pthread_mutex_destroy(&hps_ofi.amo_lock);
+    memset(&hps_ofi, 0, sizeof hps_ofi);
+    memset(&hps_ofi_fast, 0, sizeof hps_ofi_fast);
+}
+
+int hps_ofi_init(const hps_ofi_region_t regions[HPS_OFI_REGIONS])
+{
+    memset(&hps_ofi, 0, sizeof hps_ofi);
+    pthread_mutex_init(&hps_ofi.amo_lock, NULL);
+    hps_ofi.me = hps_rt_rank();
+    hps_ofi.npes = hps_rt_size();
+    if (choose_provider() || open_objects())
+        goto fail;
+    struct fi_info *fi = hps_ofi.info;
+    hps_ofi.mr_local = force_mr_local || !!(fi->domain_attr->mr_mode & FI_MR_LOCAL);
+    hps_ofi.max_msg = fi->ep_attr->max_msg_size;
+    /* Writes placed in order for any size we may send: a fence need not
+     * wait (hps_ofi_fence). */
+    hps_ofi.fence_is_free = (fi->tx_attr->msg_order & FI_ORDER_WAW) == FI_ORDER_WAW &&
+                            fi->ep_attr->max_order_waw_size >= fi->ep_attr->max_msg_size;
+    if (register_memory(regions) || publish() || insert_peers() || hps_ofi_atomic_setup())
+        goto fail;
+    hps_ofi_fast.ep = hps_ofi.ep;
+    hps_ofi_fast.inject_max = fi->tx_attr->inject_size;
+    if (hps_ofi_progress_start())
+        goto fail;
+    return 0;
+fail:
+    teardown();
+    return -1;
+}
+
+void hps_ofi_finalize(void)
+{
+    if (!hps_ofi.ep)
+        return;
+    hps_ofi_quiet();
+    /* Others may still be reading from us (their quiet's flush): leave only
+     * when everyone is done. */
+    hps_rt_barrier();
+    teardown();
+}

@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: MIT
+"""build/bin/oshrun from outside the job: usage errors, exit statuses, teardown
+when a PE dies, signals, stdin, launch time, and no /dev/shm leftovers.
+
+The PEs are build/bin/rt_test (tests/c/shmem_rt/rt_test.c), a program on the
+OpenSHMEM runtime alone.  oshrun names its jobs "o<its pid>x<random>", so a
+job's shared-memory files are /dev/shm/hpsync-shmem-o<pid>x*; rt_test adds
+one of its own there (as the library adds its heap), which oshrun must
+remove however the job ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("HPSYNC_BUILD", REPO / "build"))
+OSHRUN = BUILD / "bin" / "oshrun"
+RT_TEST = BUILD / "bin" / "rt_test"
+# Far above a normal teardown (milliseconds) and below the 1 s SIGKILL grace
+# plus the PEs' 30 s watchdog: a hang shows up as a failure, not a timeout.
+QUICK_S = 5.0
+
+
+@pytest.fixture(autouse=True)
+def built() -> None:
+    for exe in (OSHRUN, RT_TEST):
+        assert exe.is_file(), f"{exe} missing: run make first"
+
+
+def clean_env() -> dict[str, str]:
+    """No inherited job: these runs must not think they are PEs already."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith(("HPSYNC_", "PMIX_", "OMPI_")) and k != "LD_PRELOAD"}
+
+
+def oshrun(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(OSHRUN), *args], input=stdin, capture_output=True, text=True,
+                          env=clean_env(), timeout=60, check=False)
+
+
+def leftovers(pid: int) -> list[str]:
+    return sorted(p.name for p in Path("/dev/shm").glob(f"hpsync-shmem-o{pid}x*"))
+
+
+def gone(pid: int) -> bool:
+    """Exited (a zombie counts: whoever adopted it may not reap at once)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def wait_gone(pids: list[int]) -> bool:
+    deadline = time.monotonic() + QUICK_S
+    while time.monotonic() < deadline:
+        if all(gone(p) for p in pids):
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("args", [
+    [], ["-np"], ["-np", "0", "true"], ["-np", "x", "true"], ["-n", "5000", "true"],
+    ["--np=", "true"], ["--bogus", "true"], ["-np", "2"], ["-np", "2", "--"],
+])
+def test_bad_usage_is_one_line_and_status_2(args: list[str]) -> None:
+    r = oshrun(*args)
+    assert r.returncode == 2, r
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("oshrun: "), r.stderr
+
+
+@pytest.mark.parametrize("prog,status", [
+    ("hpsync-no-such-program", 127), ("/nonexistent/prog", 127), ("/etc/passwd", 126),
+])
+def test_missing_program(prog: str, status: int) -> None:
+    r = oshrun("-np", "2", prog)
+    assert r.returncode == status
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"oshrun: {prog}: "), r.stderr
+
+
+def test_help_and_option_forms() -> None:
+    r = oshrun("--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: oshrun") and r.stderr == ""
+    for args in (["-n", "3"], ["-np=3"], ["--np", "3"], ["-np", "3", "--"]):
+        r = oshrun(*args, str(RT_TEST), "basic", "local", "3")
+        assert r.returncode == 0, (args, r.stderr)
+        assert sorted(r.stdout.splitlines())[2].startswith("rt_test: PE 2 of 3 job o")
+
+
+def test_launch_is_fast() -> None:
+    """A 2-PE launch of a trivial program (the issue's target: 0.3 s)."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        r = oshrun("-np", "2", str(RT_TEST), "barriers", "1", "1000")
+        best = min(best, time.perf_counter() - t)
+        assert r.returncode == 0, r.stderr
+    assert best <= 0.3, f"2-PE launch took {best:.3f} s"
+
+
+def test_stdin_goes_to_pe0_only() -> None:
+    r = oshrun("-np", "3", str(RT_TEST), "stdin", stdin="hello")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "rt_test: PE 0 read 'hello'\n"
+
+
+def run_job(*args: str) -> tuple[subprocess.CompletedProcess[str], float, list[str]]:
+    """Run a job to its end: result, seconds, the job's /dev/shm leftovers."""
+    t = time.monotonic()
+    p = subprocess.Popen([str(OSHRUN), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, text=True, env=clean_env())
+    out, err = p.communicate(timeout=60)
+    return (subprocess.CompletedProcess(p.args, p.returncode, out, err),
+            time.monotonic() - t, leftovers(p.pid))
+
+
+@pytest.mark.parametrize("np", [1, 4])
+def test_normal_exit_leaves_nothing(np: int) -> None:
+    r, _, left = run_job("-np", str(np), str(RT_TEST), "basic", "local", str(np))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == np
+    assert left == []
+
+
+@pytest.mark.parametrize("args,status,message", [
+    (["exit", "3", "1"], 3, None),
+    (["kill", "2"], 137, "oshrun: PE 2 (pid "),
+    (["abort", "7", "3"], 7, None),
+    (["abort", "0", "0"], 0, None),
+    (["nofinalize", "1"], 1, "oshrun: PE 1 exited without shmem_finalize"),
+])
+def test_failing_pe_ends_the_job(args: list[str], status: int, message: str | None) -> None:
+    """One PE fails (or ends the job); the other three, waiting for it in a
+    barrier, are ended by oshrun; the job's status is the PE's."""
+    r, secs, left = run_job("-np", "4", str(RT_TEST), *args)
+    assert r.returncode == status, r.stderr
+    assert "not ended" not in r.stdout
+    assert secs < QUICK_S
+    assert left == []
+    lines = r.stderr.splitlines()
+    if message:
+        assert len(lines) == 1 and lines[0].startswith(message), r.stderr
+    else:
+        assert lines == []
+
+
+def start_hanging_job(np: int) -> tuple[subprocess.Popen[str], list[int]]:
+    """A job whose PEs all joined and sleep; returns it and the PEs' pids."""
+    p = subprocess.Popen([str(OSHRUN), "-np", str(np), str(RT_TEST), "hang"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, text=True, env=clean_env())
+    assert p.stdout is not None
+    pids = [int(p.stdout.readline().split()[4]) for _ in range(np)]
+    # The job's files exist while it runs, so their absence later means something.
+    assert len(leftovers(p.pid)) == 2, leftovers(p.pid)
+    return p, pids
+
+
+def test_sigkill_of_a_pe_tears_down() -> None:
+    p, pids = start_hanging_job(4)
+    os.kill(pids[2], signal.SIGKILL)
+    _, err = p.communicate(timeout=QUICK_S)
+    assert p.returncode == 137
+    assert err.startswith("oshrun: PE ") and "signal 9" in err and len(err.splitlines()) == 1
+    assert wait_gone(pids)
+    assert leftovers(p.pid) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signals_reach_the_pes(sig: signal.Signals) -> None:
+    p, pids = start_hanging_job(2)
+    p.send_signal(sig)
+    p.communicate(timeout=QUICK_S)
+    assert p.returncode == 128 + sig
+    assert wait_gone(pids)
+    assert leftovers(p.pid) == []
+
+
+def test_pes_ignoring_signals_are_killed_after_the_grace() -> None:
+    """PEs that ignore SIGINT and SIGTERM still end: SIGKILL after 1 s."""
+    p = subprocess.Popen([str(OSHRUN), "-np", "2", "sh", "-c",
+                          "trap '' INT TERM; echo up; exec sleep 30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, text=True, env=clean_env())
+    assert p.stdout is not None
+    assert [p.stdout.readline() for _ in range(2)] == ["up\n", "up\n"]
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=QUICK_S)
+    assert p.returncode == 128 + signal.SIGKILL
+    assert 0.9 <= time.monotonic() - t < QUICK_S
+    assert leftovers(p.pid) == []
+
+
+def test_pes_die_with_a_killed_oshrun() -> None:
+    """SIGKILL of oshrun itself: the PEs must not live on (PR_SET_PDEATHSIG);
+    its files stay (nobody is left to remove them), so the test does."""
+    p, pids = start_hanging_job(2)
+    p.kill()
+    p.communicate(timeout=QUICK_S)
+    assert wait_gone(pids)
+    for name in leftovers(p.pid):
+        (Path("/dev/shm") / name).unlink()
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed")
+def test_pmix_abort_under_mpirun() -> None:
+    """hps_rt_abort through PMIx_Abort: mpirun ends the job with the status."""
+    t = time.monotonic()
+    r = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                        str(RT_TEST), "abort", "7", "1"],
+                       capture_output=True, text=True, env=clean_env(), timeout=60, check=False)
+    assert r.returncode == 7, r.stderr
+    assert "PE 1 ends the job with 7" in r.stdout
+    assert time.monotonic() - t < QUICK_S + 5
