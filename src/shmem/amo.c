@@ -10,13 +10,6 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
-#define HPS_UNPAREN(...) __VA_ARGS__
-#define BOTH(NAME, PARAMS, STMT) \
-    HPS_API void shmem_##NAME PARAMS { STMT; } \
-    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; STMT; }
-#define BOTH_R(R, NAME, PARAMS, EXPR) \
-    HPS_API R shmem_##NAME PARAMS { return EXPR; } \
-    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; return EXPR; }
 
 /* A fetching AMO as an expression of type T. */
 #define FETCHING(T, op, dest, val, cmp, pe) ({ \

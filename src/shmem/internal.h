@@ -9,8 +9,9 @@
  * transport/shm.h) or NULL plus (region, offset) for libfabric
  * (transport/ofi.h).  All the checks the API owes its users (called before
  * init, PE out of range, address outside symmetric memory) ride on the
- * translation's own compares: a bad call falls off one unlikely branch into
- * hps_bad_target(), which prints one line naming the call and ends the job.
+ * translation's own compares: a bad call falls off an unlikely branch into
+ * hps_bad_target(), which prints one line naming the call and ends the job;
+ * a good one pays nothing for them.
  *
  * Instruction budget (x86-64, gcc 12 -O2, counted with callgrind, see
  * docs/shmem.md): shmem_int_p on-node is 15 instructions from entry to the
@@ -40,7 +41,6 @@
 #endif
 
 #define HPS_API HPS_EXPORT
-#define HPS_COLD __attribute__((cold, noinline))
 
 enum { HPS_REG_HEAP = 0, HPS_REG_DATA = 1, HPS_NREG = 2 };
 
@@ -50,9 +50,9 @@ enum { HPS_ST_NEVER = 0, HPS_ST_RUNNING = 1, HPS_ST_FINALIZED = 2 };
 /*
  * The state the fast paths read.  npes stays 0 until shmem_init has wired
  * everything up (and again after finalize), so the PE range check is also
- * the "is the library running" check.  peer[2 * pe + region] is pe's region
- * as mapped in this process (NULL: reach it through libfabric); for this PE
- * it is its own base, unless every operation must go through libfabric.
+ * the "is the library running" check.  peer[region][pe] is pe's region as
+ * mapped in this process (NULL: reach it through libfabric); for this PE it
+ * is its own base, unless every operation must go through libfabric.
  */
 typedef struct hps_shmem_state {
     uint32_t npes;
@@ -67,7 +67,6 @@ typedef struct hps_shmem_state {
     int ofi_up;                 /* hps_ofi_init succeeded */
     int rt_up;                  /* joined the job: errors end it through the runtime */
     int transport_ofi;          /* HPSYNC_SHMEM_TRANSPORT=ofi */
-    size_t heap_reserved;       /* internal symmetric area at the heap's start */
 } __attribute__((aligned(HPS_CACHELINE))) hps_shmem_state_t;
 
 extern hps_shmem_state_t hps_sh;
@@ -159,6 +158,17 @@ HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, 
             HPS_OFI((fn), hps_ofi_put(r_, o_, &v_, sizeof(T), (pe))); \
         } \
     } while (0)
+
+/* Define shmem_NAME(PARAMS) and its context twin shmem_ctx_NAME(ctx, PARAMS)
+ * running STMT (BOTH) or returning EXPR (BOTH_R): contexts share the
+ * transport state, so the twins are the same code. */
+#define HPS_UNPAREN(...) __VA_ARGS__
+#define BOTH(NAME, PARAMS, STMT) \
+    HPS_API void shmem_##NAME PARAMS { STMT; } \
+    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; STMT; }
+#define BOTH_R(R, NAME, PARAMS, EXPR) \
+    HPS_API R shmem_##NAME PARAMS { return EXPR; } \
+    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; return EXPR; }
 
 /* ---- RMA ------------------------------------------------------------------------ */
 

@@ -9,14 +9,6 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
-/* Define shmem_NAME(PARAMS) and shmem_ctx_NAME(ctx, PARAMS) running STMT. */
-#define HPS_UNPAREN(...) __VA_ARGS__
-#define BOTH(NAME, PARAMS, STMT) \
-    HPS_API void shmem_##NAME PARAMS { STMT; } \
-    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; STMT; }
-#define BOTH_R(R, NAME, PARAMS, EXPR) \
-    HPS_API R shmem_##NAME PARAMS { return EXPR; } \
-    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; return EXPR; }
 
 /* Little-endian: the value's bytes are the first `size` bytes of bits. */
 HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,

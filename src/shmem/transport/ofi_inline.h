@@ -50,9 +50,10 @@ typedef struct hps_ofi_fast {
 
 extern hps_ofi_fast_t hps_ofi_fast __attribute__((visibility("hidden")));
 
-/* hps_ofi_put() with the inject case inline.  Budget: about 15 instructions
- * from entry to the provider's inject call (measured with callgrind, see
- * docs/shmem.md). */
+/* hps_ofi_put() with the inject case inline.  Budget: about 14 instructions
+ * of its own from entry to the provider's inject call, plus whatever
+ * registers the caller saves so the fallback can reissue after the call
+ * (24 in all in a noinline wrapper, callgrind, see docs/shmem.md). */
 HPS_INLINE int hps_ofi_put_fast(int region, size_t off, const void *src, size_t len, int pe)
 {
     hps_ofi_peer_t *p = &hps_ofi_fast.peer[pe];

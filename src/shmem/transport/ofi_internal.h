@@ -20,14 +20,6 @@
 
 #define HPS_OFI_HIDDEN __attribute__((visibility("hidden")))
 
-/* How a thread waits for a counter once the short spin is over. */
-enum hps_ofi_wait {
-    HPS_OFI_WAIT_POLL,     /* poll with sched_yield, then sleep with backoff */
-    HPS_OFI_WAIT_BLOCK,    /* fi_cntr_wait: the provider sleeps in the kernel
-                            * and wakes on traffic (checked at init, and the
-                            * counters then get a wait object) */
-};
-
 /* Bounce area for operands of non-blocking fetching atomics, which must
  * stay valid until the operation completes (the caller's may not). */
 #define HPS_OFI_AMO_SLOTS 256
@@ -67,7 +59,6 @@ typedef struct hps_ofi_state {
     size_t flush_off;               /* where in it: the first 8-byte aligned word */
     int flush_atomic;               /* flush atomics with an atomic read */
     size_t max_msg;                 /* largest single transfer */
-    enum hps_ofi_wait wait;
     char provider[64];
 
     pthread_mutex_t amo_lock;       /* the operand slots */
@@ -76,7 +67,6 @@ typedef struct hps_ofi_state {
     pthread_t progress_thread;
     int progress_running;
     _Atomic int progress_stop;
-    hps_au64 progress_wakeups;      /* for tests: how often the thread ran */
     hps_au64 progress_calls;        /* the application's waits and progress calls */
 } hps_ofi_state_t;
 
@@ -117,8 +107,6 @@ int hps_ofi_wait_gets(const char *call) HPS_OFI_HIDDEN;
 /* Start (if the provider needs one) and stop the progress thread. */
 int hps_ofi_progress_start(void) HPS_OFI_HIDDEN;
 void hps_ofi_progress_stop(void) HPS_OFI_HIDDEN;
-/* How waits should wait on this provider (before the counters exist). */
-enum hps_ofi_wait hps_ofi_choose_wait(void) HPS_OFI_HIDDEN;
 
 /* Atomic capability table, filled at init from fi_atomicvalid & co. */
 int hps_ofi_atomic_setup(void) HPS_OFI_HIDDEN;

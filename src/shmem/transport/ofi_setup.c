@@ -191,15 +191,10 @@ static int open_objects(void)
     struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE };
     if ((rc = fi_cq_open(hps_ofi.domain, &cq_attr, &hps_ofi.cq, NULL)))
         return hps_ofi_fail_rc(call, "fi_cq_open", rc);
-    /* A wait object only where the provider's counter wait really sleeps:
-     * elsewhere it is useless, and on sockets harmful (every completion
-     * writes a byte to a pipe nobody drains, until the provider's thread
-     * blocks on it). */
-    hps_ofi.wait = hps_ofi_choose_wait();
-    struct fi_cntr_attr cntr_attr = {
-        .events = FI_CNTR_EVENTS_COMP,
-        .wait_obj = hps_ofi.wait == HPS_OFI_WAIT_BLOCK ? FI_WAIT_FD : FI_WAIT_NONE,
-    };
+    /* No wait objects: see ofi_progress.c for why nothing blocks in the
+     * provider (and sockets would stall: it signals every completion into
+     * a pipe nobody drains, until its own thread blocks on the write). */
+    struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE };
     if ((rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.put_cntr, NULL)) ||
         (rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.get_cntr, NULL)))
         return hps_ofi_fail_rc(call, "fi_cntr_open", rc);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,8 +101,14 @@ int hps_rt_exchange(void) { return hps_rt_barrier(); }
 
 void hps_rt_abort(int status) { _exit(status ? status : 1); }
 
+/* SIGTERM first: libfabric's shm provider removes its /dev/shm region on
+ * it (a SIGKILL leaves 16 MiB behind per PE); SIGKILL for what remains. */
 static void kill_all(const pid_t *pid, int n)
 {
+    for (int i = 0; i < n; i++)
+        if (pid[i] > 0)
+            kill(pid[i], SIGTERM);
+    usleep(200000);
     for (int i = 0; i < n; i++)
         if (pid[i] > 0)
             kill(pid[i], SIGKILL);
@@ -119,7 +126,7 @@ int fake_rt_run(int npes, int (*pe_main)(void *arg), void *arg, unsigned timeout
         return 1;
     }
     sh->npes = npes;
-    pid_t pid[FAKE_RT_MAX_PES] = { 0 };
+    pid_t pid[FAKE_RT_MAX_PES] = { 0 }, launcher = getpid();
     fflush(NULL);
     for (int r = 0; r < npes; r++) {
         pid[r] = fork();
@@ -129,6 +136,10 @@ int fake_rt_run(int npes, int (*pe_main)(void *arg), void *arg, unsigned timeout
             return 1;
         }
         if (pid[r] == 0) {
+            /* A PE outlives no launcher (killed, or its stderr pipe gone). */
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != launcher)
+                _exit(1);
             my_rank = r;
             int rc = pe_main(arg);
             fflush(NULL);

@@ -85,9 +85,9 @@ static int pe_main(void *arg)
     uint64_t t0 = hps_test_now_ns();
     OT_OK(hps_ofi_init(regions));
     if (ot.me == 0)
-        fprintf(stderr, "shmem_ofi: %d PEs on %s (init %.1f ms, inject <= %zu B, %s waits, "
-                "fence %s%s)\n", ot.n, hps_ofi_provider(), (hps_test_now_ns() - t0) / 1e6,
-                hps_ofi_fast.inject_max, hps_ofi.wait == HPS_OFI_WAIT_BLOCK ? "blocking" : "polled",
+        fprintf(stderr, "shmem_ofi: %d PEs on %s (init %.1f ms, inject <= %zu B, progress "
+                "thread %s, fence %s%s)\n", ot.n, hps_ofi_provider(), (hps_test_now_ns() - t0) / 1e6,
+                hps_ofi_fast.inject_max, hps_ofi.progress_running ? "on" : "off",
                 hps_ofi.fence_is_free ? "free" : "= quiet", mr_local ? ", FI_MR_LOCAL forced" : "");
     static const struct { const char *name; void (*fn)(void); } cases[] = {
         { "rma", ot_case_rma }, { "nbi", ot_case_nbi }, { "data", ot_case_data },
