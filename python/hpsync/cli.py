@@ -10,6 +10,7 @@
                      [--duration-ms N] [--db PATH] [--no-store]
   hpsync bench malloc [--json] [--quick] [--allocators LIST] [--reps N]
                       [--duration-ms N] [--threads LIST] [--db PATH] [--no-store]
+  hpsync bench shmem [--json] [--quick] [--variants LIST] [--reps N] [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
   hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
   hpsync report RUN [-o FILE] [--csv] [--db PATH]
@@ -27,8 +28,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
-from . import (__version__, bench_elide, bench_locks, bench_malloc, characterize, compare, doctor,
-               locks, mallocs, render, runner, store)
+from . import (__version__, bench_elide, bench_locks, bench_malloc, bench_shmem, characterize, compare, doctor,
+               locks, mallocs, render, runner, shmembench, store)
 from .errors import CliError
 
 
@@ -212,6 +213,25 @@ def cmd_bench_malloc(args: argparse.Namespace) -> int:
     return store_and_show(args, doc, bench_malloc.KIND, render.bench_malloc)
 
 
+# ---- bench shmem ------------------------------------------------------------
+
+def variant_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("empty variant list")
+    for n in names:
+        if n not in shmembench.VARIANTS:
+            raise argparse.ArgumentTypeError(
+                f"unknown variant '{n}' (choose from {', '.join(shmembench.VARIANTS)})")
+    return names
+
+
+def cmd_bench_shmem(args: argparse.Namespace) -> int:
+    params = bench_shmem.make_params(args.quick, args.variants, args.reps)
+    doc = bench_shmem.analyse(bench_shmem.measure(params))
+    return store_and_show(args, doc, bench_shmem.KIND, shmembench.render)
+
+
 # ---- runs -----------------------------------------------------------------
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -364,6 +384,14 @@ def build_parser() -> Parser:
                           "per throughput run (default 400; 100 with --quick)"),
                          ("--threads", thread_list, "LIST",
                           "thread counts of the multithreaded mixes (default 2,4)"),
+                     ])
+
+    add_bench_parser(bsub, "shmem", "OpenSHMEM at 2 PEs: hpsync on-node and over libfabric, "
+                     "Open MPI's OSHMEM", cmd_bench_shmem, [
+                         ("--variants", variant_list, "LIST",
+                          f"comma-separated subset of {','.join(shmembench.VARIANTS)} (default all)"),
+                         ("--reps", positive_int, "N",
+                          "interleaved rounds per variant (default 3; 1 with --quick)"),
                      ])
 
     rs = sub.add_parser("runs", help="list stored runs")
