@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from . import locks, runner
@@ -223,11 +222,7 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
         log("throughput elided vs plain: skipped, RTM is not usable on this machine")
 
     return {
-        "schema_version": 1,
-        "kind": KIND,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "elapsed_s": round(time.monotonic() - started, 3),
-        "params": asdict(params),
+        **runner.doc_header(KIND, started, params),
         "rtm": {"rtm_usable": rtm, "default_backend": default_backend},
         "context": info.get("context", {}),
         "samples": samples,

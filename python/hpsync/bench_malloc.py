@@ -15,8 +15,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -268,11 +267,7 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
         allocators[name] = {"status": status, "library": found.library if found else None,
                             "note": missing.get(name) or run.failed.get(name)}
     return {
-        "schema_version": 1,
-        "kind": KIND,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "elapsed_s": round(time.monotonic() - started, 3),
-        "params": asdict(params),
+        **runner.doc_header(KIND, started, params),
         "context": first.get("context", {}),
         "l1d": first["l1d"],
         "llc": first["llc"],

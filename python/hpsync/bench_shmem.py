@@ -18,8 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -231,11 +230,7 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
         launch = launch_times(params.launches, oshmem_prog is not None)
         log(f"launch: {launch}")
     return {
-        "schema_version": 1,
-        "kind": KIND,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "elapsed_s": round(time.monotonic() - started, 3),
-        "params": asdict(params),
+        **runner.doc_header(KIND, started, params),
         "context": {"host": platform.node(), "cpus": os.cpu_count(),
                     "machine": platform.machine()},
         "variants": variants,

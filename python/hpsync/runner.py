@@ -12,6 +12,9 @@ import json
 import os
 import subprocess
 import sys
+import time
+from dataclasses import asdict
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -117,3 +120,15 @@ def run_json(argv: Sequence[str], env: Mapping[str, str] | None = None,
     if not isinstance(doc, dict):
         raise CliError(f"{name} printed JSON that is not an object")
     return doc
+
+
+def doc_header(kind: str, started: float, params: Any) -> dict[str, Any]:
+    """The keys every benchmark document starts with: schema, kind, when, how long
+    since started (a time.monotonic() value), and the parameters (a dataclass)."""
+    return {
+        "schema_version": 1,
+        "kind": kind,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "elapsed_s": round(time.monotonic() - started, 3),
+        "params": asdict(params),
+    }
