@@ -6,11 +6,12 @@
  * Waiting is where a PE can steal a core another PE needs (4 PEs on 2
  * cores): a waiter polls HPSYNC_SHMEM_SPIN times, then yields the CPU
  * HPSYNC_SHMEM_YIELDS times, then naps 50 us doubling to 1 ms between
- * polls.  With libfabric in use every step also drives its progress, for
+ * polls (50 us at most while libfabric is in use).  With libfabric in use every step also drives its progress, for
  * providers whose operations into this PE need the target's help.
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include "internal.h"
 #include "settings.h"
@@ -25,9 +26,23 @@ void hps_wait_step(hps_waiter_t *w)
     } else if (n - hps_shmem_set.spin < hps_shmem_set.yields) {
         sched_yield();
     } else {
+        /* With libfabric in use this PE may be the target of others'
+         * operations that only progress while it polls, so its naps stay
+         * short (and this thread's timer slack small):
+         * a 1 ms nap made every put or atomic into a waiting PE take 1 ms. */
         uint32_t k = n - hps_shmem_set.spin - hps_shmem_set.yields;
+        long cap = 1000;
+        if (hps_sh.ofi) {
+            static __thread int slack_set;
+            cap = 50;
+            if (!slack_set) {
+                /* The default 50 us timer slack would double every nap. */
+                prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+                slack_set = 1;
+            }
+        }
         long us = 50L << (k < 5 ? k : 5);
-        struct timespec ts = { 0, (us > 1000 ? 1000 : us) * 1000L };
+        struct timespec ts = { 0, (us > cap ? cap : us) * 1000L };
         nanosleep(&ts, NULL);
     }
 }
