@@ -225,3 +225,42 @@ def test_pmix_abort_under_mpirun() -> None:
     assert r.returncode == 7, r.stderr
     assert "PE 1 ends the job with 7" in r.stdout
     assert time.monotonic() - t < QUICK_S + 5
+
+
+KILL_SELF = r"""
+#include <shmem.h>
+#include <signal.h>
+#include <unistd.h>
+int main(void)
+{
+    shmem_init();
+    static long x;
+    shmem_long_p(&x, 1, (shmem_my_pe() + 1) % shmem_n_pes());
+    shmem_barrier_all();
+    if (shmem_my_pe() == 1)
+        kill(getpid(), SIGKILL);
+    sleep(30);
+    return 0;
+}
+"""
+
+
+def test_sigkill_over_libfabric_shm_leaves_no_provider_files(tmp_path: Path) -> None:
+    """libfabric's shm provider keeps "<pid>:<endpoint>" files in /dev/shm that a
+    PE killed with SIGKILL cannot remove; oshrun removes those of its PEs."""
+    oshcc = BUILD / "bin" / "oshcc"
+    fi_info = shutil.which("fi_info")
+    if not oshcc.is_file() or not fi_info:
+        pytest.skip("no oshcc or no fi_info")
+    if subprocess.run([fi_info, "-p", "shm"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("libfabric has no shm provider here")
+    src, exe = tmp_path / "kill_self.c", tmp_path / "kill_self"
+    src.write_text(KILL_SELF)
+    subprocess.run([str(oshcc), str(src), "-o", str(exe)], check=True)
+    before = {p.name for p in Path("/dev/shm").iterdir()}
+    env = dict(clean_env(), HPSYNC_SHMEM_TRANSPORT="ofi", HPSYNC_SHMEM_PROVIDER="shm")
+    r = subprocess.run([str(OSHRUN), "-np", "2", str(exe)], capture_output=True, text=True,
+                       env=env, timeout=60, check=False)
+    assert r.returncode == 137, r.stderr
+    left = {p.name for p in Path("/dev/shm").iterdir()} - before
+    assert not left, f"left behind: {sorted(left)}"

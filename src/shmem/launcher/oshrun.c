@@ -19,7 +19,9 @@
  * SIGTERM and SIGHUP are passed on to the PEs the same way; a second one
  * kills them at once.  PEs die with oshrun (PR_SET_PDEATHSIG) should it be
  * killed itself.  Last, every /dev/shm entry named hpsync-shmem-<job>-... is
- * removed: the rendezvous and the library's heap and data-segment files.
+ * removed (the rendezvous and the library's heap and data-segment files),
+ * and so is every "<pid>:..." entry of one of the job's PEs (libfabric's shm
+ * provider's files, which a PE killed with SIGKILL leaves behind).
  *
  * The launcher waits for signals only (sigwaitinfo with everything it
  * handles blocked), so there are no handlers, no races with SIGCHLD and no
@@ -65,6 +67,7 @@ struct job {
     hps_rdv_hdr_t *rdv;
     size_t bytes;
     pid_t *pid;                 /* per rank; 0 once reaped */
+    pid_t *started;             /* per rank, kept after reaping (for the clean-up) */
     int live;
     int status;                 /* the job's exit status once decided, else -1 */
     int ending;                 /* PEs were told to stop */
@@ -180,15 +183,32 @@ static void find_program(const char *prog, char *out, size_t cap)
 
 /* ---- the job ------------------------------------------------------------- */
 
-static void remove_segments(const char *id)
+/* Does a /dev/shm name belong to one of the job's PEs?  libfabric's shm
+ * provider names its files "<pid>:<endpoint>"; a PE killed with SIGKILL
+ * cannot remove its own. */
+static int pe_file(const struct job *j, const char *name)
+{
+    if (!j->started)
+        return 0;
+    char *end;
+    long pid = strtol(name, &end, 10);
+    if (end == name || *end != ':')
+        return 0;
+    for (int r = 0; r < j->np; r++)
+        if (j->started[r] > 0 && j->started[r] == pid)
+            return 1;
+    return 0;
+}
+
+static void remove_segments(const struct job *j)
 {
     char prefix[64];
-    int n = snprintf(prefix, sizeof prefix, "hpsync-shmem-%s-", id);
+    int n = snprintf(prefix, sizeof prefix, "hpsync-shmem-%s-", j->id);
     DIR *d = opendir("/dev/shm");
     if (!d)
         return;
     for (struct dirent *e; (e = readdir(d));)
-        if (strncmp(e->d_name, prefix, (size_t)n) == 0)
+        if (strncmp(e->d_name, prefix, (size_t)n) == 0 || pe_file(j, e->d_name))
             unlinkat(dirfd(d), e->d_name, 0);
     closedir(d);
 }
@@ -387,8 +407,9 @@ int main(int argc, char **argv)
 
     make_rendezvous(&j);
     j.pid = calloc((size_t)j.np, sizeof *j.pid);
-    if (!j.pid) {
-        remove_segments(j.id);
+    j.started = calloc((size_t)j.np, sizeof *j.started);
+    if (!j.pid || !j.started) {
+        remove_segments(&j);
         die(1, "out of memory for %d PEs", j.np);
     }
     pid_t self = getpid();
@@ -404,6 +425,7 @@ int main(int argc, char **argv)
             break;
         }
         j.pid[r] = pid;
+        j.started[r] = pid;
         j.live++;
     }
     wait_job(&j, &events);
@@ -414,6 +436,6 @@ int main(int argc, char **argv)
     else if (j.status < 0)
         j.status = j.interrupted ? 128 + j.interrupted : 0;
     munmap(j.rdv, j.bytes);
-    remove_segments(j.id);
+    remove_segments(&j);
     return j.status;
 }
