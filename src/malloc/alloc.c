@@ -130,7 +130,7 @@ static uintptr_t block_of(const void *p, hps_segment_t **segp, hps_page_t **pgp)
     hps_page_t *pg = hps_page_of(seg, p);
     *pgp = pg;
     uintptr_t a = (uintptr_t)p;
-    if (hps_unlikely(!pg->slots || a < pg->start || a >= pg->end))
+    if (hps_unlikely(!pg->slots || a < pg->start || a >= (uintptr_t)pg->bump_end))
         return 0;
     uintptr_t off = a - pg->start;
     uint64_t idx = (uint64_t)(((unsigned __int128)off * pg->div_mul) >> 64);
@@ -179,7 +179,7 @@ static __attribute__((noinline)) void free_slow(void *p)
         return;
     }
     hps_heap_t *h = hps_tls_heap;
-    if (h == NULL || atomic_load_explicit(&seg->heap, memory_order_relaxed) != h) {
+    if (h == NULL || atomic_load_explicit(&pg->heap, memory_order_relaxed) != h) {
         hps_remote_free(seg, pg, b);
         return;
     }

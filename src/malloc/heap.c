@@ -276,7 +276,7 @@ static void heap_abandon(hps_heap_t *h)
             s += pg->slots;
         }
         /* Release: whoever adopts the segment sees our last writes.  Not
-         * NULL: free()'s fast path compares seg->heap with the caller's heap,
+         * NULL: free() compares a page's owner with the caller's heap,
          * which is NULL in a thread that never allocated. */
         hps_segment_set_owner(seg, &hps_heap_abandoned);
         hps_spin_lock(&abandoned_lock);

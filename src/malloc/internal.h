@@ -68,7 +68,9 @@ typedef struct hps_page {
     char *bump;                    /* never-used blocks start here (carved lazily) */
     uintptr_t start;               /* first block (after the colour offset) */
     uint64_t div_mul;              /* floor(2^64 / block_size) + 1: block index by a multiply-high */
-    _Atomic(struct hps_heap *) heap;  /* owner, as in the segment header (a copy on this line) */
+    /* Owner heap, set for every page of a segment at once (set_owner);
+     * &hps_heap_abandoned while the segment is abandoned, never NULL. */
+    _Atomic(struct hps_heap *) heap;
     uint32_t block_size;           /* the stride */
     uint32_t capacity;
     uint32_t used;                 /* live blocks as the owner knows them */
@@ -78,8 +80,7 @@ typedef struct hps_page {
     uint8_t dirty;                 /* free slot whose memory is still backed */
     /* ---- cold line ---- */
     _Alignas(64) _Atomic(hps_block_t *) thread_free;  /* frees from other threads */
-    char *bump_end;
-    uintptr_t end;                 /* one past the last whole block */
+    char *bump_end;                /* one past the last whole block */
     struct hps_page *prev, *next;  /* heap class list or full list */
     struct hps_page *next_remote;  /* segment remote_full stack */
     uint16_t cls;
@@ -92,7 +93,6 @@ typedef struct hps_segment {
     uint64_t magic;
     uint32_t kind;
     uint32_t used_pages;
-    _Atomic(struct hps_heap *) heap;    /* owner; &hps_heap_abandoned while abandoned (never NULL) */
     size_t map_size;                    /* bytes mapped from the segment start */
     size_t huge_size;                   /* huge: usable bytes of the block */
     uintptr_t huge_block;               /* huge: the block's address */

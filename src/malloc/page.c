@@ -58,7 +58,6 @@ void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h)
     /* Release: whoever sees the new owner sees the writes made before. */
     for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS; i++)
         hps_store_release(&seg->pages[i].heap, h);
-    hps_store_release(&seg->heap, h);
 }
 
 void hps_segment_attach(hps_heap_t *h, hps_segment_t *seg)
@@ -193,9 +192,8 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
         h->colour += 13;
     }
     pg->start = base + off;
-    pg->end = pg->start + (size_t)cap * size;
     pg->bump = (char *)pg->start;
-    pg->bump_end = (char *)pg->end;
+    pg->bump_end = (char *)(pg->start + (size_t)cap * size);
     pg->free = NULL;
     atomic_store_explicit(&pg->thread_free, NULL, memory_order_relaxed);
     pg->block_size = size;
