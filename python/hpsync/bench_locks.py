@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import locks, runner
@@ -112,11 +111,7 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
             log(f"  round {rnd + 1}/{params.tp_rounds}: {threads} threads done")
 
     return {
-        "schema_version": 1,
-        "kind": "bench-locks",
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "elapsed_s": round(time.monotonic() - started, 3),
-        "params": asdict(params),
+        **runner.doc_header("bench-locks", started, params),
         "context": context,
         "samples": samples,
     }
