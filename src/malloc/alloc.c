@@ -4,9 +4,11 @@
  * allocation, realloc, usable size, and the checks on every free.
  *
  * Fast path budget: malloc is a TLS load, a class-table load, two loads and
- * two stores on the current page; free is the ownership-map bit, the page
- * descriptor, a multiply-high to confirm a block boundary, the double-free
- * cookie, and two stores.
+ * two stores on the class's hot page; free is a range compare for the
+ * region, the page descriptor by arithmetic, one compare for "inside the
+ * handed-out part", one multiply to confirm a block boundary, the
+ * double-free cookie, the owner, and four stores (link, cookie, list head,
+ * hot page).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,7 +62,7 @@ static int check_on(void)
 HPS_INLINE void *alloc_small(hps_heap_t *h, size_t n)
 {
     uint32_t cls = hps_class_fast(n);
-    hps_page_t *pg = h->avail[cls];
+    hps_page_t *pg = h->hot[cls];
     if (hps_likely(pg != NULL)) {
         hps_block_t *b = pg->free;
         if (hps_likely(b != NULL)) {
@@ -105,7 +107,7 @@ void *hps_malloc(size_t n)
     if (hps_unlikely(h == NULL || n > 1024))
         return malloc_slow(n);
     uint32_t cls = hps_class_by16[(n + 15) >> 4];
-    hps_page_t *pg = h->avail[cls];
+    hps_page_t *pg = h->hot[cls];
     hps_block_t *b;
     if (hps_unlikely(pg == NULL || (b = pg->free) == NULL))
         return malloc_refill(h, cls);
@@ -149,10 +151,22 @@ static __attribute__((noinline, cold)) void bad_free(const char *what, const voi
 /* A local free that emptied its page or landed on a full one. */
 static __attribute__((noinline)) void free_local_page(hps_heap_t *h, hps_page_t *pg)
 {
-    if (pg->used == 0)
+    if (hps_page_live(pg) == 0)
         hps_heap_page_empty(h, pg);
     else
         hps_heap_page_unfull(h, pg);
+}
+
+/* The owner frees block b of pg; mark is the block's free cookie. */
+HPS_INLINE void free_local(hps_heap_t *h, hps_page_t *pg, hps_block_t *b, uintptr_t mark)
+{
+    b->next = pg->free;
+    b->cookie = mark;
+    pg->free = b;
+    h->hot[pg->cls] = pg;
+    uint32_t u = --pg->used;
+    if (hps_unlikely(hps_page_freed_slow(u)))
+        free_local_page(h, pg);
 }
 
 /* Everything free() does off its fast path: NULL, foreign pointers, huge
@@ -187,11 +201,7 @@ static __attribute__((noinline)) void free_slow(void *p)
         bad_free("invalid free: block was never allocated (ignored)", p);
         return;
     }
-    b->next = pg->free;
-    b->cookie = start ^ hps_cookie_key;
-    pg->free = b;
-    if (--pg->used == 0 || atomic_load_explicit(&pg->in_full, memory_order_relaxed))
-        free_local_page(h, pg);
+    free_local(h, pg, b, start ^ hps_cookie_key);
 }
 
 void hps_free(void *p)
@@ -202,24 +212,27 @@ void hps_free(void *p)
      * freed by its owner.  Everything else, foreign pointers included, goes
      * to free_slow. */
     if (hps_likely(hps_in_region(p))) {
+        /* The descriptor at p's own slot, without the slot_page lookup: it
+         * is the page's when p lies in a page's first slot.  The other
+         * slots of a multi-slot page (classes over 8 KiB) hold an empty
+         * range, so those blocks go to free_slow, which looks the page up. */
         hps_segment_t *seg = hps_segment_of(p);
-        hps_page_t *pg = hps_page_of(seg, p);
-        uintptr_t off = (uintptr_t)p - pg->start;
-        uint64_t idx = (uint64_t)(((unsigned __int128)off * pg->div_mul) >> 64);
+        hps_page_t *pg = &seg->pages[((uintptr_t)p - (uintptr_t)seg) >> HPS_SLOT_SHIFT];
+        uintptr_t start = pg->start, off = (uintptr_t)p - start;
         hps_block_t *b = p;
-        hps_heap_t *h = hps_tls_heap;
-        /* idx < capacity also rejects p below the page: off then wraps. */
-        if (hps_likely(idx < pg->capacity && idx * pg->block_size == off &&
-                       b->cookie != ((uintptr_t)p ^ hps_cookie_key) &&
-                       atomic_load_explicit(&pg->heap, memory_order_relaxed) == h &&
-                       (uintptr_t)p < (uintptr_t)pg->bump)) {
-            b->next = pg->free;
-            b->cookie = (uintptr_t)p ^ hps_cookie_key;
-            pg->free = b;
-            if (hps_unlikely(--pg->used == 0 ||
-                             atomic_load_explicit(&pg->in_full, memory_order_relaxed)))
-                free_local_page(h, pg);
-            return;
+        /* One compare for "handed out before": p in [start, bump) (below
+         * start, off wraps; retired, never-used and continuation slots have
+         * bump == start).  Then a block boundary: off is a multiple of the
+         * block size iff off * ceil(2^64 / size) mod 2^64 < ceil(2^64 /
+         * size), for off < 2^32 (Lemire, Kaser & Kurz 2019). */
+        if (hps_likely(off < (uintptr_t)pg->bump - start && off * pg->div_mul < pg->div_mul)) {
+            uintptr_t mark = (uintptr_t)p ^ hps_cookie_key;
+            hps_heap_t *h = hps_tls_heap;
+            if (hps_likely(b->cookie != mark &&
+                           atomic_load_explicit(&pg->heap, memory_order_relaxed) == h)) {
+                free_local(h, pg, b, mark);
+                return;
+            }
         }
     }
     free_slow(p);

@@ -148,8 +148,10 @@ API int malloc_trim(size_t pad)
         return 0;
     size_t freed = 0;
     hps_heap_t *h = hps_tls_heap;
-    if (h)
+    if (h) {
+        freed += hps_heap_drop_spares(h);
         freed += hps_heap_purge(h);
+    }
     freed += hps_segment_cache_trim();
     return freed != 0;
 }

@@ -123,6 +123,7 @@ static void page_to_full(hps_heap_t *h, hps_page_t *pg)
     hps_page_link(&h->full[pg->cls], pg);
     /* Seq-cst against the remote free's push-then-load: either it sees
      * in_full and queues the page, or we see its block here. */
+    pg->used |= HPS_PAGE_FULL;
     atomic_store_explicit(&pg->in_full, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&pg->thread_free, memory_order_seq_cst))
         hps_heap_page_unfull(h, pg);
@@ -145,6 +146,7 @@ void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg)
     } else {
         hps_page_link(&h->avail[pg->cls], pg);
     }
+    pg->used &= ~HPS_PAGE_FULL;
     atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
 }
 
@@ -200,17 +202,61 @@ static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
     return moved;
 }
 
+/* Make the emptied pg its class's spare, if the class has no empty spare
+ * and the budget allows; 1 if kept. */
+static int keep_spare(hps_heap_t *h, hps_page_t *pg)
+{
+    hps_page_t **sp = &h->spare[pg->cls];
+    if (*sp == pg)
+        return 1;
+    if (*sp) {
+        if (hps_page_live(*sp) == 0)
+            return 0;                     /* the class has an empty page already */
+        h->spare_slots -= (*sp)->slots;   /* stale: allocated from since */
+        *sp = NULL;
+    }
+    if (h->spare_slots + pg->slots > HPS_SPARE_SLOTS)
+        return 0;
+    h->spare_slots += pg->slots;
+    *sp = pg;
+    return 1;
+}
+
+static void page_unlink_any(hps_heap_t *h, hps_page_t *pg)
+{
+    if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
+        hps_page_unlink(&h->full[pg->cls], pg);
+    else
+        hps_page_unlink(&h->avail[pg->cls], pg);
+}
+
 void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg)
 {
     /* Keep a class's last page with room: a program that frees and
      * allocates one block in a loop must not map and purge a page each time. */
     if (h->avail[pg->cls] == pg && !pg->next)
         return;
-    if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
-        hps_page_unlink(&h->full[pg->cls], pg);
-    else
-        hps_page_unlink(&h->avail[pg->cls], pg);
+    if (keep_spare(h, pg)) {
+        if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
+            hps_heap_page_unfull(h, pg);
+        return;
+    }
+    page_unlink_any(h, pg);
     hps_page_retire(h, pg, 1);
+}
+
+size_t hps_heap_drop_spares(hps_heap_t *h)
+{
+    size_t bytes = 0;
+    for (uint32_t c = 0; c < HPS_MAX_CLASSES; c++) {
+        hps_page_t *pg = h->spare[c];
+        if (!pg || hps_page_live(pg) != 0)   /* stale: in use again */
+            continue;
+        bytes += (size_t)pg->slots << HPS_SLOT_SHIFT;
+        page_unlink_any(h, pg);
+        hps_page_retire(h, pg, 1);       /* clears the entry */
+    }
+    return bytes;
 }
 
 /* ---- abandoned segments ---------------------------------------------------- */
@@ -229,6 +275,7 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
         int k = pg->slots;
         atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
         atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
+        pg->used &= ~HPS_PAGE_FULL;
         hps_page_collect(pg);
         if (pg->used == 0) {
             hps_page_retire(h, pg, 0);
@@ -288,7 +335,8 @@ static void heap_abandon(hps_heap_t *h)
     }
     h->segs = NULL;
     for (uint32_t c = 0; c < HPS_MAX_CLASSES; c++)
-        h->avail[c] = h->full[c] = NULL;
+        h->avail[c] = h->full[c] = h->hot[c] = h->spare[c] = NULL;
+    h->spare_slots = 0;
     hps_spin_lock(&heaps_lock);
     h->dead = 1;
     h->next_free = heaps_free;
@@ -317,6 +365,7 @@ void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
                 pg->free = b->next;
                 b->cookie = 0;
                 pg->used++;
+                h->hot[cls] = pg;
                 h->st.refills++;
                 return b;
             }

@@ -43,6 +43,7 @@
 #define HPS_MAX_CLASSES 96
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
+#define HPS_SPARE_SLOTS 64 
 
 /* A tiny lock for rare global paths (segment cache, abandoned list, heap list). */
 typedef _Atomic uint32_t hps_spin_t;
@@ -67,13 +68,19 @@ typedef struct hps_page {
     hps_block_t *free;             /* owner's free list: allocation pops, local free pushes */
     char *bump;                    /* never-used blocks start here (carved lazily) */
     uintptr_t start;               /* first block (after the colour offset) */
-    uint64_t div_mul;              /* floor(2^64 / block_size) + 1: block index by a multiply-high */
+    /* ceil(2^64 / block_size): the block index of an offset by a
+     * multiply-high, and "offset is a block boundary" by a multiply. */
+    uint64_t div_mul;
     /* Owner heap, set for every page of a segment at once (set_owner);
      * &hps_heap_abandoned while the segment is abandoned, never NULL. */
     _Atomic(struct hps_heap *) heap;
     uint32_t block_size;           /* the stride */
-    uint32_t capacity;
-    uint32_t used;                 /* live blocks as the owner knows them */
+    /* Live blocks as the owner knows them, plus HPS_PAGE_FULL while the
+     * page is on the full list: the owner's copy of in_full, so a local
+     * free tests "emptied or was full" with one compare
+     * (hps_page_freed_slow). */
+    uint32_t used;
+    uint16_t cls;
     _Atomic uint8_t in_full;       /* on the heap's full list (read by remote frees) */
     uint8_t aligned;               /* holds interior pointers (over-aligned requests) */
     uint8_t slots;                 /* slots spanned; 0: slot is free */
@@ -83,9 +90,22 @@ typedef struct hps_page {
     char *bump_end;                /* one past the last whole block */
     struct hps_page *prev, *next;  /* heap class list or full list */
     struct hps_page *next_remote;  /* segment remote_full stack */
-    uint16_t cls;
     _Atomic uint8_t notified;      /* a remote free already queued this full page */
 } hps_page_t;
+
+#define HPS_PAGE_FULL (1u << 31)
+
+HPS_INLINE uint32_t hps_page_live(const hps_page_t *pg)
+{
+    return pg->used & ~HPS_PAGE_FULL;
+}
+
+/* A local free took pg->used to u: does the page need the slow path (it
+ * emptied, or it was on the full list)?  u == 0 wraps to the top. */
+HPS_INLINE int hps_page_freed_slow(uint32_t u)
+{
+    return u - 1 >= HPS_PAGE_FULL - 1;
+}
 
 enum { HPS_SEG_SMALL = 1, HPS_SEG_HUGE = 2 };
 
@@ -116,7 +136,22 @@ typedef struct hps_heap_stats {
 } hps_heap_stats_t;
 
 typedef struct hps_heap {
+    /* The page malloc serves a class from: the page of the latest local
+     * free (or refill).  Its free list's head is the block the program
+     * freed last, still in cache, so reuse is LIFO across the class's pages
+     * as with a thread cache, without one.  NULL, or a live page of this
+     * heap and class (retire and abandon clear it); may sit on the full
+     * list with nothing free, and malloc then refills. */
+    hps_page_t *hot[HPS_MAX_CLASSES];
     hps_page_t *avail[HPS_MAX_CLASSES];  /* pages with room, current first */
+    /* An emptied page kept for its class (on avail, not retired): a class
+     * whose live blocks hover around a page's capacity would otherwise make
+     * and retire a page, and fault its memory back in, at every crossing.
+     * Stale once allocated from again (hps_page_live != 0); cleared when
+     * retired.  spare_slots: slots of the non-NULL entries, at most
+     * HPS_SPARE_SLOTS. */
+    hps_page_t *spare[HPS_MAX_CLASSES];
+    uint32_t spare_slots;
     hps_page_t *full[HPS_MAX_CLASSES];   /* pages without room */
     hps_segment_t *segs;
     uint32_t colour;                     /* next page's colour (in lines) */
@@ -223,6 +258,7 @@ extern hps_heap_t hps_heap_abandoned;
 extern __thread hps_heap_t *hps_tls_heap __attribute__((tls_model("initial-exec")));
 hps_heap_t *hps_heap_get(void);                  /* this thread's heap, made on first use */
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls);  /* slow path of a small allocation */
+size_t hps_heap_drop_spares(hps_heap_t *h);   /* retire empty spares; bytes */
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);
 void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg);
 void hps_heaps_foreach(void (*fn)(hps_heap_t *, void *), void *arg);

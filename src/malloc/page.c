@@ -199,7 +199,6 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
     pg->block_size = size;
     pg->div_mul = UINT64_MAX / size + 1;
     pg->used = 0;
-    pg->capacity = cap;
     pg->cls = (uint16_t)cls;
     pg->slots = (uint8_t)k;
     atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
@@ -273,9 +272,16 @@ void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release)
     hps_segment_t *seg = hps_segment_of((void *)pg);
     int s = (int)(pg - seg->pages);
     uint32_t k = pg->slots;
+    if (h->hot[pg->cls] == pg)
+        h->hot[pg->cls] = NULL;
+    if (h->spare[pg->cls] == pg) {
+        h->spare[pg->cls] = NULL;
+        h->spare_slots -= k;
+    }
     pg->slots = 0;
     pg->free = NULL;
-    pg->bump = pg->bump_end = NULL;
+    /* An empty handed-out range: free's fast path range test fails. */
+    pg->bump = pg->bump_end = (char *)pg->start;
     for (uint32_t i = 0; i < k; i++)
         seg->pages[s + i].dirty = 1;
     h->dirty_slots += k;
