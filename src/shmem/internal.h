@@ -284,6 +284,7 @@ HPS_INLINE void hps_quiet(const char *fn)
  * progress.  With libfabric in use, each step also drives its progress. */
 typedef struct hps_waiter {
     uint32_t n;
+    uint64_t traffic, since;    /* libfabric: last traffic stamp seen, and when */
 } hps_waiter_t;
 void hps_wait_step(hps_waiter_t *w);
 /* Wait until *v (this PE's memory, written by others) >= goal. */

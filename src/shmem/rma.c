@@ -11,11 +11,35 @@
 
 
 /* Little-endian: the value's bytes are the first `size` bytes of bits. */
+#ifdef HPS_SHMEM_OFI_INLINE
+/* The arguments live in `a`, whose address the provider receives as the
+ * inject's buffer: after the call the compiler must reload them from it,
+ * so it keeps none in callee-saved registers that it would first have to
+ * push.  Before the call: six stores and the inject's own arguments. */
+struct p_args {
+    uint64_t bits;
+    size_t off, size;
+    const char *fn;
+    int reg, pe;
+};
+
 HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,
                             int pe)
 {
-    HPS_OFI(fn, hps_ofi_put_inline(reg, off, &bits, size, pe));
+    struct p_args a = { bits, off, size, fn, reg, pe };
+    if (hps_likely(hps_ofi_inject_small(&a.bits, size, reg, off, pe) == 0)) {
+        hps_ofi_injected(a.pe);
+        return;
+    }
+    HPS_OFI(a.fn, hps_ofi_put(a.reg, a.off, &a.bits, a.size, a.pe));
 }
+#else
+HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,
+                            int pe)
+{
+    HPS_OFI(fn, hps_ofi_put(reg, off, &bits, size, pe));
+}
+#endif
 
 /* ---- strided ---------------------------------------------------------------- */
 

@@ -5,9 +5,15 @@
  *
  * Waiting is where a PE can steal a core another PE needs (4 PEs on 2
  * cores): a waiter polls HPSYNC_SHMEM_SPIN times, then yields the CPU
- * HPSYNC_SHMEM_YIELDS times, then naps 50 us doubling to 1 ms between
- * polls (50 us at most while libfabric is in use).  With libfabric in use every step also drives its progress, for
- * providers whose operations into this PE need the target's help.
+ * between polls, then naps.  On-node only: HPSYNC_SHMEM_YIELDS yields, then
+ * naps of 50 us doubling to 1 ms.  With libfabric in use every poll also
+ * drives its progress, and operations into this PE (a get, a fetching
+ * atomic, the read behind a peer's quiet) are answered only when it polls:
+ * measured on shm, a fetch-add into a PE napping 50 us took 80 us, into one
+ * polling with sched_yield 1-3 us.  So a waiter that saw traffic spins for
+ * 50 us more, yields between polls until HPSYNC_SHMEM_OFI_POLL_MS (1 s)
+ * after the last traffic it saw, and only then naps 50 us between polls.  sched_yield hands the core to any other
+ * runnable PE, so a waiter costs a computing neighbour little.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -16,34 +22,68 @@
 #include "internal.h"
 #include "settings.h"
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_us(long us)
+{
+    struct timespec ts = { 0, us * 1000L };
+    nanosleep(&ts, NULL);
+}
+
+/* After traffic, poll without yielding this long: a sched_yield per poll
+ * adds its system call (~1 us here) to every answer a busy peer waits for. */
+#define HPS_OFI_SPIN_AFTER_NS 50000
+
+/* A wait step while libfabric is in use. */
+static void wait_step_ofi(hps_waiter_t *w, uint32_t n)
+{
+    uint64_t t = hps_ofi_poll();
+    if (n < hps_shmem_set.spin) {
+        hps_cpu_relax();
+        return;
+    }
+    uint64_t now = mono_ns();
+    if (t != w->traffic || !w->since) {
+        w->traffic = t;
+        w->since = now;
+    }
+    uint64_t quiet_for = now - w->since;
+    if (quiet_for < HPS_OFI_SPIN_AFTER_NS) {
+        hps_cpu_relax();              /* more is likely on its way */
+        return;
+    }
+    if (quiet_for < (uint64_t)hps_shmem_set.ofi_poll_ms * 1000000ull) {
+        sched_yield();
+        return;
+    }
+    static __thread int slack_set;
+    if (!slack_set) {
+        /* The default 50 us timer slack would double every nap. */
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+        slack_set = 1;
+    }
+    nap_us(50);
+}
+
 void hps_wait_step(hps_waiter_t *w)
 {
     uint32_t n = w->n++;
-    if (hps_sh.ofi)
-        hps_ofi_progress();
+    if (hps_sh.ofi) {
+        wait_step_ofi(w, n);
+        return;
+    }
     if (n < hps_shmem_set.spin) {
         hps_cpu_relax();
     } else if (n - hps_shmem_set.spin < hps_shmem_set.yields) {
         sched_yield();
     } else {
-        /* With libfabric in use this PE may be the target of others'
-         * operations that only progress while it polls, so its naps stay
-         * short (and this thread's timer slack small):
-         * a 1 ms nap made every put or atomic into a waiting PE take 1 ms. */
         uint32_t k = n - hps_shmem_set.spin - hps_shmem_set.yields;
-        long cap = 1000;
-        if (hps_sh.ofi) {
-            static __thread int slack_set;
-            cap = 50;
-            if (!slack_set) {
-                /* The default 50 us timer slack would double every nap. */
-                prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-                slack_set = 1;
-            }
-        }
-        long us = 50L << (k < 5 ? k : 5);
-        struct timespec ts = { 0, (us > cap ? cap : us) * 1000L };
-        nanosleep(&ts, NULL);
+        nap_us(50L << (k < 5 ? k : 5));
     }
 }
 

@@ -25,6 +25,7 @@ int hps_ofi_init(const hps_ofi_region_t regions[HPS_OFI_REGIONS])
 const char *hps_ofi_provider(void) { return "none"; }
 void hps_ofi_finalize(void) {}
 void hps_ofi_progress(void) {}
+uint64_t hps_ofi_poll(void) { return 0; }
 int hps_ofi_fence(void) { return unavailable(); }
 int hps_ofi_quiet(void) { return unavailable(); }
 

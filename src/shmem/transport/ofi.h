@@ -74,5 +74,9 @@ int hps_ofi_quiet(void);           /* all issued operations complete remotely */
 
 /* Make progress for operations that target this PE (call while waiting). */
 void hps_ofi_progress(void);
+/* Drive progress like hps_ofi_progress() and return a number that changes
+ * whenever operations of this PE complete or, where the provider counts
+ * them (FI_RMA_EVENT: shm, sockets), operations into this PE arrive. */
+uint64_t hps_ofi_poll(void);
 
 #endif

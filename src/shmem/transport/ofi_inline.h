@@ -8,7 +8,7 @@
  *   put of len <= inject size: peer entry, remote address, fi_inject_write
  *     (itself an inline call through the endpoint's ops table), mark the
  *     peer for quiet's flush, count;
- *   quiet with nothing outstanding: two compares.
+ *   quiet with nothing outstanding: one compare of two sums.
  * Anything else (a full transmit queue, a larger put, outstanding work)
  * goes to the out-of-line functions in ofi_*.c.  Valid after hps_ofi_init().
  */
@@ -40,15 +40,33 @@ typedef struct hps_ofi_fast {
     hps_ofi_peer_t *peer;          /* indexed by PE */
     size_t inject_max;             /* largest put sent by fi_inject_write */
     /* Operations issued, per completion counter (writes and non-fetching
-     * atomics / reads and fetching atomics), and the totals the last quiet
-     * saw complete.  Relaxed: each is only compared with the others by the
-     * thread that calls quiet, and the provider's counter read orders the
-     * data. */
+     * atomics / reads and fetching atomics), and the sum of both that the
+     * last quiet saw complete: both only grow, so the sums are equal only
+     * if nothing was issued since (one compare for an idle quiet).
+     * Relaxed: each is only compared with the others by the thread that
+     * calls quiet, and the provider's counter read orders the data. */
     hps_au64 put_issued, get_issued;
-    hps_au64 put_done, get_done;
+    hps_au64 done;
 } hps_ofi_fast_t;
 
 extern hps_ofi_fast_t hps_ofi_fast __attribute__((visibility("hidden")));
+
+/* Inject len <= 8 bytes (the inject size is at least that: hps_ofi_init
+ * checks); 0 if sent, and the caller then calls hps_ofi_injected(pe).
+ * Non-zero (a full queue): nothing was sent, use hps_ofi_put(). */
+HPS_INLINE int hps_ofi_inject_small(const void *buf, size_t len, int region, size_t off, int pe)
+{
+    const hps_ofi_peer_t *p = &hps_ofi_fast.peer[pe];
+    return fi_inject_write(hps_ofi_fast.ep, buf, len, p->addr, p->base[region] + off,
+                           p->key[region]) != 0;
+}
+
+/* Book an inject to pe: quiet flushes the peer and waits for the count. */
+HPS_INLINE void hps_ofi_injected(int pe)
+{
+    hps_store_relaxed(&hps_ofi_fast.peer[pe].dirty_rma, 1);
+    hps_faa_relaxed(&hps_ofi_fast.put_issued, 1);
+}
 
 /* hps_ofi_put() with the inject case inline.  Budget: about 14 instructions
  * of its own from entry to the provider's inject call, plus whatever
@@ -60,8 +78,7 @@ HPS_INLINE int hps_ofi_put_fast(int region, size_t off, const void *src, size_t 
     if (hps_likely(len <= hps_ofi_fast.inject_max) &&
         hps_likely(fi_inject_write(hps_ofi_fast.ep, src, len, p->addr,
                                    p->base[region] + off, p->key[region]) == 0)) {
-        hps_store_relaxed(&p->dirty_rma, 1);
-        hps_faa_relaxed(&hps_ofi_fast.put_issued, 1);
+        hps_ofi_injected(pe);
         return 0;
     }
     return hps_ofi_put(region, off, src, len, pe);
@@ -71,10 +88,9 @@ HPS_INLINE int hps_ofi_put_fast(int region, size_t off, const void *src, size_t 
  * quiet finished means nothing to wait for. */
 HPS_INLINE int hps_ofi_quiet_fast(void)
 {
-    if (hps_likely(hps_load_relaxed(&hps_ofi_fast.put_issued) ==
-                   hps_load_relaxed(&hps_ofi_fast.put_done) &&
+    if (hps_likely(hps_load_relaxed(&hps_ofi_fast.put_issued) +
                    hps_load_relaxed(&hps_ofi_fast.get_issued) ==
-                   hps_load_relaxed(&hps_ofi_fast.get_done)))
+                   hps_load_relaxed(&hps_ofi_fast.done)))
         return 0;
     return hps_ofi_quiet();
 }

@@ -96,6 +96,14 @@ void hps_ofi_progress(void)
     fi_cntr_read(hps_ofi.put_cntr);
 }
 
+static uint64_t traffic(void);
+
+uint64_t hps_ofi_poll(void)
+{
+    hps_faa_relaxed(&hps_ofi.progress_calls, 1);
+    return traffic();
+}
+
 int hps_ofi_issue(const char *call, const char *what, hps_ofi_issue_fn op, void *arg)
 {
     backoff_t b = { 0 };
@@ -220,8 +228,7 @@ int hps_ofi_quiet(void)
     uint64_t gets = hps_load_relaxed(&hps_ofi_fast.get_issued);
     if (hps_ofi_wait_puts(call) || hps_ofi_wait_gets(call))
         return -1;
-    hps_store_relaxed(&hps_ofi_fast.put_done, puts);
-    hps_store_relaxed(&hps_ofi_fast.get_done, gets);
+    hps_store_relaxed(&hps_ofi_fast.done, puts + gets);
     hps_ofi_amo_release(gets);
     return 0;
 }

@@ -446,6 +446,12 @@ int hps_ofi_init(const hps_ofi_region_t regions[HPS_OFI_REGIONS])
         goto fail;
     hps_ofi_fast.ep = hps_ofi.ep;
     hps_ofi_fast.inject_max = fi->tx_attr->inject_size;
+    /* shmem_TYPENAME_p injects without comparing sizes (ofi_inline.h). */
+    if (hps_ofi_fast.inject_max < sizeof(uint64_t)) {
+        hps_ofi_fail("hps_ofi_init", "provider %s injects only %zu bytes; 8 are needed",
+                     hps_ofi.provider, hps_ofi_fast.inject_max);
+        goto fail;
+    }
     if (hps_ofi_progress_start())
         goto fail;
     return 0;
