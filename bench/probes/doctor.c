@@ -125,10 +125,12 @@ static void measure_tsc(tsc_info_t *t)
     t->step_ticks = hps_bench_mode(diffs, N);
 }
 
-static void malloc_rows(FILE *out, int *first)
+/* The allocator's and the OpenSHMEM library's tables, after libhpsync's. */
+static void library_rows(FILE *out, int *first)
 {
 #define X(field, env, kind, def, lo, hi, doc) hps_env_json_row(out, first, #env, #kind, def, doc);
 #include "../../src/malloc/settings.def"
+#include "../../src/shmem/settings.def"
 #undef X
 }
 
@@ -206,9 +208,9 @@ int main(void)
     hps_json_str("glibc", gnu_get_libc_version());
     hps_json_end_object();
 
-    /* The settings tables, generated from src/common/settings.def and
-     * src/malloc/settings.def. */
-    hps_settings_dump_json_ex(hps_json_raw("settings"), malloc_rows);
+    /* The settings tables, generated from src/common/settings.def,
+     * src/malloc/settings.def and src/shmem/settings.def. */
+    hps_settings_dump_json_ex(hps_json_raw("settings"), library_rows);
     hps_json_end_object();
     return hps_json_finish();
 }
