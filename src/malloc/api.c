@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array_bytes.h"
 #include "internal.h"
 #include "settings.h"
 
@@ -50,10 +51,8 @@ API void *valloc(size_t n) { return hps_malloc_aligned(page_size(), n); }
 API void *calloc(size_t count, size_t size)
 {
     size_t n;
-    if (__builtin_mul_overflow(count, size, &n)) {
-        errno = ENOMEM;
+    if (hps_array_bytes(count, size, &n))
         return NULL;
-    }
     void *p = hps_malloc(n);
     /* Huge blocks are fresh mappings, already zero. */
     if (p && n <= HPS_MAX_SMALL)
@@ -64,10 +63,8 @@ API void *calloc(size_t count, size_t size)
 API void *reallocarray(void *p, size_t count, size_t size)
 {
     size_t n;
-    if (__builtin_mul_overflow(count, size, &n)) {
-        errno = ENOMEM;
+    if (hps_array_bytes(count, size, &n))
         return NULL;
-    }
     return hps_realloc(p, n);
 }
 

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "array_bytes.h"
 
 #define HPS_EXPORT __attribute__((visibility("default")))
 
@@ -99,10 +100,8 @@ HPS_EXPORT void free(void *p)
 HPS_EXPORT void *calloc(size_t n, size_t size)
 {
     size_t bytes;
-    if (__builtin_mul_overflow(n, size, &bytes)) {
-        errno = ENOMEM;
+    if (hps_array_bytes(n, size, &bytes))
         return NULL;
-    }
     return __libc_calloc(1, padded(bytes));
 }
 
@@ -120,10 +119,8 @@ HPS_EXPORT void *realloc(void *p, size_t size)
 HPS_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 {
     size_t bytes;
-    if (__builtin_mul_overflow(n, size, &bytes)) {
-        errno = ENOMEM;
+    if (hps_array_bytes(n, size, &bytes))
         return NULL;
-    }
     return realloc(p, bytes);
 }
 

@@ -176,57 +176,39 @@ HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, 
  * folds away for the single-element routines, whose length is constant. */
 #define HPS_EMPTY(len) (!__builtin_constant_p(len) && (len) == 0)
 
-HPS_INLINE void hps_put(const char *fn, void *dest, const void *src, size_t len, int pe)
+/* One contiguous transfer: put or get, blocking or not.  kind is a
+ * constant at every call, so each wrapper below compiles to its own
+ * straight path. */
+enum hps_rma_kind { HPS_PUT, HPS_PUT_NBI, HPS_GET, HPS_GET_NBI };
+
+HPS_INLINE void hps_rma(enum hps_rma_kind kind, const char *fn, void *dest, const void *src,
+                        size_t len, int pe)
 {
     if (HPS_EMPTY(len))
         return;
+    int put = kind == HPS_PUT || kind == HPS_PUT_NBI;
     int r;
     size_t o;
-    char *p = hps_target(fn, dest, len, pe, &r, &o);
-    if (hps_likely(p != NULL))
-        hps_shm_put(p, src, len);
-    else
-        HPS_OFI(fn, hps_ofi_put_inline(r, o, src, len, pe));
+    char *p = hps_target(fn, put ? dest : src, len, pe, &r, &o);
+    if (hps_likely(p != NULL)) {
+        if (put)
+            hps_shm_put(p, src, len);
+        else
+            hps_shm_get(dest, p, len);
+        return;
+    }
+    switch (kind) {
+    case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_inline(r, o, src, len, pe)); break;
+    case HPS_PUT_NBI: HPS_OFI(fn, hps_ofi_put_nbi(r, o, src, len, pe)); break;
+    case HPS_GET:     HPS_OFI(fn, hps_ofi_get(dest, r, o, len, pe)); break;
+    case HPS_GET_NBI: HPS_OFI(fn, hps_ofi_get_nbi(dest, r, o, len, pe)); break;
+    }
 }
 
-HPS_INLINE void hps_put_nbi(const char *fn, void *dest, const void *src, size_t len, int pe)
-{
-    if (HPS_EMPTY(len))
-        return;
-    int r;
-    size_t o;
-    char *p = hps_target(fn, dest, len, pe, &r, &o);
-    if (hps_likely(p != NULL))
-        hps_shm_put(p, src, len);
-    else
-        HPS_OFI(fn, hps_ofi_put_nbi(r, o, src, len, pe));
-}
-
-HPS_INLINE void hps_get(const char *fn, void *dest, const void *src, size_t len, int pe)
-{
-    if (HPS_EMPTY(len))
-        return;
-    int r;
-    size_t o;
-    const char *p = hps_target(fn, src, len, pe, &r, &o);
-    if (hps_likely(p != NULL))
-        hps_shm_get(dest, p, len);
-    else
-        HPS_OFI(fn, hps_ofi_get(dest, r, o, len, pe));
-}
-
-HPS_INLINE void hps_get_nbi(const char *fn, void *dest, const void *src, size_t len, int pe)
-{
-    if (HPS_EMPTY(len))
-        return;
-    int r;
-    size_t o;
-    const char *p = hps_target(fn, src, len, pe, &r, &o);
-    if (hps_likely(p != NULL))
-        hps_shm_get(dest, p, len);
-    else
-        HPS_OFI(fn, hps_ofi_get_nbi(dest, r, o, len, pe));
-}
+#define hps_put(fn, dest, src, len, pe)     hps_rma(HPS_PUT, fn, dest, src, len, pe)
+#define hps_put_nbi(fn, dest, src, len, pe) hps_rma(HPS_PUT_NBI, fn, dest, src, len, pe)
+#define hps_get(fn, dest, src, len, pe)     hps_rma(HPS_GET, fn, dest, src, len, pe)
+#define hps_get_nbi(fn, dest, src, len, pe) hps_rma(HPS_GET_NBI, fn, dest, src, len, pe)
 
 /* Strided: element size es, strides in elements (OpenSHMEM's dst/sst). */
 void hps_iput(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,

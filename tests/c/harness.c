@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "../../bench/common/hps_rand.h"
 
 /* ---- utilities ----------------------------------------------------------- */
 
@@ -163,15 +164,6 @@ struct worker {
     unsigned long n_lock, n_try, n_timed, n_busy, n_timeout, n_handoff;
 } __attribute__((aligned(64)));
 
-static inline uint32_t xorshift(uint32_t *s)
-{
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
-
 static void critical_section(struct worker *w, uint32_t rnd)
 {
     /* volatile: every access really goes to memory, in program order, so a
@@ -201,11 +193,11 @@ static void critical_section(struct worker *w, uint32_t rnd)
     d->owner = 0;
 }
 
-static void acquire(struct worker *w, uint32_t *rng, unsigned long i)
+static void acquire(struct worker *w, uint64_t *rng, unsigned long i)
 {
     const hps_stress_ops_t *ops = w->cfg->ops;
     void *l = w->cfg->lock;
-    uint32_t r = xorshift(rng);
+    uint32_t r = (uint32_t)(hps_xorshift64(rng) >> 32);
     unsigned mode = r % 4;                 /* 0,1: lock  2: trylock  3: timed */
     int rc;
     if (mode < 2 || (mode == 2 && !ops->trylock) || (mode == 3 && !ops->timedlock)) {
@@ -233,7 +225,7 @@ static void acquire(struct worker *w, uint32_t *rng, unsigned long i)
             if (rc != ETIMEDOUT)
                 break;
             w->n_timeout++;
-            r = xorshift(rng);
+            r = (uint32_t)(hps_xorshift64(rng) >> 32);
         }
         if (rc != 0)
             hps_test_fail("%s: timedlock returned %s", ops->name, hps_errno_name(rc));
@@ -244,7 +236,7 @@ static void acquire(struct worker *w, uint32_t *rng, unsigned long i)
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    uint32_t rng = 0x9E3779B9u * (w->id + 1);
+    uint64_t rng = 0x9E3779B97F4A7C15ull * (w->id + 1);
     /* A barrier, not an atomic flag: Helgrind and TSan both understand it. */
     pthread_barrier_wait(w->go);
     for (unsigned long i = 0; i < w->cfg->iters; i++) {
