@@ -16,6 +16,7 @@
  *   5. open the fast path (npes != 0), set up the teams, synchronise.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,14 +101,21 @@ static void wire_up(void)
         hps_sh.peer[r] = calloc((size_t)n, sizeof(char *));
     if (!use_shm || !hps_sh.peer[HPS_REG_HEAP] || !hps_sh.peer[HPS_REG_DATA])
         hps_fatal(fn, "out of memory");
-    int shared = 0, off_node = 0, mynode = hps_rt_node_of(me);
+    int shared = 0, off_node = 0, local = 0, mynode = hps_rt_node_of(me);
     for (int pe = 0; pe < n; pe++) {
         int on = hps_rt_node_of(pe) == mynode;
+        local += on;
         off_node |= !on;
         use_shm[pe] = on && !hps_sh.transport_ofi;
         shared |= use_shm[pe] && pe != me;
     }
     int need_ofi = hps_sh.transport_ofi || off_node;
+    cpu_set_t cpus;
+    hps_sh.crowded = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && local > CPU_COUNT(&cpus);
+    /* Crowded, a spinning waiter holds the CPU the PE it waits for needs:
+     * 4 PEs on 2 CPUs, an atomic add and a barrier took 16.7 us a round
+     * with 200 polls first, 4.2 us going straight to sched_yield. */
+    hps_sh.spin = hps_sh.crowded ? 0 : hps_shmem_set.spin;
 
     g_heap_size = hps_shmem_heap_bytes();
     g_heap = hps_shm_heap_create(g_heap_size, shared, &g_heap_seg);

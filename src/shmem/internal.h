@@ -67,6 +67,8 @@ typedef struct hps_shmem_state {
     int ofi_up;                 /* hps_ofi_init succeeded */
     int rt_up;                  /* joined the job: errors end it through the runtime */
     int transport_ofi;          /* HPSYNC_SHMEM_TRANSPORT=ofi */
+    int crowded;                /* more PEs on this node than CPUs we may run on */
+    uint32_t spin;              /* waiters' polls before yielding: 0 when crowded */
 } __attribute__((aligned(HPS_CACHELINE))) hps_shmem_state_t;
 
 extern hps_shmem_state_t hps_sh;
@@ -266,7 +268,8 @@ HPS_INLINE void hps_quiet(const char *fn)
  * progress.  With libfabric in use, each step also drives its progress. */
 typedef struct hps_waiter {
     uint32_t n;
-    uint64_t traffic, since;    /* libfabric: last traffic stamp seen, and when */
+    uint32_t naps;
+    uint64_t traffic, since;    /* last traffic stamp seen (libfabric), and when */
 } hps_waiter_t;
 void hps_wait_step(hps_waiter_t *w);
 /* Wait until *v (this PE's memory, written by others) >= goal. */

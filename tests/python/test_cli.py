@@ -47,7 +47,7 @@ def test_doctor_json(hpsync: Run) -> None:
     names = {s["name"] for s in doc["settings"]}
     assert {"HPSYNC_LOCK", "HPSYNC_STATS", "HPSYNC_STATS_FILE"} <= names
     # Every library's table: the allocator's and the OpenSHMEM library's too.
-    assert {"HPSYNC_MALLOC_STATS", "HPSYNC_SHMEM_TRANSPORT", "HPSYNC_SHMEM_OFI_POLL_MS"} <= names
+    assert {"HPSYNC_MALLOC_STATS", "HPSYNC_SHMEM_TRANSPORT", "HPSYNC_SHMEM_POLL_MS"} <= names
     for lib in ("jemalloc", "mimalloc", "tcmalloc", "libfabric"):
         assert lib in doc["peers"]["libraries"]
 
