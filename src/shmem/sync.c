@@ -25,6 +25,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include "clock.h"
 #include "internal.h"
 #include "settings.h"
 
@@ -35,19 +36,6 @@
  * it, 110 without). */
 #define HPS_OFI_SPIN_AFTER_NS 50000
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void nap_us(long us)
-{
-    struct timespec ts = { 0, us * 1000L };
-    nanosleep(&ts, NULL);
-}
-
 void hps_wait_step(hps_waiter_t *w)
 {
     uint32_t n = w->n++;
@@ -56,7 +44,7 @@ void hps_wait_step(hps_waiter_t *w)
         hps_cpu_relax();
         return;
     }
-    uint64_t now = mono_ns();
+    uint64_t now = hps_mono_ns();
     if (t != w->traffic || !w->since) {
         w->traffic = t;
         w->since = now;
@@ -78,11 +66,11 @@ void hps_wait_step(hps_waiter_t *w)
             prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
             slack_set = 1;
         }
-        nap_us(50);
+        hps_sleep_ns(50000);
         return;
     }
     uint32_t k = w->naps++;
-    nap_us(50L << (k < 5 ? k : 5));   /* 50 us doubling to 1.6 ms */
+    hps_sleep_ns(50000ull << (k < 5 ? k : 5));   /* 50 us doubling to 1.6 ms */
 }
 
 void hps_wait_ge64(const uint64_t *v, uint64_t goal)

@@ -32,6 +32,7 @@
 #include <rdma/fi_errno.h>
 
 #include "ofi_internal.h"
+#include "../clock.h"
 
 #define HPS_OFI_SPIN_NS        20000      /* poll without yielding */
 #define HPS_OFI_YIELD_NS      200000      /* then poll with sched_yield */
@@ -43,19 +44,6 @@
 #define HPS_OFI_THREAD_POLL_MAX_NS 1000000
 /* How long the thread stays away once it saw the application call in. */
 #define HPS_OFI_THREAD_NAP_NS      1000000
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-    struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull) };
-    nanosleep(&ts, NULL);
-}
 
 /* One waiter's escalation: spin, then block or yield, then sleep. */
 typedef struct backoff {
@@ -73,7 +61,7 @@ static void pause_once(backoff_t *b)
         hps_cpu_relax();
         return;
     }
-    uint64_t t = now_ns();
+    uint64_t t = hps_mono_ns();
     if (!b->start)
         b->start = t;
     uint64_t waited = t - b->start;
@@ -85,7 +73,7 @@ static void pause_once(backoff_t *b)
         b->sleep = b->sleep ? b->sleep * 2 : HPS_OFI_SLEEP_MIN_NS;
         if (b->sleep > HPS_OFI_SLEEP_MAX_NS)
             b->sleep = HPS_OFI_SLEEP_MAX_NS;
-        sleep_ns(b->sleep);
+        hps_sleep_ns(b->sleep);
     }
 }
 
@@ -281,7 +269,7 @@ static void *progress_main(void *unused)
         uint64_t now = app_activity();
         if (now != app) {
             app = now;
-            sleep_ns(HPS_OFI_THREAD_NAP_NS);
+            hps_sleep_ns(HPS_OFI_THREAD_NAP_NS);
             continue;
         }
         uint64_t t = traffic();            /* reading a counter is the poll */
@@ -291,7 +279,7 @@ static void *progress_main(void *unused)
         } else if ((interval *= 2) > HPS_OFI_THREAD_POLL_MAX_NS) {
             interval = HPS_OFI_THREAD_POLL_MAX_NS;
         }
-        sleep_ns(interval);
+        hps_sleep_ns(interval);
     }
     return NULL;
 }
