@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include "geometry.h"
 #include "internal.h"
@@ -20,7 +21,6 @@
 
 _Atomic uint32_t hps_ready;
 uintptr_t hps_cookie_key;
-void hps_heap_global_init(void);
 
 void hps_init_slow(void)
 {
@@ -43,10 +43,14 @@ void hps_init_slow(void)
             }
         }
         hps_classes_init(line, sets, src);
-        uint32_t lo, hi;
-        __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-        hps_cookie_key = (((uint64_t)hi << 32 | lo) * 0x9e3779b97f4a7c15ull) ^
-                         (uintptr_t)&init_lock ^ ((uintptr_t)getpid() << 40) ^ 1;
+        /* The kernel's 16 random bytes for this process (no allocation, any
+         * architecture), mixed with an address and the pid. */
+        uint64_t seed = 0;
+        const void *rnd = (const void *)getauxval(AT_RANDOM);
+        if (rnd)
+            memcpy(&seed, rnd, sizeof seed);
+        hps_cookie_key = (seed * 0x9e3779b97f4a7c15ull) ^ (uintptr_t)&init_lock ^
+                         ((uintptr_t)getpid() << 40) ^ 1;
         hps_heap_global_init();
         /* Release: a thread that sees ready sees the classes and the key. */
         hps_store_release(&hps_ready, 1);
@@ -61,17 +65,10 @@ static int check_on(void)
 
 HPS_INLINE void *alloc_small(hps_heap_t *h, size_t n)
 {
-    uint32_t cls = hps_class_fast(n);
+    uint32_t cls = hps_class_of(n);
     hps_page_t *pg = h->hot[cls];
-    if (hps_likely(pg != NULL)) {
-        hps_block_t *b = pg->free;
-        if (hps_likely(b != NULL)) {
-            pg->free = b->next;
-            b->cookie = 0;
-            pg->used++;
-            return b;
-        }
-    }
+    if (hps_likely(pg != NULL && pg->free != NULL))
+        return hps_page_pop(pg);
     return hps_heap_refill(h, cls);
 }
 
@@ -106,15 +103,11 @@ void *hps_malloc(size_t n)
     hps_heap_t *h = hps_tls_heap;
     if (hps_unlikely(h == NULL || n > 1024))
         return malloc_slow(n);
-    uint32_t cls = hps_class_by16[(n + 15) >> 4];
+    uint32_t cls = hps_class_of(n);          /* n <= 1024: the table alone */
     hps_page_t *pg = h->hot[cls];
-    hps_block_t *b;
-    if (hps_unlikely(pg == NULL || (b = pg->free) == NULL))
+    if (hps_unlikely(pg == NULL || pg->free == NULL))
         return malloc_refill(h, cls);
-    pg->free = b->next;
-    b->cookie = 0;
-    pg->used++;
-    return b;
+    return hps_page_pop(pg);
 }
 
 /* Where p's block starts, or 0 if p is not a live-looking block pointer of
@@ -164,8 +157,7 @@ HPS_INLINE void free_local(hps_heap_t *h, hps_page_t *pg, hps_block_t *b, uintpt
     b->cookie = mark;
     pg->free = b;
     h->hot[pg->cls] = pg;
-    uint32_t u = --pg->used;
-    if (hps_unlikely(hps_page_freed_slow(u)))
+    if (hps_unlikely(hps_page_freed_slow(hps_page_used_add(pg, (uint32_t)-1))))
         free_local_page(h, pg);
 }
 
@@ -193,7 +185,7 @@ static __attribute__((noinline)) void free_slow(void *p)
         return;
     }
     hps_heap_t *h = hps_tls_heap;
-    if (h == NULL || atomic_load_explicit(&pg->heap, memory_order_relaxed) != h) {
+    if (h == NULL || hps_load_relaxed(&pg->heap) != h) {
         hps_remote_free(seg, pg, b);
         return;
     }
@@ -229,7 +221,7 @@ void hps_free(void *p)
             uintptr_t mark = (uintptr_t)p ^ hps_cookie_key;
             hps_heap_t *h = hps_tls_heap;
             if (hps_likely(b->cookie != mark &&
-                           atomic_load_explicit(&pg->heap, memory_order_relaxed) == h)) {
+                           hps_load_relaxed(&pg->heap) == h)) {
                 free_local(h, pg, b, mark);
                 return;
             }

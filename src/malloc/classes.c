@@ -12,16 +12,12 @@
  * up to odd), so internal waste stays under one line plus 1/8.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 #include "internal.h"
 
 hps_geometry_t hps_geo = { 64, 64, 6, "default" };
 uint32_t hps_class_size[HPS_MAX_CLASSES];
 uint8_t hps_class_slots[HPS_MAX_CLASSES];
-uint32_t hps_nclasses, hps_sub_classes;
+uint32_t hps_nclasses;
 uint8_t hps_class_by16[1024 / 16 + 1];
 
 /* Class by size in lines, for requests above 1 KiB (up to HPS_MAX_SMALL / 16-byte lines). */
@@ -50,7 +46,6 @@ void hps_classes_init(uint32_t line, uint32_t sets, const char *source)
     hps_nclasses = 0;
     for (uint32_t s = HPS_MIN_ALIGN; s < line; s += HPS_MIN_ALIGN)
         add_class(s);
-    hps_sub_classes = hps_nclasses;
     uint32_t max_lines = HPS_MAX_SMALL / line;
     for (uint32_t k = 1; k < 16 && k <= max_lines; k += 2)
         add_class(k * line);
@@ -81,9 +76,7 @@ void hps_classes_init(uint32_t line, uint32_t sets, const char *source)
     }
 }
 
-uint32_t hps_class_of(size_t n)
+uint32_t hps_class_large(size_t n)
 {
-    if (n <= 1024)
-        return hps_class_by16[(n + 15) >> 4];
     return class_by_line[(n + hps_geo.line - 1) >> hps_geo.line_shift];
 }

@@ -19,7 +19,7 @@ void abort(void) __attribute__((noreturn));
 static void *new_impl(size_t n, size_t align, int nothrow)
 {
     for (;;) {
-        void *p = align > HPS_MIN_ALIGN ? hps_malloc_aligned(align, n) : hps_malloc(n);
+        void *p = hps_malloc_aligned(align, n);
         if (hps_likely(p != NULL) || nothrow)
             return p;
         /* The handler may free memory, throw, or end the program; the frame

@@ -122,9 +122,9 @@ static void page_to_full(hps_heap_t *h, hps_page_t *pg)
     hps_page_unlink(&h->avail[pg->cls], pg);
     hps_page_link(&h->full[pg->cls], pg);
     /* Seq-cst against the remote free's push-then-load: either it sees
-     * in_full and queues the page, or we see its block here. */
-    pg->used |= HPS_PAGE_FULL;
-    atomic_store_explicit(&pg->in_full, 1, memory_order_seq_cst);
+     * the full flag and queues the page, or we see its block here. */
+    atomic_store_explicit(&pg->used, hps_load_relaxed(&pg->used) | HPS_PAGE_FULL,
+                          memory_order_seq_cst);
     if (atomic_load_explicit(&pg->thread_free, memory_order_seq_cst))
         hps_heap_page_unfull(h, pg);
 }
@@ -146,8 +146,7 @@ void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg)
     } else {
         hps_page_link(&h->avail[pg->cls], pg);
     }
-    pg->used &= ~HPS_PAGE_FULL;
-    atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
+    hps_store_relaxed(&pg->used, hps_page_live(pg));
 }
 
 void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
@@ -160,14 +159,14 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
     if (counted)
         hps_faa_acquire(&seg->remote_active, 1);
     b->cookie = (uintptr_t)b ^ hps_cookie_key;
-    hps_block_t *head = atomic_load_explicit(&pg->thread_free, memory_order_relaxed);
+    hps_block_t *head = hps_load_relaxed(&pg->thread_free);
     do {
         b->next = head;
     } while (!atomic_compare_exchange_weak_explicit(&pg->thread_free, &head, b,
                                                     memory_order_seq_cst, memory_order_relaxed));
-    if (atomic_load_explicit(&pg->in_full, memory_order_seq_cst) &&
-        !atomic_exchange_explicit(&pg->notified, 1, memory_order_acq_rel)) {
-        hps_page_t *top = atomic_load_explicit(&seg->remote_full, memory_order_relaxed);
+    if ((atomic_load_explicit(&pg->used, memory_order_seq_cst) & HPS_PAGE_FULL) &&
+        !hps_xchg_acq_rel(&pg->notified, 1)) {
+        hps_page_t *top = hps_load_relaxed(&seg->remote_full);
         do {
             pg->next_remote = top;
         } while (!atomic_compare_exchange_weak_explicit(&seg->remote_full, &top, pg,
@@ -184,16 +183,16 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
 static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
 {
     int moved = 0;
-    if (!atomic_load_explicit(&seg->remote_full, memory_order_relaxed))
+    if (!hps_load_relaxed(&seg->remote_full))
         return 0;
-    hps_page_t *pg = atomic_exchange_explicit(&seg->remote_full, NULL, memory_order_acquire);
+    hps_page_t *pg = hps_xchg_acquire(&seg->remote_full, NULL);
     while (pg) {
         hps_page_t *next = pg->next_remote;
         /* Reset before collecting: a free that lands after the collect
          * queues the page again. */
         atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
         hps_page_collect(pg);
-        if (pg->slots && atomic_load_explicit(&pg->in_full, memory_order_relaxed) && pg->free) {
+        if (pg->slots && hps_page_in_full(pg) && pg->free) {
             hps_heap_page_unfull(h, pg);
             moved = 1;
         }
@@ -224,7 +223,7 @@ static int keep_spare(hps_heap_t *h, hps_page_t *pg)
 
 static void page_unlink_any(hps_heap_t *h, hps_page_t *pg)
 {
-    if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
+    if (hps_page_in_full(pg))
         hps_page_unlink(&h->full[pg->cls], pg);
     else
         hps_page_unlink(&h->avail[pg->cls], pg);
@@ -237,7 +236,7 @@ void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg)
     if (h->avail[pg->cls] == pg && !pg->next)
         return;
     if (keep_spare(h, pg)) {
-        if (atomic_load_explicit(&pg->in_full, memory_order_relaxed))
+        if (hps_page_in_full(pg))
             hps_heap_page_unfull(h, pg);
         return;
     }
@@ -263,7 +262,7 @@ size_t hps_heap_drop_spares(hps_heap_t *h)
 
 static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
 {
-    atomic_exchange_explicit(&seg->remote_full, NULL, memory_order_acquire);
+    hps_xchg_acquire(&seg->remote_full, NULL);
     for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
         hps_page_t *pg = &seg->pages[s];
         if (!pg->slots) {
@@ -274,10 +273,9 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
         }
         int k = pg->slots;
         atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
-        atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
-        pg->used &= ~HPS_PAGE_FULL;
+        hps_store_relaxed(&pg->used, hps_page_live(pg));
         hps_page_collect(pg);
-        if (pg->used == 0) {
+        if (hps_page_live(pg) == 0) {
             hps_page_retire(h, pg, 0);
         } else {
             hps_page_link(&h->avail[pg->cls], pg);
@@ -302,7 +300,7 @@ static int adopt(hps_heap_t *h)
     hps_segment_attach(h, seg);
     h->st.segs_adopted++;
     adopt_pages(h, seg);
-    if (seg->used_pages == 0 && seg->next)
+    if (hps_segment_empty(seg) && hps_segment_has_sibling(seg))
         hps_segment_drop(h, seg);      /* nothing live in it: we have room elsewhere */
     return 1;
 }
@@ -361,13 +359,9 @@ void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
                     hps_page_unlink(&h->avail[cls], pg);
                     hps_page_link(&h->avail[cls], pg);
                 }
-                hps_block_t *b = pg->free;
-                pg->free = b->next;
-                b->cookie = 0;
-                pg->used++;
                 h->hot[cls] = pg;
                 h->st.refills++;
-                return b;
+                return hps_page_pop(pg);
             }
             page_to_full(h, pg);
             pg = next;

@@ -39,8 +39,6 @@ void *hps_huge_alloc(hps_heap_t *h, size_t n, size_t align)
 void hps_huge_free(hps_segment_t *seg)
 {
     size_t map = seg->map_size;
-    seg->magic = 0;
-    seg->kind = 0;
     atomic_fetch_sub_explicit(&hps_huge_bytes, map, memory_order_relaxed);
     hps_os_unmap(seg, map);
 }

@@ -43,7 +43,7 @@
 #define HPS_MAX_CLASSES 96
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
-#define HPS_SPARE_SLOTS 64 
+#define HPS_SPARE_SLOTS 64            /* spare pages per thread: at most 4 MiB */
 
 /* A tiny lock for rare global paths (segment cache, abandoned list, heap list). */
 typedef _Atomic uint32_t hps_spin_t;
@@ -76,12 +76,12 @@ typedef struct hps_page {
     _Atomic(struct hps_heap *) heap;
     uint32_t block_size;           /* the stride */
     /* Live blocks as the owner knows them, plus HPS_PAGE_FULL while the
-     * page is on the full list: the owner's copy of in_full, so a local
-     * free tests "emptied or was full" with one compare
-     * (hps_page_freed_slow). */
-    uint32_t used;
+     * page is on the heap's full list: one word, so a local free tests
+     * "emptied or was full" with one compare (hps_page_freed_slow).  Only
+     * the owner writes it, with plain relaxed loads and stores (no
+     * read-modify-write); remote frees read the flag. */
+    hps_au32 used;
     uint16_t cls;
-    _Atomic uint8_t in_full;       /* on the heap's full list (read by remote frees) */
     uint8_t aligned;               /* holds interior pointers (over-aligned requests) */
     uint8_t slots;                 /* slots spanned; 0: slot is free */
     uint8_t dirty;                 /* free slot whose memory is still backed */
@@ -95,9 +95,32 @@ typedef struct hps_page {
 
 #define HPS_PAGE_FULL (1u << 31)
 
+/* The owner's update of pg->used; returns the new value. */
+HPS_INLINE uint32_t hps_page_used_add(hps_page_t *pg, uint32_t delta)
+{
+    uint32_t u = hps_load_relaxed(&pg->used) + delta;
+    hps_store_relaxed(&pg->used, u);
+    return u;
+}
+
 HPS_INLINE uint32_t hps_page_live(const hps_page_t *pg)
 {
-    return pg->used & ~HPS_PAGE_FULL;
+    return hps_load_relaxed(&pg->used) & ~HPS_PAGE_FULL;
+}
+
+HPS_INLINE int hps_page_in_full(const hps_page_t *pg)
+{
+    return (hps_load_relaxed(&pg->used) & HPS_PAGE_FULL) != 0;
+}
+
+/* Hand out pg's first free block (pg->free is not NULL). */
+HPS_INLINE void *hps_page_pop(hps_page_t *pg)
+{
+    hps_block_t *b = pg->free;
+    pg->free = b->next;
+    b->cookie = 0;
+    hps_page_used_add(pg, 1);
+    return b;
 }
 
 /* A local free took pg->used to u: does the page need the slow path (it
@@ -112,7 +135,6 @@ enum { HPS_SEG_SMALL = 1, HPS_SEG_HUGE = 2 };
 typedef struct hps_segment {
     uint64_t magic;
     uint32_t kind;
-    uint32_t used_pages;
     size_t map_size;                    /* bytes mapped from the segment start */
     size_t huge_size;                   /* huge: usable bytes of the block */
     uintptr_t huge_block;               /* huge: the block's address */
@@ -128,6 +150,25 @@ typedef struct hps_segment {
 } hps_segment_t;
 
 #define HPS_SEG_MAGIC 0x6870736d616c6c63ull  /* "hpsmallc" */
+
+/* The free_slots bits of the k slots from slot s (k < 64: the header slot
+ * is never part of a page). */
+HPS_INLINE uint64_t hps_slot_mask(int s, uint32_t k)
+{
+    return (((uint64_t)1 << k) - 1) << s;
+}
+
+/* No page in seg: every slot but the header's is free. */
+HPS_INLINE int hps_segment_empty(const hps_segment_t *seg)
+{
+    return seg->free_slots == ~(uint64_t)0 << HPS_META_SLOTS;
+}
+
+/* Not the heap's only segment (it sits on h->segs). */
+HPS_INLINE int hps_segment_has_sibling(const hps_segment_t *seg)
+{
+    return seg->prev != NULL || seg->next != NULL;
+}
 
 /* Written by the owner only; other threads read them as a snapshot. */
 typedef struct hps_heap_stats {
@@ -174,17 +215,17 @@ extern hps_geometry_t hps_geo;
 extern uint32_t hps_class_size[HPS_MAX_CLASSES];
 extern uint8_t hps_class_slots[HPS_MAX_CLASSES];
 extern uint32_t hps_nclasses;
-extern uint32_t hps_sub_classes;         /* classes below one line */
 void hps_classes_init(uint32_t line, uint32_t sets, const char *source);
-/* Class of a request of n bytes (1 <= n <= HPS_MAX_SMALL). */
-uint32_t hps_class_of(size_t n);
+/* Class of a request of 1024 < n <= HPS_MAX_SMALL bytes. */
+uint32_t hps_class_large(size_t n);
 extern uint8_t hps_class_by16[];         /* n <= 1024: hps_class_by16[(n + 15) >> 4] */
 
-HPS_INLINE uint32_t hps_class_fast(size_t n)
+/* Class of a request of n bytes (1 <= n <= HPS_MAX_SMALL). */
+HPS_INLINE uint32_t hps_class_of(size_t n)
 {
     if (hps_likely(n <= 1024))
         return hps_class_by16[(n + 15) >> 4];
-    return hps_class_of(n);
+    return hps_class_large(n);
 }
 
 /* ---- OS memory and the ownership map (os.c) ---- */
@@ -257,6 +298,7 @@ HPS_INLINE hps_page_t *hps_page_of(hps_segment_t *seg, const void *p)
 extern hps_heap_t hps_heap_abandoned;
 extern __thread hps_heap_t *hps_tls_heap __attribute__((tls_model("initial-exec")));
 hps_heap_t *hps_heap_get(void);                  /* this thread's heap, made on first use */
+void hps_heap_global_init(void);                 /* once, at start-up (the thread-exit key) */
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls);  /* slow path of a small allocation */
 size_t hps_heap_drop_spares(hps_heap_t *h);   /* retire empty spares; bytes */
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);

@@ -45,11 +45,10 @@ static void segment_init(hps_segment_t *seg, hps_heap_t *h)
     memset(seg->pages, 0, sizeof seg->pages);
     seg->magic = HPS_SEG_MAGIC;
     seg->kind = HPS_SEG_SMALL;
-    seg->used_pages = 0;
     seg->map_size = HPS_SEG_SIZE;
     seg->free_slots = ~(uint64_t)0 << HPS_META_SLOTS;
-    atomic_store_explicit(&seg->remote_full, NULL, memory_order_relaxed);
-    atomic_store_explicit(&seg->remote_active, 0, memory_order_relaxed);
+    hps_store_relaxed(&seg->remote_full, NULL);
+    hps_store_relaxed(&seg->remote_active, 0);
     hps_segment_attach(h, seg);
 }
 
@@ -173,8 +172,7 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
         }
         seg->slot_page[s + i] = (uint8_t)s;
     }
-    seg->free_slots &= ~(((k == 64) ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << s);
-    seg->used_pages++;
+    seg->free_slots &= ~hps_slot_mask(s, k);
 
     hps_page_t *pg = &seg->pages[s];
     uintptr_t base = (uintptr_t)seg + ((uintptr_t)s << HPS_SLOT_SHIFT);
@@ -195,14 +193,13 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
     pg->bump = (char *)pg->start;
     pg->bump_end = (char *)(pg->start + (size_t)cap * size);
     pg->free = NULL;
-    atomic_store_explicit(&pg->thread_free, NULL, memory_order_relaxed);
+    hps_store_relaxed(&pg->thread_free, NULL);
     pg->block_size = size;
     pg->div_mul = UINT64_MAX / size + 1;
-    pg->used = 0;
+    hps_store_relaxed(&pg->used, 0);
     pg->cls = (uint16_t)cls;
     pg->slots = (uint8_t)k;
-    atomic_store_explicit(&pg->in_full, 0, memory_order_relaxed);
-    atomic_store_explicit(&pg->notified, 0, memory_order_relaxed);
+    hps_store_relaxed(&pg->notified, 0);
     pg->aligned = 0;
     pg->prev = pg->next = pg->next_remote = NULL;
     hps_store_release(&pg->heap, h);
@@ -250,7 +247,7 @@ void hps_page_carve(hps_page_t *pg)
 
 void hps_page_collect(hps_page_t *pg)
 {
-    if (!atomic_load_explicit(&pg->thread_free, memory_order_relaxed))
+    if (!hps_load_relaxed(&pg->thread_free))
         return;
     /* Acquire: the blocks' links were written before their pushes. */
     hps_block_t *list = hps_xchg_acquire(&pg->thread_free, NULL);
@@ -264,7 +261,7 @@ void hps_page_collect(hps_page_t *pg)
         return;
     last->next = pg->free;
     pg->free = list;
-    pg->used -= n;
+    hps_page_used_add(pg, -n);
 }
 
 void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release)
@@ -285,10 +282,9 @@ void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release)
     for (uint32_t i = 0; i < k; i++)
         seg->pages[s + i].dirty = 1;
     h->dirty_slots += k;
-    seg->free_slots |= ((k == 64) ? ~(uint64_t)0 : (((uint64_t)1 << k) - 1)) << s;
-    seg->used_pages--;
+    seg->free_slots |= hps_slot_mask(s, k);
     h->st.pages_retired++;
-    if (may_release && seg->used_pages == 0 && (seg->prev || seg->next)) {
+    if (may_release && hps_segment_empty(seg) && hps_segment_has_sibling(seg)) {
         hps_segment_drop(h, seg);
         return;
     }

@@ -31,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "array_bytes.h"
-
-#define HPS_EXPORT __attribute__((visibility("default")))
+#include "hps_rand.h"
+#include "hpsync/pr.h"
 
 /* glibc's own allocator, exported (GLIBC_2.2.5) for exactly this purpose. */
 extern void *__libc_malloc(size_t size);
@@ -64,17 +64,11 @@ static __thread uint64_t rng_state __attribute__((tls_model("initial-exec")));
  */
 static inline uint64_t next_random(void)
 {
-    uint64_t x = rng_state;
-    if (__builtin_expect(x == 0, 0)) {
-        x = (uint64_t)(uintptr_t)&rng_state * 0x9E3779B97F4A7C15ull;
-        x ^= x >> 31;
-        x |= 1;
+    if (__builtin_expect(rng_state == 0, 0)) {
+        uint64_t x = (uint64_t)(uintptr_t)&rng_state * 0x9E3779B97F4A7C15ull;
+        rng_state = (x ^ x >> 31) | 1;
     }
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng_state = x;
-    return x;
+    return hps_xorshift64(&rng_state);
 }
 
 /* The request plus 0..3 cache lines, or the request itself if too large. */

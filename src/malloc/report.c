@@ -65,7 +65,7 @@ void hps_totals(hps_totals_t *t)
                 s++;
                 continue;
             }
-            t->in_use += (size_t)(pg->used & ~HPS_PAGE_FULL) * pg->block_size;
+            t->in_use += (size_t)hps_page_live((const hps_page_t *)pg) * pg->block_size;
             s += (int)k;
         }
     }

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../../bench/common/hps_rand.h"
+#include "../../src/common/hps_rand.h"
 
 /* ---- utilities ----------------------------------------------------------- */
 
