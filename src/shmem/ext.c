@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <shmemx.h>
 #include <time.h>
+#include "clock.h"
 #include "internal.h"
 
 HPS_API const char *shmemx_transport(int pe)
@@ -16,14 +17,12 @@ HPS_API const char *shmemx_transport(int pe)
 HPS_API const char *shmemx_provider(void)
 {
     hps_check_running(__func__);
-    return hps_sh.ofi_up ? hps_ofi_provider() : NULL;
+    return hps_sh.ofi ? hps_ofi_provider() : NULL;
 }
 
 HPS_API double shmemx_wtime(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (double)hps_mono_ns() * 1e-9;
 }
 
 HPS_API size_t shmemx_heap_size(void)

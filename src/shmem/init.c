@@ -16,12 +16,12 @@
  *   5. open the fast path (npes != 0), set up the teams, synchronise.
  */
 #define _GNU_SOURCE
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 #include "runtime/runtime.h"
+#include "cpus.h"
 #include "envparse.h"
 #include "settings.h"
 
@@ -76,7 +76,7 @@ static void print_info(int n, int nodes_ofi)
            SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, SHMEM_VENDOR_STRING, n, hps_rt_name(),
            g_heap_size, hps_sh.size[HPS_REG_DATA],
            hps_sh.transport_ofi ? "ofi (forced)" : nodes_ofi ? "shm on-node, ofi off-node" : "shm",
-           hps_sh.ofi_up ? ", provider " : "", hps_sh.ofi_up ? hps_ofi_provider() : "");
+           hps_sh.ofi ? ", provider " : "", hps_sh.ofi ? hps_ofi_provider() : "");
     fflush(stdout);
 }
 
@@ -110,8 +110,7 @@ static void wire_up(void)
         shared |= use_shm[pe] && pe != me;
     }
     int need_ofi = hps_sh.transport_ofi || off_node;
-    cpu_set_t cpus;
-    hps_sh.crowded = sched_getaffinity(0, sizeof cpus, &cpus) == 0 && local > CPU_COUNT(&cpus);
+    hps_sh.crowded = local > hps_cpus_usable();
     /* Crowded, a spinning waiter holds the CPU the PE it waits for needs:
      * 4 PEs on 2 CPUs, an atomic add and a barrier took 16.7 us a round
      * with 200 polls first, 4.2 us going straight to sched_yield. */
@@ -147,7 +146,6 @@ static void wire_up(void)
             { g_heap, g_heap_size }, { (void *)dbase, dsize } };
         if (hps_ofi_init(regions) != 0)
             hps_rt_abort(1);
-        hps_sh.ofi_up = 1;
         hps_sh.ofi = 1;
     }
     hps_heap_init(g_heap_size, HPS_HEAP_RESERVED);
@@ -214,11 +212,10 @@ HPS_API void shmem_finalize(void)
         return;                        /* a second finalize is harmless */
     hps_barrier_all_internal(__func__);
     hps_teams_fini();
-    if (hps_sh.ofi_up)
+    if (hps_sh.ofi)
         hps_ofi_finalize();
     hps_sh.npes = 0;
     hps_sh.ofi = 0;
-    hps_sh.ofi_up = 0;
     hps_sh.state = HPS_ST_FINALIZED;
     /* The peers' mappings and the heap go; the data segment stays, it
      * holds the program's globals (now private to this process again in

@@ -64,7 +64,6 @@ typedef struct hps_shmem_state {
     int me;
     int state;
     int thread_level;
-    int ofi_up;                 /* hps_ofi_init succeeded */
     int rt_up;                  /* joined the job: errors end it through the runtime */
     int transport_ofi;          /* HPSYNC_SHMEM_TRANSPORT=ofi */
     int crowded;                /* more PEs on this node than CPUs we may run on */
@@ -265,13 +264,15 @@ HPS_INLINE void hps_quiet(const char *fn)
 /* ---- waiting (sync.c) --------------------------------------------------------------- */
 
 /* Spin briefly, then yield, then nap: several PEs per core must still make
- * progress.  With libfabric in use, each step also drives its progress. */
+ * progress.  With libfabric in use, each step also drives its progress.
+ * (The counterpart of libhpsync's hps_wait_step in src/lock/wait.c, named
+ * apart so both static libraries link into one program.) */
 typedef struct hps_waiter {
     uint32_t n;
     uint32_t naps;
     uint64_t traffic, since;    /* last traffic stamp seen (libfabric), and when */
 } hps_waiter_t;
-void hps_wait_step(hps_waiter_t *w);
+void hps_shmem_wait_step(hps_waiter_t *w);
 /* Wait until *v (this PE's memory, written by others) >= goal. */
 void hps_wait_ge64(const uint64_t *v, uint64_t goal);
 

@@ -29,7 +29,7 @@ HPS_API void shmem_set_lock(long *lock)
     uint64_t v, unused = 0;
     while (try_take(__func__, lock) != 0) {
         do {
-            hps_wait_step(&w);
+            hps_shmem_wait_step(&w);
             hps_amo(__func__, HPS_AOP_FETCH, lock, &unused, NULL, &v, sizeof(long), LOCK_HOME, 0);
         } while (v != 0);
     }

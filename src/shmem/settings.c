@@ -58,7 +58,7 @@ size_t hps_shmem_heap_bytes(void)
         n = 0;
     }
     if (!n)
-        n = parse_size("256M");
+        n = (size_t)256 << 20;         /* the table's default, 256M */
     /* Whole pages, and a multiple of 64 for the translation's end check. */
     return (n + 4095) & ~(size_t)4095;
 }

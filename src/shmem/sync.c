@@ -36,7 +36,7 @@
  * it, 110 without). */
 #define HPS_OFI_SPIN_AFTER_NS 50000
 
-void hps_wait_step(hps_waiter_t *w)
+void hps_shmem_wait_step(hps_waiter_t *w)
 {
     uint32_t n = w->n++;
     uint64_t t = hps_sh.ofi ? hps_ofi_poll() : 0;
@@ -79,7 +79,7 @@ void hps_wait_ge64(const uint64_t *v, uint64_t goal)
     /* Acquire: what the signalling PE wrote before its signal is visible
      * once the signal is. */
     while (__atomic_load_n(v, __ATOMIC_ACQUIRE) < goal)
-        hps_wait_step(&w);
+        hps_shmem_wait_step(&w);
 }
 
 HPS_API void shmem_fence(void)
@@ -160,17 +160,19 @@ static void bad_cmp(const char *fn, int cmp)
     { \
         return cmp_##N(__func__, ivar, cmp, v); \
     } \
-    HPS_API void shmem_##N##_wait_until(T *ivar, int cmp, T v) \
+    static void wait_##N(const char *fn, T *ivar, int cmp, T v) \
     { \
         hps_waiter_t w = { 0 }; \
-        while (!cmp_##N(__func__, ivar, cmp, v)) \
-            hps_wait_step(&w); \
+        while (!cmp_##N(fn, ivar, cmp, v)) \
+            hps_shmem_wait_step(&w); \
+    } \
+    HPS_API void shmem_##N##_wait_until(T *ivar, int cmp, T v) \
+    { \
+        wait_##N(__func__, ivar, cmp, v); \
     } \
     HPS_API void shmem_##N##_wait(T *ivar, T v) \
     { \
-        hps_waiter_t w = { 0 }; \
-        while (!cmp_##N(__func__, ivar, SHMEM_CMP_NE, v)) \
-            hps_wait_step(&w); \
+        wait_##N(__func__, ivar, SHMEM_CMP_NE, v); \
     } \
     DEF_SYNC_FORMS(T, N, , T v, NULL, v) \
     DEF_SYNC_FORMS(T, N, _vector, T *vals, vals, 0)
@@ -200,7 +202,7 @@ static void bad_cmp(const char *fn, int cmp)
         hps_waiter_t w = { 0 }; \
         size_t r; \
         while ((r = scan_##N(__func__, ivars, n, NULL, st, cmp, VALS, V, 1)) == 0) \
-            hps_wait_step(&w); \
+            hps_shmem_wait_step(&w); \
     } \
     HPS_API size_t shmem_##N##_wait_until_any##SUF(T *ivars, size_t n, const int *st, \
                                                    int cmp, VPARAM) \
@@ -208,7 +210,7 @@ static void bad_cmp(const char *fn, int cmp)
         hps_waiter_t w = { 0 }; \
         size_t r; \
         while ((r = scan_##N(__func__, ivars, n, NULL, st, cmp, VALS, V, 0)) == SIZE_MAX - 1) \
-            hps_wait_step(&w); \
+            hps_shmem_wait_step(&w); \
         return r; \
     } \
     HPS_API size_t shmem_##N##_wait_until_some##SUF(T *ivars, size_t n, size_t *idx, \
@@ -217,7 +219,7 @@ static void bad_cmp(const char *fn, int cmp)
         hps_waiter_t w = { 0 }; \
         size_t r; \
         while ((r = scan_##N(__func__, ivars, n, idx, st, cmp, VALS, V, 0)) == 0) \
-            hps_wait_step(&w); \
+            hps_shmem_wait_step(&w); \
         return r == SIZE_MAX ? 0 : r; \
     }
 

@@ -263,13 +263,11 @@ static shmem_team_t team_make(const char *fn, struct hps_shmem_team *parent, int
     }
     if (conf && (mask & SHMEM_TEAM_NUM_CONTEXTS))
         t->config = *conf;
-    t->config_mask = mask;
     pthread_mutex_lock(&g_team_lock);
     g_slots |= 1ull << slot;
     pthread_mutex_unlock(&g_team_lock);
     /* Fresh flags before any member can signal (the parent sync follows). */
     memset(hps_slot_sync(slot), 0, sizeof(hps_team_sync_t));
-    (void)fn;
     return t;
 }
 
@@ -392,7 +390,7 @@ HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *
     struct hps_shmem_ctx *c = malloc(sizeof *c);
     if (!c)
         return -1;
-    c->options = options;
+    (void)options;
     c->team = team;
     *ctx = c;
     return 0;

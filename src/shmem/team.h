@@ -24,11 +24,11 @@ struct hps_shmem_team {
     int slot;                   /* internal sync block */
     uint64_t epoch;             /* barriers this PE has done on the team */
     shmem_team_config_t config;
-    long config_mask;
 };
 
+/* Contexts share the transport state: the options (private, serialized,
+ * nostore) are hints this library has no use for. */
 struct hps_shmem_ctx {
-    long options;
     shmem_team_t team;
 };
 

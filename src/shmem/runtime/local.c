@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../common/cpus.h"
 #include "../../common/futex.h"
 #include "backend.h"
 
@@ -201,8 +202,7 @@ int hps_rt_local_init(hps_rt_job_t *job, const hps_rt_backend_t **be)
     g_rdv = h;
     g_bytes = bytes;
     g_rank = rank;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    g_spin = cpus > 0 && size <= cpus ? RDV_SPIN : 0;
+    g_spin = size <= hps_cpus_usable() ? RDV_SPIN : 0;
 
     job->rank = rank;
     job->size = size;

@@ -224,16 +224,12 @@ static int atomic(const char *call, enum hps_ofi_aop op, int region, size_t off,
                   const void *operand, const void *compare, void *result, size_t size, int pe,
                   int blocking)
 {
-    if (hps_unlikely(!hps_ofi.ep))
-        return hps_ofi_fail(call, "the libfabric transport is not initialized");
     if (hps_unlikely((int)op < 0 || (int)op >= NOPS || (size != 4 && size != 8)))
         return hps_ofi_fail(call, "no atomic operation %d on %zu bytes", (int)op, size);
-    if (hps_unlikely(pe < 0 || pe >= hps_ofi.npes))
-        return hps_ofi_fail(call, "PE %d is not in 0..%d", pe, hps_ofi.npes - 1);
-    if (hps_unlikely(region < 0 || region >= HPS_OFI_REGIONS || off % size ||
-                     off > hps_ofi.region[region].size - size || hps_ofi.region[region].size < size))
-        return hps_ofi_fail(call, "%zu-byte atomic at offset %zu is outside or misaligned in "
-                            "symmetric region %d", size, off, region);
+    if (hps_ofi_check(call, region, off, size, pe))
+        return -1;
+    if (hps_unlikely(off % size))
+        return hps_ofi_fail(call, "%zu-byte atomic at offset %zu is misaligned", size, off);
     int fetching = op == HPS_AOP_FETCH || op == HPS_AOP_SWAP || op == HPS_AOP_CSWAP;
     if (hps_unlikely(fetching && !result))
         return hps_ofi_fail(call, "%s needs a result buffer", ops[op].name);

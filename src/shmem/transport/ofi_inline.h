@@ -51,9 +51,10 @@ typedef struct hps_ofi_fast {
 
 extern hps_ofi_fast_t hps_ofi_fast __attribute__((visibility("hidden")));
 
-/* Inject len <= 8 bytes (the inject size is at least that: hps_ofi_init
- * checks); 0 if sent, and the caller then calls hps_ofi_injected(pe).
- * Non-zero (a full queue): nothing was sent, use hps_ofi_put(). */
+/* Inject len <= inject_max bytes (at least 8: hps_ofi_init checks, so
+ * shmem_TYPENAME_p need not compare); 0 if sent, and the caller then calls
+ * hps_ofi_injected(pe).  Non-zero (a full queue): nothing was sent, use
+ * hps_ofi_put(). */
 HPS_INLINE int hps_ofi_inject_small(const void *buf, size_t len, int region, size_t off, int pe)
 {
     const hps_ofi_peer_t *p = &hps_ofi_fast.peer[pe];
@@ -74,10 +75,8 @@ HPS_INLINE void hps_ofi_injected(int pe)
  * (24 in all in a noinline wrapper, callgrind, see docs/shmem.md). */
 HPS_INLINE int hps_ofi_put_fast(int region, size_t off, const void *src, size_t len, int pe)
 {
-    hps_ofi_peer_t *p = &hps_ofi_fast.peer[pe];
     if (hps_likely(len <= hps_ofi_fast.inject_max) &&
-        hps_likely(fi_inject_write(hps_ofi_fast.ep, src, len, p->addr,
-                                   p->base[region] + off, p->key[region]) == 0)) {
+        hps_likely(hps_ofi_inject_small(src, len, region, off, pe) == 0)) {
         hps_ofi_injected(pe);
         return 0;
     }

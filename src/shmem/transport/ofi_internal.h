@@ -84,12 +84,9 @@ int hps_ofi_fail_rc(const char *call, const char *what, ssize_t rc) HPS_OFI_HIDD
 int hps_ofi_local_desc(const char *call, const void *buf, size_t len, uint64_t access,
                        void **desc, struct fid_mr **tmp) HPS_OFI_HIDDEN;
 void hps_ofi_local_done(struct fid_mr *tmp) HPS_OFI_HIDDEN;
-
-/* Remote address of (region, off) at pe. */
-static inline uint64_t hps_ofi_raddr(int region, size_t off, int pe)
-{
-    return hps_ofi_fast.peer[pe].base[region] + off;
-}
+/* Initialized, pe in range, [off, off + len) inside the region; -1 after
+ * one error line otherwise. */
+int hps_ofi_check(const char *call, int region, size_t off, size_t len, int pe) HPS_OFI_HIDDEN;
 
 /*
  * Issue one operation: op() is retried while the provider says -FI_EAGAIN

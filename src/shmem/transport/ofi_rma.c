@@ -41,8 +41,9 @@ static ssize_t read_op(void *p)
     return fi_read(hps_ofi.ep, a->local, a->len, a->desc, a->addr, a->raddr, a->key, NULL);
 }
 
-/* The arguments every entry point checks: a slow path, so cheap enough. */
-static int check(const char *call, int region, size_t off, size_t len, int pe)
+/* The arguments every entry point checks (RMA and atomics): a slow path, so
+ * cheap enough. */
+int hps_ofi_check(const char *call, int region, size_t off, size_t len, int pe)
 {
     if (hps_unlikely(!hps_ofi.ep))
         return hps_ofi_fail(call, "the libfabric transport is not initialized");
@@ -75,7 +76,7 @@ static int transfer(const char *call, const char *what, hps_ofi_issue_fn op, voi
 static int put(const char *call, int region, size_t off, const void *src, size_t len, int pe,
                int blocking)
 {
-    if (check(call, region, off, len, pe))
+    if (hps_ofi_check(call, region, off, len, pe))
         return -1;
     if (!len)
         return 0;
@@ -85,8 +86,7 @@ static int put(const char *call, int region, size_t off, const void *src, size_t
                         peer->key[region] };
         if (hps_ofi_issue(call, "fi_inject_write", inject_op, &a))
             return -1;
-        hps_store_relaxed(&peer->dirty_rma, 1);
-        hps_faa_relaxed(&hps_ofi_fast.put_issued, 1);
+        hps_ofi_injected(pe);
         return 0;
     }
     void *desc;
@@ -107,7 +107,7 @@ static int put(const char *call, int region, size_t off, const void *src, size_t
 static int get(const char *call, void *dst, int region, size_t off, size_t len, int pe,
                int blocking)
 {
-    if (check(call, region, off, len, pe))
+    if (hps_ofi_check(call, region, off, len, pe))
         return -1;
     if (!len)
         return 0;

@@ -60,14 +60,12 @@ static int seg_create(hps_shm_seg_t *seg, const char *what, size_t size)
         hps_shm_unlink(seg);
         return -1;
     }
-    seg->fd = fd;
     return fd;
 }
 
 void *hps_shm_heap_create(size_t size, int shared, hps_shm_seg_t *seg)
 {
     seg->name[0] = 0;
-    seg->fd = -1;
     void *p;
     if (!shared) {
         p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -78,7 +76,6 @@ void *hps_shm_heap_create(size_t size, int shared, hps_shm_seg_t *seg)
             return NULL;
         p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
         close(fd);
-        seg->fd = -1;
     }
     if (p == MAP_FAILED) {
         errline("cannot map the symmetric heap", seg->name[0] ? seg->name : "(anonymous)");
@@ -151,7 +148,6 @@ int hps_shm_data_setup(int shared, uintptr_t *base, size_t *size, hps_shm_seg_t 
 {
     hps_page = (uintptr_t)sysconf(_SC_PAGESIZE);
     seg->name[0] = 0;
-    seg->fd = -1;
     data_span_t d = { 0, 0, 0 };
     dl_iterate_phdr(find_exe_data, &d);
     *base = d.start;
@@ -178,11 +174,9 @@ int hps_shm_data_setup(int shared, uintptr_t *base, size_t *size, hps_shm_seg_t 
         goto fail;
     }
     close(fd);
-    seg->fd = -1;
     return 0;
 fail:
     close(fd);
-    seg->fd = -1;
     hps_shm_unlink(seg);
     return -1;
 }

@@ -96,7 +96,6 @@ HPS_INLINE void hps_shm_amo(enum hps_ofi_aop op, void *t, const void *operand,
 /* A shared-memory segment of this PE that on-node peers map by name. */
 typedef struct hps_shm_seg {
     char name[96];          /* "/dev/shm/hpsync-shmem-<job>-<what>-<pe>" or "" */
-    int fd;
 } hps_shm_seg_t;
 
 /* Create this PE's heap (size bytes, in a named segment when shared, else
