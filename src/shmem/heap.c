@@ -124,7 +124,8 @@ static void release(blk_t *b)
         merge_next(b->prev);
 }
 
-static void *heap_alloc(const char *fn, size_t align, size_t size)
+/* zero: cleared before the barrier, so no peer can write into it first. */
+static void *heap_alloc(const char *fn, size_t align, size_t size, int zero)
 {
     hps_check_running(fn);
     if (size == 0)
@@ -136,43 +137,36 @@ static void *heap_alloc(const char *fn, size_t align, size_t size)
     pthread_mutex_lock(&g_lock);
     size_t off = alloc_off(fn, align, size);
     pthread_mutex_unlock(&g_lock);
+    char *p = (char *)hps_sh.base[HPS_REG_HEAP] + off;
+    if (zero)
+        memset(p, 0, size);
     /* Nobody may touch the new object on another PE before that PE has it. */
     hps_barrier_all_internal(fn);
-    return (char *)hps_sh.base[HPS_REG_HEAP] + off;
+    return p;
 }
 
 HPS_API void *shmem_malloc(size_t size)
 {
-    return heap_alloc(__func__, GRAIN, size);
+    return heap_alloc(__func__, GRAIN, size, 0);
 }
 
 HPS_API void *shmem_malloc_with_hints(size_t size, long hints)
 {
     /* Every object already supports remote atomics and signals. */
     (void)hints;
-    return heap_alloc(__func__, GRAIN, size);
+    return heap_alloc(__func__, GRAIN, size, 0);
 }
 
 HPS_API void *shmem_align(size_t alignment, size_t size)
 {
-    return heap_alloc(__func__, alignment, size);
+    return heap_alloc(__func__, alignment, size, 0);
 }
 
 HPS_API void *shmem_calloc(size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size)
         hps_fatal(__func__, "%zu x %zu bytes overflows", count, size);
-    hps_check_running(__func__);
-    if (!count || !size)
-        return NULL;
-    pthread_mutex_lock(&g_lock);
-    size_t off = alloc_off(__func__, GRAIN, count * size);
-    pthread_mutex_unlock(&g_lock);
-    /* Zeroed before the barrier, so no peer can write into it first. */
-    char *p = (char *)hps_sh.base[HPS_REG_HEAP] + off;
-    memset(p, 0, count * size);
-    hps_barrier_all_internal(__func__);
-    return p;
+    return heap_alloc(__func__, GRAIN, count * size, 1);
 }
 
 HPS_API void shmem_free(void *ptr)

@@ -32,6 +32,16 @@ static pthread_mutex_t g_team_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- synchronisation ------------------------------------------------------ */
 
+/* The index of PE pe in the set {start + i * stride : i < size}, or -1
+ * (stride 0: the set is start alone). */
+static int strided_index(int pe, int start, int stride, int size)
+{
+    int d = pe - start;
+    if (d < 0 || (stride ? d % stride : d) || (stride ? d / stride : 0) >= size)
+        return -1;
+    return stride ? d / stride : 0;
+}
+
 static void team_sync(const char *fn, struct hps_shmem_team *t)
 {
     if (t->size <= 1)
@@ -102,11 +112,10 @@ void hps_group_aset(const char *fn, hps_group_t *g, int start, int log_stride, i
     if (log_stride < 0 || log_stride > 30 || size < 1 || start < 0 || last >= (long)hps_sh.npes)
         hps_fatal(fn, "active set (PE_start %d, logPE_stride %d, PE_size %d) is outside 0..%u",
                   start, log_stride, size, hps_sh.npes - 1);
-    int d = hps_sh.me - start;
-    if (d < 0 || d % g->stride || d / g->stride >= size)
+    g->me = strided_index((int)hps_sh.me, start, g->stride, size);
+    if (g->me < 0)
         hps_fatal(fn, "PE %d is not in the active set (PE_start %d, logPE_stride %d, "
                   "PE_size %d)", hps_sh.me, start, log_stride, size);
-    g->me = d / g->stride;
     size_t off;
     if (hps_region_of(psync, &off) < 0)
         hps_bad_target(fn, psync, sizeof(long), hps_sh.me);
@@ -162,12 +171,7 @@ static void team_set(struct hps_shmem_team *t, int start, int stride, int size, 
     t->stride = stride;
     t->size = size;
     t->slot = slot;
-    t->me = -1;
-    int d = hps_sh.me - start;
-    if (stride > 0 && d >= 0 && d % stride == 0 && d / stride < size)
-        t->me = d / stride;
-    else if (stride == 0 && d == 0)
-        t->me = 0;
+    t->me = strided_index((int)hps_sh.me, start, stride, size);
 }
 
 void hps_teams_init(void)
@@ -244,8 +248,8 @@ static shmem_team_t team_make(const char *fn, struct hps_shmem_team *parent, int
                               int stride, int size, int slot, const shmem_team_config_t *conf,
                               long mask)
 {
-    int d = parent->me - start;
-    if (d < 0 || (stride ? d % stride : d) || (stride ? d / stride : 0) >= size)
+    int me = strided_index(parent->me, start, stride, size);
+    if (me < 0)
         return SHMEM_TEAM_INVALID;
     struct hps_shmem_team *t = malloc(sizeof *t);
     if (!t)
@@ -257,7 +261,7 @@ static shmem_team_t team_make(const char *fn, struct hps_shmem_team *parent, int
             hps_fatal(fn, "out of memory");
         for (int i = 0; i < size; i++)
             t->list[i] = parent->list[start + i * stride];
-        t->me = stride ? d / stride : 0;
+        t->me = me;
     } else {
         team_set(t, hps_team_pe(parent, start), parent->stride * stride, size, slot);
     }
