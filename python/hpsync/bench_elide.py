@@ -21,12 +21,11 @@ Sample kinds (one entry per program run or per in-process measurement):
 
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
-from . import locks, runner
+from . import locks, runner, stats
 from .errors import CliError
 
 PROGRAM = "hps-bench-elide"
@@ -231,41 +230,26 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
 
 # ---- pure computations ----------------------------------------------------------
 
-def _median(values: Iterable[float]) -> float:
-    return float(statistics.median([float(v) for v in values]))
-
-
-def _spread(values: Sequence[float]) -> float | None:
-    med = _median(values)
-    return (max(values) - min(values)) / med if med > 0 else None
-
-
-def _ratio(num: Any, den: Any) -> float | None:
-    if num is None or not den:
-        return None
-    return float(num) / float(den)
-
-
 def _pair_rows(mode: str, workload: str, lock: str, backend: str, plain: Sequence[float],
                elided: Sequence[float], extra: dict[str, Any] | None = None) -> list[Row]:
     """A plain row and an elided row from same-process interleaved reps."""
-    p_med, e_med = _median(plain), _median(elided)
+    p_med, e_med = stats.strict_median(plain), stats.strict_median(elided)
     base = {"mode": mode, "workload": workload, "threads": 1, "lock": lock}
     plain_row: Row = {**base, "variant": "plain", "backend": "none",
                       "ns_per_op": p_med, "ns_per_op_min": float(min(plain)),
                       "ops_per_sec": 1e9 / p_med if p_med > 0 else None,
-                      "reps": len(plain), "ns_per_op_reps": list(plain), "spread": _spread(plain)}
+                      "reps": len(plain), "ns_per_op_reps": list(plain), "spread": stats.spread(plain)}
     paired = [e - p for p, e in zip(plain, elided)]
     elided_row: Row = {**base, "variant": "elided", "backend": backend,
                        "ns_per_op": e_med, "ns_per_op_min": float(min(elided)),
                        "ops_per_sec": 1e9 / e_med if e_med > 0 else None,
                        "reps": len(elided), "ns_per_op_reps": list(elided),
-                       "spread": _spread(elided),
+                       "spread": stats.spread(elided),
                        "plain_ns_per_op": p_med,
                        "diff_ns_vs_plain": e_med - p_med,
-                       "paired_diff_ns_median": _median(paired) if paired else None,
+                       "paired_diff_ns_median": stats.median(paired),
                        "diff_ns_min_vs_min": float(min(elided)) - float(min(plain)),
-                       "ratio_vs_plain": _ratio(e_med, p_med),
+                       "ratio_vs_plain": stats.ratio(e_med, p_med),
                        **(extra or {})}
     return [plain_row, elided_row]
 
@@ -280,7 +264,7 @@ def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
 
     for s in samples.get("policy", []):
         dec, loop = s["ns_per_decision_reps"], s["loop_ns_per_call_reps"]
-        d_med, l_med = _median(dec), _median(loop)
+        d_med, l_med = stats.strict_median(dec), stats.strict_median(loop)
         acts = s.get("actions_in_mix", {})
         total = sum(acts.values()) or 1
         rows.append({
@@ -289,7 +273,7 @@ def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
             "ns_per_op": d_med, "ns_per_op_min": float(min(dec)),
             "ops_per_sec": 1e9 / d_med if d_med > 0 else None,
             "loop_ns_per_op": l_med, "net_ns_per_decision": d_med - l_med,
-            "reps": len(dec), "ns_per_op_reps": list(dec), "spread": _spread(dec),
+            "reps": len(dec), "ns_per_op_reps": list(dec), "spread": stats.spread(dec),
             "action_shares": {k: v / total for k, v in acts.items()},
             "cfg": s.get("cfg", {}),
         })
@@ -307,21 +291,21 @@ def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
         if not mine:
             continue
         ns = [float(s["ns_per_op"]) for s in mine]
-        med = _median(ns)
+        med = stats.strict_median(ns)
         rows.append({
             "mode": "interposer-overhead", "workload": "uncontended", "threads": 1,
             "lock": mine[0]["lock"], "variant": variant, "setting": mine[0]["setting"],
             "backend": mine[0].get("backend", "off"),
             "ns_per_op": med, "ns_per_op_min": min(ns),
             "ops_per_sec": 1e9 / med if med > 0 else None,
-            "rounds": len(ns), "ns_per_op_rounds": ns, "spread": _spread(ns),
+            "rounds": len(ns), "ns_per_op_rounds": ns, "spread": stats.spread(ns),
         })
     plain_i = find_row(rows, "interposer-overhead", "uncontended", "plain")
     elided_i = find_row(rows, "interposer-overhead", "uncontended", "elided")
     if plain_i and elided_i:
         elided_i["plain_ns_per_op"] = plain_i["ns_per_op"]
         elided_i["diff_ns_vs_plain"] = elided_i["ns_per_op"] - plain_i["ns_per_op"]
-        elided_i["ratio_vs_plain"] = _ratio(elided_i["ns_per_op"], plain_i["ns_per_op"])
+        elided_i["ratio_vs_plain"] = stats.ratio(elided_i["ns_per_op"], plain_i["ns_per_op"])
 
     tp = samples.get("throughput", [])
     for workload in [w for w in WORKLOADS if any(s["workload"] == w for s in tp)]:
@@ -333,19 +317,19 @@ def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
                 if not mine:
                     continue
                 ops = [float(s["ops_per_sec"]) for s in mine]
-                med = _median(ops)
+                med = stats.strict_median(ops)
                 fair = [s["ops_min_thread"] / s["ops_max_thread"]
                         for s in mine if s.get("ops_max_thread")]
                 pair[variant] = {
                     "mode": "throughput", "workload": workload, "threads": threads,
                     "lock": mine[0]["lock"], "variant": variant, "backend": mine[0]["backend"],
                     "ops_per_sec": med, "ns_per_op": 1e9 / med if med > 0 else None,
-                    "fairness": _median(fair) if fair else None,
-                    "rounds": len(ops), "ops_per_sec_rounds": ops, "spread": _spread(ops),
+                    "fairness": stats.median(fair),
+                    "rounds": len(ops), "ops_per_sec_rounds": ops, "spread": stats.spread(ops),
                 }
             if "plain" in pair and "elided" in pair:
-                pair["elided"]["ratio_vs_plain"] = _ratio(pair["elided"]["ops_per_sec"],
-                                                          pair["plain"]["ops_per_sec"])
+                pair["elided"]["ratio_vs_plain"] = stats.ratio(pair["elided"]["ops_per_sec"],
+                                                                pair["plain"]["ops_per_sec"])
             rows += [pair[v] for v in VARIANTS if v in pair]
     return rows
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import runner, shmembench
+from . import runner, shmembench, stats
 from .errors import CliError
 
 KIND = "bench-shmem"
@@ -187,7 +187,7 @@ def launch_times(n: int, oshmem: bool) -> dict[str, Any]:
                 break
             times.append(time.monotonic() - t0)
         else:
-            out[name] = {"median_s": round(shmembench.median(times) or 0, 5),
+            out[name] = {"median_s": round(stats.median(times) or 0, 5),
                          "runs_s": [round(t, 5) for t in times]}
     return out
 

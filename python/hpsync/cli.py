@@ -26,7 +26,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Container, NoReturn, Sequence
 
 from . import (__version__, bench_elide, bench_locks, bench_malloc, bench_shmem, characterize, compare, doctor,
                locks, mallocs, render, runner, shmembench, store)
@@ -64,6 +64,18 @@ def thread_list(text: str) -> list[int]:
             raise argparse.ArgumentTypeError(f"thread count {value} is outside 1..4096")
         out.append(value)
     return out
+
+
+def _name_list(text: str, what: str, known: Sequence[str], aliases: Container[str] = ()) -> list[str]:
+    """'a, b' -> ['a', 'b'] (in the order given, blanks dropped): at least one
+    name, each in known or aliases; an unknown name's error offers known."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"empty {what} list")
+    for n in names:
+        if n not in known and n not in aliases:
+            raise argparse.ArgumentTypeError(f"unknown {what} '{n}' (choose from {', '.join(known)})")
+    return names
 
 
 def emit_json(doc: Any) -> None:
@@ -159,7 +171,7 @@ def store_and_show(args: argparse.Namespace, doc: dict[str, Any], kind: str,
     """A benchmark's last step: store doc as a run of kind (unless --no-store,
     adding run_id and db to it), then print it as JSON or as show renders it."""
     if not args.no_store:
-        db = Path(args.db) if args.db else store.default_db_path()
+        db = _db(args) or store.default_db_path()
         host = str(doc.get("context", {}).get("host", "unknown"))
         run_id = store.save_run(db, kind, host, doc)
         runner.log(f"stored as run {run_id} in {db}")
@@ -196,13 +208,7 @@ def cmd_bench_elide(args: argparse.Namespace) -> int:
 
 def allocator_list(text: str) -> list[str]:
     """'glibc,cia' -> ['glibc', 'hpsync']; names are checked, aliases resolved."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("empty allocator list")
-    for n in names:
-        if n not in mallocs.ALLOCATORS and n not in mallocs.ALIASES:
-            raise argparse.ArgumentTypeError(
-                f"unknown allocator '{n}' (choose from {', '.join(mallocs.ALLOCATORS)})")
+    names = _name_list(text, "allocator", mallocs.ALLOCATORS, mallocs.ALIASES)
     return list(dict.fromkeys(mallocs.ALIASES.get(n, n) for n in names))
 
 
@@ -216,14 +222,7 @@ def cmd_bench_malloc(args: argparse.Namespace) -> int:
 # ---- bench shmem ------------------------------------------------------------
 
 def variant_list(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("empty variant list")
-    for n in names:
-        if n not in shmembench.VARIANTS:
-            raise argparse.ArgumentTypeError(
-                f"unknown variant '{n}' (choose from {', '.join(shmembench.VARIANTS)})")
-    return names
+    return _name_list(text, "variant", shmembench.VARIANTS)
 
 
 def cmd_bench_shmem(args: argparse.Namespace) -> int:
@@ -235,7 +234,7 @@ def cmd_bench_shmem(args: argparse.Namespace) -> int:
 # ---- runs -----------------------------------------------------------------
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    db = Path(args.db) if args.db else store.default_db_path()
+    db = _db(args) or store.default_db_path()
     summaries = store.list_runs(db, args.limit)
     if args.json:
         emit_json([s.__dict__ for s in summaries])
@@ -248,14 +247,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def probe_list(text: str) -> list[str]:
     """'timer,c2c' -> ['timer', 'c2c']; names are checked against the registry."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("empty probe list")
-    known = characterize.probe_names()
-    for n in names:
-        if n not in known:
-            raise argparse.ArgumentTypeError(f"unknown probe '{n}' (choose from {', '.join(known)})")
-    return names
+    return _name_list(text, "probe", characterize.probe_names())
 
 
 def cmd_characterize(args: argparse.Namespace) -> int:

@@ -17,10 +17,9 @@ import csv
 import io
 import math
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any, Sequence
 
-from . import characterize
+from . import characterize, stats
 
 MIN_REPS = 5
 ALPHA = 0.05
@@ -56,14 +55,6 @@ def _floats(xs: Any) -> tuple[float, ...]:
     return tuple(float(x) for x in xs if _num(x) is not None) if isinstance(xs, list) else ()
 
 
-def median(xs: Sequence[float]) -> float | None:
-    v = sorted(xs)
-    n = len(v)
-    if n == 0:
-        return None
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
 def measurements(run: dict[str, Any]) -> list[Measurement]:
     """Every comparable figure of a characterize run document, in document order."""
     out: list[Measurement] = []
@@ -93,13 +84,13 @@ def measurements(run: dict[str, Any]) -> list[Measurement]:
                     vals = _floats([p[i] for p in pairs])
                     variant = str(row.get("variant", ""))
                     out.append(Measurement(name, kind, metric, f"{variant}/{col}" if variant else col,
-                                           None, median(vals), "", vals, base_flags))
+                                           None, stats.median(vals), "", vals, base_flags))
             elif kind == "matrix":
                 m = row.get("median", [])
                 cells = tuple(float(v) for i, r in enumerate(m) for j, v in enumerate(r)
                               if i != j and _num(v) is not None)
                 out.append(Measurement(name, kind, metric, "off-diagonal median", None,
-                                       median(cells), str(row.get("unit", "ns")), cells,
+                                       stats.median(cells), str(row.get("unit", "ns")), cells,
                                        base_flags))
     return out
 
@@ -208,7 +199,7 @@ def compare_measurements(ma: Sequence[Measurement], mb: Sequence[Measurement]) -
         if b is None:
             out.only_a.append(a.key)
             continue
-        ratio = (b.value / a.value) if a.value not in (None, 0) and b.value is not None else None
+        ratio = stats.ratio(b.value, a.value)
         p: float | None = None
         if len(a.reps) >= MIN_REPS and len(b.reps) >= MIN_REPS:
             p = mann_whitney_p(a.reps, b.reps)

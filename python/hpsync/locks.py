@@ -12,8 +12,9 @@ Samples are what the measurement loop collects, one per program run:
 
 from __future__ import annotations
 
-import statistics
 from typing import Any, Iterable, Sequence
+
+from . import stats
 
 # The interposer's algorithms, in the order tables show them.  "clh" is an
 # alias the library accepts for hemlock; it is not a separate configuration.
@@ -54,10 +55,6 @@ def thread_counts(cores: int, explicit: Sequence[int] | None = None) -> list[int
     return sorted({1, 2, 4 * cores, OVERSUB_FACTOR * cores})
 
 
-def _median(values: Iterable[float]) -> float:
-    return float(statistics.median(list(values)))
-
-
 def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
     """Per-configuration medians over rounds, as table rows.
 
@@ -71,14 +68,14 @@ def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
         mine = [s for s in unc if s["lock"] == lock]
         ns = [float(s["ns_per_op"]) for s in mine]
         single = [float(s["ns_per_op_single_threaded"]) for s in mine]
-        med = _median(ns)
+        med = stats.strict_median(ns)
         rows.append({
             "mode": "uncontended", "lock": lock, "threads": 1,
             "ns_per_op": med,
             "ops_per_sec": 1e9 / med if med > 0 else None,
-            "ns_per_op_single_threaded": _median(single),
+            "ns_per_op_single_threaded": stats.strict_median(single),
             "rounds": len(ns), "ns_per_op_rounds": ns,
-            "spread": (max(ns) - min(ns)) / med if med > 0 else None,
+            "spread": stats.spread(ns),
         })
     tp = samples.get("throughput", [])
     for threads in sorted({int(s["threads"]) for s in tp}):
@@ -86,16 +83,16 @@ def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
         for lock in _ordered_locks(s["lock"] for s in at):
             mine = [s for s in at if s["lock"] == lock]
             ops = [float(s["ops_per_sec"]) for s in mine]
-            med = _median(ops)
+            med = stats.strict_median(ops)
             fair = [s["ops_min_thread"] / s["ops_max_thread"]
                     for s in mine if s.get("ops_max_thread")]
             rows.append({
                 "mode": "throughput", "lock": lock, "threads": threads,
                 "ops_per_sec": med,
                 "ns_per_op": 1e9 / med if med > 0 else None,
-                "fairness": _median(fair) if fair else None,
+                "fairness": stats.median(fair),
                 "rounds": len(ops), "ops_per_sec_rounds": ops,
-                "spread": (max(ops) - min(ops)) / med if med > 0 else None,
+                "spread": stats.spread(ops),
             })
     return rows
 
@@ -119,17 +116,11 @@ def add_ratios(rows: list[Row]) -> list[Row]:
         r = dict(r)
         b = base.get((r["mode"], r["threads"]))
         if r["mode"] == "uncontended":
-            r["ns_ratio_vs_glibc"] = _ratio(r.get("ns_per_op"), b and b.get("ns_per_op"))
+            r["ns_ratio_vs_glibc"] = stats.ratio(r.get("ns_per_op"), b and b.get("ns_per_op"))
         else:
-            r["ops_ratio_vs_glibc"] = _ratio(r.get("ops_per_sec"), b and b.get("ops_per_sec"))
+            r["ops_ratio_vs_glibc"] = stats.ratio(r.get("ops_per_sec"), b and b.get("ops_per_sec"))
         out.append(r)
     return out
-
-
-def _ratio(num: Any, den: Any) -> float | None:
-    if num is None or not den:
-        return None
-    return float(num) / float(den)
 
 
 def find_row(rows: Sequence[Row], mode: str, lock: str, threads: int | None = None) -> Row | None:

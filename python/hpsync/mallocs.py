@@ -16,9 +16,10 @@ Samples are what the measurement loop collects (hpsync.bench_malloc):
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
 from typing import Any, Iterable, Sequence
+
+from . import stats
 
 # Allocators in the order tables show them.  "hpsync" is the cache-index-
 # aware allocator the targets are about; "rand" is glibc with randomly
@@ -133,17 +134,6 @@ def misses_per_lap(laps: Sequence[int], misses: Sequence[int], same_layout: bool
 
 # ---- rows --------------------------------------------------------------------
 
-def _median(values: Iterable[float]) -> float:
-    return float(statistics.median([float(v) for v in values]))
-
-
-def ratio(num: float | None, den: float | None) -> float | None:
-    """num / den, or None when either is missing or den is 0."""
-    if num is None or den is None or den == 0:
-        return None
-    return float(num) / float(den)
-
-
 def ordered(names: Iterable[str]) -> list[str]:
     """Allocator names in table order (unknown names last, sorted)."""
     present = set(names)
@@ -176,15 +166,15 @@ def _ring_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
         for size in sorted({int(s["size"]) for s in mine}):
             at = [s for s in mine if int(s["size"]) == size]
             ns = [float(s["ns_per_node"]) for s in at]
-            per_round = [r for r in (ratio(float(s["ns_per_node"]), base.get(s["round"])) for s in at)
+            per_round = [r for r in (stats.ratio(float(s["ns_per_node"]), base.get(s["round"])) for s in at)
                          if r is not None]
-            med = _median(ns)
+            med = stats.strict_median(ns)
             rows.append({"part": "ring", "allocator": alloc, "size": size,
                          "ns_per_node": med, "laps_per_sec": 1e9 / (med * NODES) if med > 0 else None,
-                         "ratio_vs_64": _median(per_round) if per_round else None,
+                         "ratio_vs_64": stats.median(per_round),
                          "sets_used": at[0]["sets_used"], "max_per_set": at[0]["max_per_set"],
                          "rounds": len(ns), "ns_per_node_rounds": ns,
-                         "spread": (max(ns) - min(ns)) / med if med > 0 else None})
+                         "spread": stats.spread(ns)})
     return rows
 
 
@@ -204,9 +194,9 @@ def _per_round_ratio(mine: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any
     round.  Allocators run interleaved within a round, so a round that the
     shared machine slowed down as a whole cancels out of its own ratio."""
     by_round = {s["round"]: float(s["ops_per_sec"]) for s in ref}
-    per = [r for r in (ratio(float(s["ops_per_sec"]), by_round.get(s["round"])) for s in mine)
+    per = [r for r in (stats.ratio(float(s["ops_per_sec"]), by_round.get(s["round"])) for s in mine)
            if r is not None]
-    return _median(per) if per else None
+    return stats.median(per)
 
 
 def _mix_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
@@ -219,12 +209,13 @@ def _mix_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
         mine: list[Row] = []
         for alloc, ss in of.items():
             ops = [float(s["ops_per_sec"]) for s in ss]
-            med = _median(ops)
+            med = stats.strict_median(ops)
             mine.append({"part": "mix", "allocator": alloc, "pattern": pattern, "threads": threads,
-                         "ops_per_sec": med, "rss_peak_kib": _median(s["rss_peak_kib"] for s in ss),
-                         "rss_start_kib": _median(s["rss_start_kib"] for s in ss),
+                         "ops_per_sec": med,
+                         "rss_peak_kib": stats.strict_median(s["rss_peak_kib"] for s in ss),
+                         "rss_start_kib": stats.strict_median(s["rss_start_kib"] for s in ss),
                          "rounds": len(ops), "ops_per_sec_rounds": ops,
-                         "spread": (max(ops) - min(ops)) / med if med > 0 else None})
+                         "spread": stats.spread(ops)})
         by = {r["allocator"]: r for r in mine}
         best = max((r for r in mine if r["allocator"] in BASELINES),
                    key=lambda r: r["ops_per_sec"], default=None)
@@ -235,7 +226,7 @@ def _mix_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
             r["ops_ratio_vs_best"] = _per_round_ratio(own, of[best["allocator"]]) if best else None
             r["ops_ratio_vs_glibc"] = _per_round_ratio(own, of.get(GLIBC, []))
             # Peak RSS does not drift with the machine's load: a ratio of medians.
-            r["rss_ratio_vs_mimalloc"] = ratio(r["rss_peak_kib"], mim["rss_peak_kib"] if mim else None)
+            r["rss_ratio_vs_mimalloc"] = stats.ratio(r["rss_peak_kib"], mim["rss_peak_kib"] if mim else None)
         rows += mine
     return rows
 
@@ -322,13 +313,14 @@ def _cachegrind_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
 
 def _factor(other: Row, mine: Row) -> str:
     """How many times more misses other has than mine ('inf x' when mine has none)."""
-    f = ratio(other["d1_misses_per_lap"], mine["d1_misses_per_lap"])
+    f = stats.ratio(other["d1_misses_per_lap"], mine["d1_misses_per_lap"])
     if f is None:
         return "inf x" if other["d1_misses_per_lap"] > 0 else "both none"
     return f"{f:.0f}x"
 
 
-def _scenario(r: Row) -> str:
+def scenario(r: Row) -> str:
+    """A mix row's scenario as tables and verdicts name it: "local 4T"."""
     return f"{r['pattern']} {r['threads']}T"
 
 
@@ -350,7 +342,7 @@ def _mt_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
         return _target("multithread", desc, None, f"{subject} or glibc not measured")
     return _target("multithread", desc,
                    all(r["ops_ratio_vs_glibc"] >= MT_MIN_RATIO_VS_GLIBC for r in mine),
-                   ", ".join(f"{_scenario(r)} {r['ops_ratio_vs_glibc']:.2f}x" for r in mine))
+                   ", ".join(f"{scenario(r)} {r['ops_ratio_vs_glibc']:.2f}x" for r in mine))
 
 
 def _rss_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
@@ -361,7 +353,7 @@ def _rss_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
         return _target("peak-rss", desc, None, f"{subject} or {RSS_ALLOCATOR} not measured")
     return _target("peak-rss", desc,
                    all(r["rss_ratio_vs_mimalloc"] <= RSS_MAX_RATIO_VS_MIMALLOC for r in mine),
-                   ", ".join(f"{_scenario(r)} {r['rss_ratio_vs_mimalloc']:.2f}x" for r in mine))
+                   ", ".join(f"{scenario(r)} {r['rss_ratio_vs_mimalloc']:.2f}x" for r in mine))
 
 
 # ---- caveats -----------------------------------------------------------------
@@ -376,7 +368,7 @@ def warnings_for(rows: Sequence[Row]) -> list[str]:
                    f"{MIN_ROUNDS_FOR_CONFIDENCE} runs on a shared machine are noisy")
     noisy = [r for r in timed if (r.get("spread") or 0) > 0.25]
     if noisy:
-        names = ", ".join(f"{r['allocator']} " + (f"{r['size']} B" if r["part"] == "ring" else _scenario(r))
+        names = ", ".join(f"{r['allocator']} " + (f"{r['size']} B" if r["part"] == "ring" else scenario(r))
                           for r in noisy[:6])
         out.append(f"rounds disagree by more than 25% for {names}" + (" ..." if len(noisy) > 6 else ""))
     varies = sorted({r["allocator"] for r in rows if r["part"] == "spread" and r.get("varies")})

@@ -315,6 +315,18 @@ def _grid(rows: Sequence[dict[str, Any]], key: str, allocs: Sequence[str],
     return table([first] + list(allocs), body, [True] * (len(allocs) + 1))
 
 
+def _mix_table(mix: Sequence[dict[str, Any]], allocs: Sequence[str], cell: Any) -> str:
+    """A table with one line per allocator and one column per mix scenario;
+    cell(row) formats an allocator's row (absent rows show '-')."""
+    from . import mallocs
+    order = list(dict.fromkeys(mallocs.scenario(r) for r in mix))
+    body = []
+    for a in allocs:
+        by = {mallocs.scenario(r): r for r in mix if r["allocator"] == a}
+        body.append([a] + [cell(by[s]) if s in by else "-" for s in order])
+    return table(["allocator"] + order, body, [False] + [True] * len(order))
+
+
 def bench_malloc(doc: dict[str, Any]) -> str:
     """The `bench malloc` report: allocators, then one table per part, then targets."""
     from . import mallocs
@@ -367,26 +379,15 @@ def bench_malloc(doc: dict[str, Any]) -> str:
 
     mix = mallocs.rows_of(rows, "mix")
     if mix:
-        def scen(r: dict[str, Any]) -> str:
-            return f"{r['pattern']} {r['threads']}T"
-        order = list(dict.fromkeys(scen(r) for r in mix))
         out.append(f"4. malloc/free mix: operations per second (x glibc, median of per-round ratios), "
                    f"{params.get('duration_ms', '?')} ms, median of {params.get('mix_rounds', '?')} round(s)")
-        body = []
-        for a in allocs:
-            by = {scen(r): r for r in mix if r["allocator"] == a}
-            body.append([a] + [f"{si(by[s]['ops_per_sec'])} ({ratio(by[s].get('ops_ratio_vs_glibc'))})"
-                               if s in by else "-" for s in order])
-        out.append(table(["allocator"] + order, body, [False] + [True] * len(order)))
+        out.append(_mix_table(mix, allocs,
+                              lambda r: f"{si(r['ops_per_sec'])} ({ratio(r.get('ops_ratio_vs_glibc'))})"))
         out.append("")
         out.append(f"5. Peak RSS of the process (VmHWM), median of {params.get('mix_rounds', '?')} "
                    f"round(s) (x {mallocs.RSS_ALLOCATOR})")
-        body = []
-        for a in allocs:
-            by = {scen(r): r for r in mix if r["allocator"] == a}
-            body.append([a] + [f"{_kib(by[s]['rss_peak_kib'])} ({ratio(by[s].get('rss_ratio_vs_mimalloc'))})"
-                               if s in by else "-" for s in order])
-        out.append(table(["allocator"] + order, body, [False] + [True] * len(order)))
+        out.append(_mix_table(mix, allocs,
+                              lambda r: f"{_kib(r['rss_peak_kib'])} ({ratio(r.get('rss_ratio_vs_mimalloc'))})"))
         out.append("")
 
     out.extend(targets_section(doc))

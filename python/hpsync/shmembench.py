@@ -5,8 +5,9 @@ processes are started here (hpsync.bench_shmem does that)."""
 
 from __future__ import annotations
 
-import statistics
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
+
+from .stats import median
 
 VARIANTS = ["hpsync-node", "hpsync-ofi-shm", "hpsync-ofi-tcp", "oshmem"]
 SUBJECT = "hpsync-node"
@@ -23,11 +24,6 @@ QUIET_MAX_INSNS = 11
 LAUNCH_MAX_S = 0.3
 
 HPSYNC_OBJECTS = ("libhpsync-shmem", "hps-shmem-icount")
-
-
-def median(values: Iterable[float]) -> float | None:
-    vals = [float(v) for v in values]
-    return statistics.median(vals) if vals else None
 
 
 # ---- callgrind ----------------------------------------------------------------

@@ -100,16 +100,3 @@ def load_run(path: Path, run_id: int) -> dict[str, Any]:
         raise CliError(f"no run {run_id} in {path}")
     doc: dict[str, Any] = json.loads(row[0])
     return doc
-
-
-def run_summary(path: Path, run_id: int) -> RunSummary:
-    """id, kind, creation time and host of one run."""
-    conn = _connect(path)
-    try:
-        row = conn.execute("SELECT id, kind, created, host FROM runs WHERE id = ?",
-                           (run_id,)).fetchone()
-    finally:
-        conn.close()
-    if row is None:
-        raise CliError(f"no run {run_id} in {path}")
-    return RunSummary(int(row[0]), str(row[1]), str(row[2]), str(row[3]))
