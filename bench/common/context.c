@@ -6,6 +6,7 @@
  * bare metal alike.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <hwloc.h>
 #include <string.h>
@@ -107,4 +108,13 @@ void hps_bench_context(void)
     hps_json_str("arch", have_uname ? u.machine : "unknown");
     hps_json_str("glibc", gnu_get_libc_version());
     hps_json_end_object();
+}
+
+const char *hps_bench_provider(const char *symbol)
+{
+    Dl_info di;
+    void *f = dlsym(RTLD_DEFAULT, symbol);
+    if (f && dladdr(f, &di) && di.dli_fname)
+        return di.dli_fname;
+    return "unknown";
 }

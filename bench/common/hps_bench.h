@@ -224,6 +224,9 @@ void hps_bench_cache_json(const char *key, const hps_cache_info_t *c);
  * currently open.  Every benchmark calls this once, first.
  */
 void hps_bench_context(void);
+/* The path of the shared object that supplies symbol to this program (libc,
+ * or a preloaded library), or "unknown": which malloc or mutex ran. */
+const char *hps_bench_provider(const char *symbol);
 
 /* One line on stderr, prefixed with the program name. */
 void hps_bench_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hpsync/pr.h"
 #include "hps_bench.h"
 #include "hps_dist.h"
 #include "hps_pin.h"
@@ -155,23 +156,13 @@ void hps_probe_row_pairs(const char *metric, const char *variant, const char *x,
 /* Zeroed memory for n samples, or exit 1 after logging. */
 double *hps_probe_alloc(size_t n);
 
-/* A polite busy-wait step (lets an SMT sibling run). */
-static inline void hps_probe_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /* Spin (not sleep: a sleep's wake-up would itself be seconds of jitter on a
  * loaded guest) for about ns nanoseconds. */
 static inline void hps_probe_spin_ns(uint64_t ns)
 {
     uint64_t t0 = hps_bench_now_ns();
     while (hps_bench_now_ns() - t0 < ns)
-        hps_probe_relax();
+        hps_cpu_relax();
 }
 
 /* ---- a team of pinned threads running repetitions in lock step ---------- */

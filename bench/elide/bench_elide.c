@@ -43,6 +43,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include "hps_rand.h"
 #include "hps_bench.h"
 #include "hpsync/elide.h"
 #include "elide/backend.h"
@@ -185,27 +186,19 @@ static const struct { unsigned status; unsigned weight; } k_mix[] = {
     { HPS_TX_DEBUG, 1 },
 };
 
-static uint64_t xorshift(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
 
 static void fill_mix(void)
 {
     uint64_t seed = 0x9E3779B97F4A7C15ull;
     for (int i = 0; i < MIX; i++) {
-        unsigned pick = (unsigned)(xorshift(&seed) % 32), j = 0;
+        unsigned pick = (unsigned)(hps_xorshift64(&seed) % 32), j = 0;
         while (pick >= k_mix[j].weight) {
             pick -= k_mix[j].weight;
             j++;
         }
         g_mix[i].status = k_mix[j].status;
         /* Attempts 0..4: most decisions are early, a few are past the budget. */
-        unsigned r = (unsigned)(xorshift(&seed) % 16);
+        unsigned r = (unsigned)(hps_xorshift64(&seed) % 16);
         g_mix[i].attempt = r < 8 ? 0 : r < 12 ? 1 : r < 14 ? 2 : r < 15 ? 3 : 4;
     }
 }
@@ -406,7 +399,7 @@ static void *worker_main(void *arg)
     hps_elide_stats_t *stats = g_tp.stats ? &w->stats : NULL;
     hps_bench_gate_enter(&g_gate);
     while (!hps_bench_gate_stopped(&g_gate)) {
-        unsigned r = (unsigned)(xorshift(&seed) % span);
+        unsigned r = (unsigned)(hps_xorshift64(&seed) % span);
         unsigned key = g_tp.high ? r : (unsigned)index + r * nthreads;
         struct bucket *b = &g_table[key];
         if (elided)

@@ -21,7 +21,6 @@
  *       threads in at once shows up here, not as a fast figure.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +39,6 @@ static void usage(void)
     fprintf(stderr,
             "usage: hps-bench-locks --mode uncontended --iters N [--reps R]\n"
             "       hps-bench-locks --mode throughput --threads T --duration-ms D\n");
-}
-
-/* Which object provides pthread_mutex_lock: libc, or the hpsync preload. */
-static const char *mutex_provider(void)
-{
-    Dl_info di;
-    void *f = dlsym(RTLD_DEFAULT, "pthread_mutex_lock");
-    if (f && dladdr(f, &di) && di.dli_fname)
-        return di.dli_fname;
-    return "unknown";
 }
 
 /* ---- uncontended --------------------------------------------------------- */
@@ -199,7 +188,7 @@ int main(int argc, char **argv)
     hps_json_begin_object(NULL);
     hps_json_str("program", "hps-bench-locks");
     hps_json_str("mode", mode);
-    hps_json_str("mutex_provider", mutex_provider());
+    hps_json_str("mutex_provider", hps_bench_provider("pthread_mutex_lock"));
     hps_json_str("hpsync_lock_env", getenv("HPSYNC_LOCK"));
     hps_bench_context();
     hps_json_begin_array("rows");

@@ -24,7 +24,6 @@
  * CLI) is read from sysfs and printed in every document.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,16 +36,6 @@ static void usage(void)
             "       hps-bench-malloc --mode ring [--laps N] [--reps R] [--sim]\n"
             "       hps-bench-malloc --mode mix --pattern local|prodcons --threads T "
             "--duration-ms D [--window W]\n");
-}
-
-/* Which shared object provides malloc: libc, or the preloaded allocator. */
-static const char *malloc_provider(void)
-{
-    Dl_info di;
-    void *f = dlsym(RTLD_DEFAULT, "malloc");
-    if (f && dladdr(f, &di) && di.dli_fname)
-        return di.dli_fname;
-    return "unknown";
 }
 
 /* ---- cache geometry from sysfs --------------------------------------------- */
@@ -190,7 +179,7 @@ int main(int argc, char **argv)
     hps_json_begin_object(NULL);
     hps_json_str("program", "hps-bench-malloc");
     hps_json_str("mode", mode);
-    hps_json_str("malloc_provider", malloc_provider());
+    hps_json_str("malloc_provider", hps_bench_provider("malloc"));
     mb_cache_json("l1d", &l1d);
     mb_cache_json("llc", &llc);
     /* Under cachegrind hwloc's scan takes seconds and says nothing new. */

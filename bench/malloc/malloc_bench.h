@@ -17,6 +17,7 @@
 #include "hps_rand.h"
 #include <stdio.h>
 #include "hps_bench.h"
+#include "hpsync/pr.h"
 
 /* The study's ring and the spread test both use 128 blocks. */
 #define MB_BLOCKS 128

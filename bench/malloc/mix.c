@@ -195,9 +195,7 @@ out:
 static void backoff(int *spins)
 {
     if (++*spins < SPINS_BEFORE_YIELD) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        hps_cpu_relax();
     } else {
         *spins = 0;
         sched_yield();

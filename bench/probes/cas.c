@@ -20,7 +20,6 @@
 
 #define USAGE "hps-probe-cas [--quick] [--samples REPS] [--duration-ms MS] [--max-threads T]"
 #define MAX_T 1024
-#define MAX_REPS 100
 
 static struct {
     _Atomic uint64_t word;
@@ -57,22 +56,18 @@ static void *hammer(void *arg)
 }
 
 struct point {
-    double succ[MAX_REPS], fps[MAX_REPS];
+    double succ[HPS_PROBE_MAX_REPS], fps[HPS_PROBE_MAX_REPS];
 };
 
 int main(int argc, char **argv)
 {
     long samples = -1, dur = -1, maxt = -1;
-    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
+    const hps_probe_opt_t opts[] = { { "--samples", &samples, 1, HPS_PROBE_MAX_REPS },
                                      { "--duration-ms", &dur, 1, 600000L },
                                      { "--max-threads", &maxt, 1, MAX_T },
                                      HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
     int quick = hps_probe_parse(&cli, argc, argv);
-    if (samples > MAX_REPS) {
-        hps_bench_log("--samples needs a whole number in 1..%d for this probe", MAX_REPS);
-        return 2;
-    }
     int reps = samples > 0 ? (int)samples : quick ? 3 : 5;
     if (dur < 0)
         dur = quick ? 40 : 200;

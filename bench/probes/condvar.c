@@ -94,7 +94,7 @@ static int run_variant(struct variant *v, size_t n, size_t warm, uint64_t settle
          * the mutex, which it gives up only inside the wait. */
         for (;;) {
             while (atomic_load_explicit(&g_cv.waiting, memory_order_relaxed) != v->waiters)
-                hps_probe_relax();
+                hps_cpu_relax();
             pthread_mutex_lock(&g_cv.m);
             int all = atomic_load_explicit(&g_cv.waiting, memory_order_relaxed) == v->waiters;
             pthread_mutex_unlock(&g_cv.m);
@@ -114,7 +114,7 @@ static int run_variant(struct variant *v, size_t n, size_t warm, uint64_t settle
         uint64_t t1 = hps_probe_now();
         /* Acquire: the waiters' stamps. */
         while (atomic_load_explicit(&g_done.done, memory_order_acquire) != s * (uint64_t)v->waiters)
-            hps_probe_relax();
+            hps_cpu_relax();
         if (s <= warm)
             continue;
         size_t i = (size_t)(s - 1 - warm);

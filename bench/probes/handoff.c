@@ -49,7 +49,7 @@ static void *waiter(void *arg)
     for (uint64_t s = 1; s <= g_total; s++) {
         /* Acquire: the variant A chose for this sample. */
         while (atomic_load_explicit(&g_a.go, memory_order_acquire) != s)
-            hps_probe_relax();
+            hps_cpu_relax();
         int v = atomic_load_explicit(&g_a.var, memory_order_relaxed);
         atomic_store_explicit(&g_b.armed, s, memory_order_relaxed);
         hps_probe_lock(v);
@@ -110,14 +110,14 @@ int main(int argc, char **argv)
         /* Release: publishes var. */
         atomic_store_explicit(&g_a.go, s, memory_order_release);
         while (atomic_load_explicit(&g_b.armed, memory_order_relaxed) != s)
-            hps_probe_relax();
+            hps_cpu_relax();
         hps_probe_spin_ns(hold_ns);
         uint64_t a0 = hps_probe_now();
         hps_probe_unlock(v);
         uint64_t a1 = hps_probe_now();
         /* Acquire: B's stamp. */
         while (atomic_load_explicit(&g_b.done, memory_order_acquire) != s)
-            hps_probe_relax();
+            hps_cpu_relax();
         t0[s - 1] = a0;
         t1[s - 1] = a1;
         tb[s - 1] = g_b.stamp;
