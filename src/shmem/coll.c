@@ -42,17 +42,25 @@ void hps_coll_broadcast(const char *fn, const hps_group_t *g, void *dest, const 
     hps_group_sync(fn, g);
 }
 
-void hps_coll_fcollect(const char *fn, const hps_group_t *g, void *dest, const void *src,
-                       size_t len)
+/* Member i's len bytes at src + src_off go to dest + i * len, for every
+ * member: fcollect (src_off 0) and alltoall (this member's block). */
+static void pull_all(const char *fn, const hps_group_t *g, void *dest, const void *src,
+                     size_t src_off, size_t len)
 {
     hps_group_sync(fn, g);
     /* Start with the next member, so the members do not all read from
      * member 0 at once. */
     for (int k = 0; k < g->size; k++) {
         int i = (g->me + 1 + k) % g->size;
-        pull(fn, g, (char *)dest + (size_t)i * len, src, len, i);
+        pull(fn, g, (char *)dest + (size_t)i * len, (const char *)src + src_off, len, i);
     }
     hps_group_sync(fn, g);
+}
+
+void hps_coll_fcollect(const char *fn, const hps_group_t *g, void *dest, const void *src,
+                       size_t len)
+{
+    pull_all(fn, g, dest, src, 0, len);
 }
 
 void hps_coll_collect(const char *fn, const hps_group_t *g, void *dest, const void *src,
@@ -76,13 +84,7 @@ void hps_coll_collect(const char *fn, const hps_group_t *g, void *dest, const vo
 void hps_coll_alltoall(const char *fn, const hps_group_t *g, void *dest, const void *src,
                        size_t len)
 {
-    hps_group_sync(fn, g);
-    for (int k = 0; k < g->size; k++) {
-        int i = (g->me + 1 + k) % g->size;
-        pull(fn, g, (char *)dest + (size_t)i * len, (const char *)src + (size_t)g->me * len,
-             len, i);
-    }
-    hps_group_sync(fn, g);
+    pull_all(fn, g, dest, src, (size_t)g->me * len, len);
 }
 
 void hps_coll_alltoalls(const char *fn, const hps_group_t *g, void *dest, const void *src,
