@@ -8,9 +8,11 @@
  * =shmem_quiet) with N and 2N: the difference divided by N is the per-call
  * cost, free of one-time costs (first touch, connection set-up).
  *
- *   hps-shmem-icount N [quiet]
+ *   hps-shmem-icount N [quiet|heap]
  * With "quiet" PE 0 makes no puts at all, so every shmem_quiet it calls is
  * idle (the one completing the puts polls a variable number of times).
+ * The target is a global (the data segment); with "heap" it is on the
+ * symmetric heap, the region every lookup tries first.
  */
 #include <shmem.h>
 #include <stdio.h>
@@ -31,13 +33,18 @@ int main(int argc, char **argv)
         shmem_global_exit(2);
     }
     int only_quiet = argc > 2 && argv[2][0] == 'q';
+    int *dest = argc > 2 && argv[2][0] == 'h' ? shmem_malloc(sizeof *dest) : &target;
+    if (!dest) {
+        fprintf(stderr, "%s: shmem_malloc failed\n", argv[0]);
+        shmem_global_exit(2);
+    }
     /* Complete what start-up left outstanding (the barrier's atomics over
      * libfabric) through the context twin, which callgrind does not
      * collect, so every counted shmem_quiet is idle. */
     shmem_ctx_quiet(SHMEM_CTX_DEFAULT);
     if (shmem_my_pe() == 0) {
         for (long i = 0; i < n && !only_quiet; i++) {
-            shmem_int_p(&target, (int)i, 1);
+            shmem_int_p(dest, (int)i, 1);
             /* Keep the provider's queue from filling (uncounted: a full
              * queue's retries are not the critical path). */
             if (i % 64 == 63)

@@ -119,15 +119,17 @@ def run_variant(variant: str, params: Params, oshmem_prog: str | None,
 
 
 def run_icount(n: int, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
-    """shmem_int_p and idle shmem_quiet under callgrind on PE 0 and PE 1
-    (PE 0's file is read), N and 2N calls, on-node and over libfabric shm."""
+    """shmem_int_p (to a global and to a heap object) and idle shmem_quiet
+    under callgrind on PE 0 and PE 1 (PE 0's file is read), N and 2N calls,
+    on-node and over libfabric shm."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return {"note": "valgrind is not installed: instruction counts not measured"}
     out: dict[str, Any] = {"valgrind": valgrind, "n": n}
     for label, extra in (("node", {}), ("ofi", VARIANT_ENV["hpsync-ofi-shm"])):
         out[label] = {}
-        for fn, func in (("int_p", "shmem_int_p"), ("quiet", "shmem_quiet")):
+        for fn, func, mode in (("int_p", "shmem_int_p", []), ("int_p_heap", "shmem_int_p", ["heap"]),
+                               ("quiet", "shmem_quiet", ["quiet"])):
             metrics = []
             for calls in (n, 2 * n):
                 f = tmp / f"cg.{label}.{fn}.{calls}"
@@ -137,8 +139,7 @@ def run_icount(n: int, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
                                     "--dump-instr=yes", "--compress-pos=no",
                                     "--compress-strings=no",
                                     f"--callgrind-out-file={f}.%q{{HPSYNC_SHMEM_RANK}}",
-                                    str(runner.program(ICOUNT)), str(calls)]
-                                   + (["quiet"] if fn == "quiet" else []), env, 300)
+                                    str(runner.program(ICOUNT)), str(calls), *mode], env, 300)
                 pe0 = Path(f"{f}.0")
                 if rc != 0 or not pe0.is_file():
                     out[label][fn] = {"note": f"callgrind run failed: {_last_line(err)}"}

@@ -184,8 +184,9 @@ def evaluate_targets(rows: Sequence[dict[str, Any]], raw: dict[str, Any] | None,
     p = ofi.get("int_p", {}).get("to_fabric")
     out.append(_t("int_p_insns", f"shmem_int_p <= {INT_P_MAX_INSNS} instructions to the fabric call",
                   None if p is None else p <= INT_P_MAX_INSNS,
-                  "n/a" if p is None else f"{p:g} (on-node, entry to return: "
-                  f"{node.get('int_p', {}).get('total', 'n/a')})"))
+                  "n/a" if p is None else f"{p:g} to a global, "
+                  f"{ofi.get('int_p_heap', {}).get('to_fabric', 'n/a')} to a heap object "
+                  f"(on-node, entry to return: {node.get('int_p', {}).get('total', 'n/a')})"))
     q = ofi.get("quiet", {}).get("total")
     out.append(_t("quiet_insns", f"idle shmem_quiet <= {QUIET_MAX_INSNS} instructions (ofi)",
                   None if q is None else q <= QUIET_MAX_INSNS,
@@ -261,7 +262,7 @@ def render(doc: dict[str, Any]) -> str:
             if not isinstance(calls, dict):
                 continue
             for fn, m in calls.items():
-                out.append(f"  {tr:<5} {fn:<6} total {m.get('total', '-'):>7}  hpsync {m.get('hpsync', '-'):>7}"
+                out.append(f"  {tr:<5} {fn:<10} total {m.get('total', '-'):>7}  hpsync {m.get('hpsync', '-'):>7}"
                            f"  to fabric call {m.get('to_fabric', '-'):>7}  provider {m.get('provider', '-'):>7}")
         out.append("")
     launch = doc.get("launch", {})

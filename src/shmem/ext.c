@@ -11,7 +11,7 @@ HPS_API const char *shmemx_transport(int pe)
     hps_check_running(__func__);
     if ((unsigned)pe >= hps_sh.npes)
         return NULL;
-    return hps_sh.peer[HPS_REG_HEAP][pe] ? "shm" : "ofi";
+    return hps_peer_map(HPS_REG_HEAP, pe) ? "shm" : "ofi";
 }
 
 HPS_API const char *shmemx_provider(void)

@@ -147,6 +147,10 @@ static void wire_up(void)
         if (hps_ofi_init(regions) != 0)
             hps_rt_abort(1);
         hps_sh.ofi = 1;
+        for (int r = 0; r < HPS_NREG; r++)
+            for (int pe = 0; pe < n; pe++)
+                if (!hps_sh.peer[r][pe])
+                    hps_sh.peer[r][pe] = (char *)&hps_ofi_fast.target[r][pe] + HPS_PEER_OFI;
     }
     hps_heap_init(g_heap_size, HPS_HEAP_RESERVED);
     hps_sh.state = HPS_ST_RUNNING;
@@ -223,8 +227,8 @@ HPS_API void shmem_finalize(void)
     int n = hps_rt_size();
     for (int pe = 0; pe < n; pe++)
         if (pe != hps_sh.me) {
-            hps_shm_unmap(hps_sh.peer[HPS_REG_HEAP][pe], g_heap_size);
-            hps_shm_unmap(hps_sh.peer[HPS_REG_DATA][pe], hps_sh.size[HPS_REG_DATA]);
+            hps_shm_unmap(hps_peer_map(HPS_REG_HEAP, pe), g_heap_size);
+            hps_shm_unmap(hps_peer_map(HPS_REG_DATA, pe), hps_sh.size[HPS_REG_DATA]);
         }
     for (int r = 0; r < HPS_NREG; r++) {
         free(hps_sh.peer[r]);
@@ -282,7 +286,7 @@ HPS_API void *shmem_ptr(const void *dest, int pe)
         return NULL;
     if (pe == hps_sh.me)
         return (void *)dest;            /* even when the transport is ofi */
-    char *b = hps_sh.peer[r][pe];
+    char *b = hps_peer_map(r, pe);
     return b ? b + off : NULL;
 }
 

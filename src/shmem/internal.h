@@ -30,15 +30,8 @@
 #include "transport/shm.h"
 
 /* The libfabric transport's inline fast paths (an inject put, an idle
- * quiet), when it is built; else its plain entry points. */
-#ifdef HPS_SHMEM_OFI_INLINE
+ * quiet). */
 #include "transport/ofi_inline.h"
-#define hps_ofi_put_inline hps_ofi_put_fast
-#define hps_ofi_quiet_inline hps_ofi_quiet_fast
-#else
-#define hps_ofi_put_inline hps_ofi_put
-#define hps_ofi_quiet_inline hps_ofi_quiet
-#endif
 
 #define HPS_API HPS_EXPORT
 
@@ -51,8 +44,12 @@ enum { HPS_ST_NEVER = 0, HPS_ST_RUNNING = 1, HPS_ST_FINALIZED = 2 };
  * The state the fast paths read.  npes stays 0 until shmem_init has wired
  * everything up (and again after finalize), so the PE range check is also
  * the "is the library running" check.  peer[region][pe] is pe's region as
- * mapped in this process (NULL: reach it through libfabric); for this PE it
- * is its own base, unless every operation must go through libfabric.
+ * mapped in this process; for this PE it is its own base, unless every
+ * operation must go through libfabric.  A PE reached through libfabric has
+ * its transport row there instead (hps_ofi_target_t), tagged with bit 0
+ * (HPS_PEER_OFI), so one load tells a store from an inject and feeds both;
+ * NULL only before the transport is up.  Read it through hps_peer_map()
+ * unless you handle the tag.
  */
 typedef struct hps_shmem_state {
     uint32_t npes;
@@ -71,6 +68,18 @@ typedef struct hps_shmem_state {
 } __attribute__((aligned(HPS_CACHELINE))) hps_shmem_state_t;
 
 extern hps_shmem_state_t hps_sh;
+
+#define HPS_PEER_OFI ((uintptr_t)1)
+HPS_INLINE int hps_peer_is_ofi(const char *b)
+{
+    return ((uintptr_t)b & HPS_PEER_OFI) != 0;
+}
+/* pe's region r as mapped here, or NULL (reached through libfabric). */
+HPS_INLINE char *hps_peer_map(int r, int pe)
+{
+    char *b = hps_sh.peer[r][pe];
+    return hps_peer_is_ofi(b) ? NULL : b;
+}
 
 /* ---- errors (error.c) ------------------------------------------------------ */
 
@@ -109,13 +118,14 @@ HPS_INLINE int hps_region_of(const void *addr, size_t *off)
 }
 
 /*
- * pe's copy of [addr, addr + len): a pointer (direct access) or NULL with
- * (*reg, *off) set (libfabric).  A len known at compile time to be at most 16
- * (one element) needs no end check: regions are 64-byte multiples and
- * elements naturally aligned, so a start inside means an end inside.
+ * Where pe's copy of [addr, addr + len) is: returns peer[region][pe] as
+ * stored (a mapping, or a tagged libfabric row) with *reg and *off set.  A
+ * len known at compile time to be at most 16 (one element) needs no end
+ * check: regions are 64-byte multiples and elements naturally aligned, so a
+ * start inside means an end inside.
  */
-HPS_INLINE char *hps_target(const char *fn, const void *addr, size_t len, int pe,
-                            int *reg, size_t *off)
+HPS_INLINE char *hps_target_raw(const char *fn, const void *addr, size_t len, int pe,
+                                int *reg, size_t *off)
 {
     uintptr_t a = (uintptr_t)addr;
     size_t o = a - hps_sh.base[HPS_REG_HEAP];
@@ -136,25 +146,46 @@ HPS_INLINE char *hps_target(const char *fn, const void *addr, size_t len, int pe
     if (!(__builtin_constant_p(len) && len <= 16) && hps_unlikely(len > hps_sh.size[*reg] - o))
         hps_bad_target(fn, addr, len, pe);
     *off = o;
-    return b ? b + o : NULL;
+    return b;
+}
+
+/* pe's copy of [addr, addr + len): a pointer (direct access) or NULL with
+ * (*reg, *off) set (libfabric). */
+HPS_INLINE char *hps_target(const char *fn, const void *addr, size_t len, int pe,
+                            int *reg, size_t *off)
+{
+    char *b = hps_target_raw(fn, addr, len, pe, reg, off);
+    return hps_likely(!hps_peer_is_ofi(b)) ? b + *off : NULL;
 }
 
 /* shmem_TYPENAME_p: the value goes from its register to the target.  The
  * libfabric branch (which needs the value in memory, so a stack frame) is a
- * tail call out of line, so the on-node path has no frame at all. */
-HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,
-                            int pe);
+ * tail call out of line, so the on-node path has no frame at all; it gets
+ * the tagged transport row, so it looks up nothing else before the fabric
+ * call. */
+#define HPS_P_OFI_DECL(N, UT) \
+    HPS_NOINLINE void hps_p_ofi##N(size_t off, UT bits, const char *tagged_row, const char *fn);
+HPS_P_OFI_DECL(1, uint8_t)
+HPS_P_OFI_DECL(2, uint16_t)
+HPS_P_OFI_DECL(4, uint32_t)
+HPS_P_OFI_DECL(8, uint64_t)
+#undef HPS_P_OFI_DECL
+/* The one for sizeof(T), which is a constant: the branches fold away. */
+#define HPS_P_OFI(T, off, v, row, fn) do { \
+        if (sizeof(T) == 1) { uint8_t w_; memcpy(&w_, &(v), 1); hps_p_ofi1(off, w_, row, fn); } \
+        else if (sizeof(T) == 2) { uint16_t w_; memcpy(&w_, &(v), 2); hps_p_ofi2(off, w_, row, fn); } \
+        else if (sizeof(T) == 4) { uint32_t w_; memcpy(&w_, &(v), 4); hps_p_ofi4(off, w_, row, fn); } \
+        else { uint64_t w_; memcpy(&w_, &(v), 8); hps_p_ofi8(off, w_, row, fn); } \
+    } while (0)
 #define HPS_P(fn, T, dest, value, pe) do { \
         int r_; \
         size_t o_; \
         T v_ = (value); \
-        char *p_ = hps_target((fn), (dest), sizeof(T), (pe), &r_, &o_); \
-        if (hps_likely(p_ != NULL)) { \
-            memcpy(p_, &v_, sizeof(T)); \
-        } else if (sizeof(T) <= sizeof(uint64_t)) { \
-            uint64_t b_ = 0; \
-            memcpy(&b_, &v_, sizeof(T) <= sizeof b_ ? sizeof(T) : sizeof b_); \
-            hps_p_ofi((fn), r_, o_, b_, sizeof(T), (pe)); \
+        char *b_ = hps_target_raw((fn), (dest), sizeof(T), (pe), &r_, &o_); \
+        if (hps_likely(!hps_peer_is_ofi(b_))) { \
+            memcpy(b_ + o_, &v_, sizeof(T)); \
+        } else if (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) { \
+            HPS_P_OFI(T, o_, v_, b_, (fn)); \
         } else { \
             HPS_OFI((fn), hps_ofi_put(r_, o_, &v_, sizeof(T), (pe))); \
         } \
@@ -199,7 +230,7 @@ HPS_INLINE void hps_rma(enum hps_rma_kind kind, const char *fn, void *dest, cons
         return;
     }
     switch (kind) {
-    case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_inline(r, o, src, len, pe)); break;
+    case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_fast(r, o, src, len, pe)); break;
     case HPS_PUT_NBI: HPS_OFI(fn, hps_ofi_put_nbi(r, o, src, len, pe)); break;
     case HPS_GET:     HPS_OFI(fn, hps_ofi_get(dest, r, o, len, pe)); break;
     case HPS_GET_NBI: HPS_OFI(fn, hps_ofi_get_nbi(dest, r, o, len, pe)); break;
@@ -255,7 +286,7 @@ HPS_INLINE void hps_fence(const char *fn)
 HPS_INLINE void hps_quiet(const char *fn)
 {
     if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_quiet_inline());
+        HPS_OFI(fn, hps_ofi_quiet_fast());
     /* Full fence: a later load (say, of a flag the target answers in) must
      * not pass this PE's stores into the target (StoreLoad). */
     hps_fence_seq_cst();

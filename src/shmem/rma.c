@@ -10,36 +10,44 @@
 #include "internal.h"
 
 
-/* Little-endian: the value's bytes are the first `size` bytes of bits. */
-#ifdef HPS_SHMEM_OFI_INLINE
-/* The arguments live in `a`, whose address the provider receives as the
- * inject's buffer: after the call the compiler must reload them from it,
- * so it keeps none in callee-saved registers that it would first have to
- * push.  Before the call: six stores and the inject's own arguments. */
+/* The value goes in as its own unsigned type, stored as it came (the
+ * inject reads only its size).  What is needed after the call lives in
+ * `a`, whose address the provider receives as the inject's buffer, and
+ * goes to the fallback by value: the compiler keeps nothing in
+ * callee-saved registers that it would first have to push.  One function
+ * per size, so the size is an immediate. */
 struct p_args {
     uint64_t bits;
-    size_t off, size;
+    size_t off;
+    const char *row;            /* still tagged: untagging waits for after the call */
     const char *fn;
-    int reg, pe;
 };
 
-HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,
-                            int pe)
+/* A full queue: the general put progresses and retries. */
+static HPS_NOINLINE void p_retry(struct p_args a, size_t size)
 {
-    struct p_args a = { bits, off, size, fn, reg, pe };
-    if (hps_likely(hps_ofi_inject_small(&a.bits, size, reg, off, pe) == 0)) {
-        hps_ofi_injected(a.pe);
-        return;
+    const hps_ofi_target_t *t = (const void *)(a.row - HPS_PEER_OFI);
+    HPS_OFI(a.fn, hps_ofi_put(t->region, a.off, &a.bits, size, t->pe));
+}
+
+#define P_OFI(N, UT) \
+    void hps_p_ofi##N(size_t off, UT bits, const char *row, const char *fn) \
+    { \
+        struct p_args a; \
+        memcpy(&a.bits, &bits, N); \
+        a.off = off; \
+        a.row = row; \
+        a.fn = fn; \
+        const hps_ofi_target_t *t = (const void *)(row - HPS_PEER_OFI); \
+        if (hps_likely(hps_ofi_inject_target(&a.bits, N, t, off) == 0)) \
+            hps_ofi_injected(((const hps_ofi_target_t *)(a.row - HPS_PEER_OFI))->pe); \
+        else \
+            p_retry(a, N); \
     }
-    HPS_OFI(a.fn, hps_ofi_put(a.reg, a.off, &a.bits, a.size, a.pe));
-}
-#else
-HPS_NOINLINE void hps_p_ofi(const char *fn, int reg, size_t off, uint64_t bits, size_t size,
-                            int pe)
-{
-    HPS_OFI(fn, hps_ofi_put(reg, off, &bits, size, pe));
-}
-#endif
+P_OFI(1, uint8_t)
+P_OFI(2, uint16_t)
+P_OFI(4, uint32_t)
+P_OFI(8, uint64_t)
 
 /* ---- strided ---------------------------------------------------------------- */
 

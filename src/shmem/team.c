@@ -182,7 +182,7 @@ void hps_teams_init(void)
     struct hps_shmem_team *sh = &hps_shmem_team_shared;
     int cnt = 0, first = -1, stride = 0, strided = 1;
     for (int pe = 0; pe < n; pe++) {
-        if (pe != me && !hps_sh.peer[HPS_REG_HEAP][pe])
+        if (pe != me && !hps_peer_map(HPS_REG_HEAP, pe))
             continue;
         if (cnt == 1)
             stride = pe - first;
@@ -198,7 +198,7 @@ void hps_teams_init(void)
             hps_fatal("shmem_init", "out of memory");
         cnt = 0;
         for (int pe = 0; pe < n; pe++)
-            if (pe == me || hps_sh.peer[HPS_REG_HEAP][pe])
+            if (pe == me || hps_peer_map(HPS_REG_HEAP, pe))
                 sh->list[cnt++] = pe;
         for (int i = 0; i < cnt; i++)
             if (sh->list[i] == me)

@@ -35,9 +35,20 @@ typedef struct hps_ofi_peer {
     _Atomic uint8_t dirty_amo;     /* non-fetching atomics */
 } __attribute__((aligned(HPS_CACHELINE))) hps_ofi_peer_t;
 
+/* One peer's region as shmem_TYPENAME_p needs it: everything of the inject
+ * in one row, reached from the core's per-region peer table (internal.h
+ * keeps its address there, tagged, where an on-node peer has its mapping),
+ * so the path to the fabric call looks up no region or PE index. */
+typedef struct hps_ofi_target {
+    uint64_t base, key;            /* as in hps_ofi_peer_t, for this region */
+    fi_addr_t addr;
+    int region, pe;
+} hps_ofi_target_t;
+
 typedef struct hps_ofi_fast {
     struct fid_ep *ep;
     hps_ofi_peer_t *peer;          /* indexed by PE */
+    hps_ofi_target_t *target[HPS_OFI_REGIONS];   /* indexed by PE */
     size_t inject_max;             /* largest put sent by fi_inject_write */
     /* Operations issued, per completion counter (writes and non-fetching
      * atomics / reads and fetching atomics), and the sum of both that the
@@ -60,6 +71,13 @@ HPS_INLINE int hps_ofi_inject_small(const void *buf, size_t len, int region, siz
     const hps_ofi_peer_t *p = &hps_ofi_fast.peer[pe];
     return fi_inject_write(hps_ofi_fast.ep, buf, len, p->addr, p->base[region] + off,
                            p->key[region]) != 0;
+}
+
+/* hps_ofi_inject_small() through a target row. */
+HPS_INLINE int hps_ofi_inject_target(const void *buf, size_t len, const hps_ofi_target_t *t,
+                                     size_t off)
+{
+    return fi_inject_write(hps_ofi_fast.ep, buf, len, t->addr, t->base + off, t->key) != 0;
 }
 
 /* Book an inject to pe: quiet flushes the peer and waits for the count. */

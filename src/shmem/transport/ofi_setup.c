@@ -370,6 +370,11 @@ static int insert_peers(void)
         return hps_ofi_fail(call, "out of memory");
     memset(peer, 0, bytes);
     hps_ofi_fast.peer = peer;
+    for (int r = 0; r < HPS_OFI_REGIONS; r++) {
+        hps_ofi_fast.target[r] = calloc((size_t)hps_ofi.npes, sizeof(hps_ofi_target_t));
+        if (!hps_ofi_fast.target[r])
+            return hps_ofi_fail(call, "out of memory");
+    }
     for (int pe = 0; pe < hps_ofi.npes; pe++) {
         char name[HPS_RT_MAX_VALUE];
         hps_ofi_card_t card;
@@ -387,6 +392,9 @@ static int insert_peers(void)
                                 n < 0 ? fi_strerror(-n) : "");
         memcpy(peer[pe].base, card.base, sizeof card.base);
         memcpy(peer[pe].key, card.key, sizeof card.key);
+        for (int r = 0; r < HPS_OFI_REGIONS; r++)
+            hps_ofi_fast.target[r][pe] = (hps_ofi_target_t){ peer[pe].base[r], peer[pe].key[r],
+                                                             peer[pe].addr, r, pe };
     }
     return 0;
 }
@@ -422,6 +430,8 @@ static void teardown(void)
     if (hps_ofi.scratch)
         munmap(hps_ofi.scratch, sizeof *hps_ofi.scratch);
     free(hps_ofi_fast.peer);
+    for (int r = 0; r < HPS_OFI_REGIONS; r++)
+        free(hps_ofi_fast.target[r]);
     pthread_mutex_destroy(&hps_ofi.amo_lock);
     memset(&hps_ofi, 0, sizeof hps_ofi);
     memset(&hps_ofi_fast, 0, sizeof hps_ofi_fast);

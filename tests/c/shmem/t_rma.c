@@ -125,6 +125,34 @@ static unsigned char g_big[1 << 20];
         shmem_free(h); \
     }
 
+/* A burst of single-element puts of three sizes, heap and globals, with no
+ * quiet between: more than a provider's transmit queue holds (shm's takes
+ * 1024), so over libfabric some meet a full queue and go through p's
+ * fallback.  Every one must land, the last value of each element winning. */
+#define BURST 4096
+static long g_burst_l[BURST];
+static short g_burst_s[BURST];
+
+static void burst(int me, int right, int left)
+{
+    int *h = shmem_malloc(BURST * sizeof(int));
+    for (int rep = 0; rep < 3; rep++)
+        for (int i = 0; i < BURST; i++) {
+            shmem_long_p(&g_burst_l[i], rep * 100000L + i + me, right);
+            shmem_short_p(&g_burst_s[i], (short)(rep + i + me), right);
+            shmem_int_p(&h[i], rep * 7 + i + me, right);
+        }
+    shmem_quiet();
+    shmem_barrier_all();
+    int bad = 0;
+    for (int i = 0; i < BURST; i++)
+        bad += g_burst_l[i] != 200000L + i + left || g_burst_s[i] != (short)(2 + i + left) ||
+               h[i] != 14 + i + left;
+    T_CHECK(bad == 0, "p burst: %d of %d elements wrong", bad, BURST);
+    shmem_barrier_all();
+    shmem_free(h);
+}
+
 void t_rma(void)
 {
     int me = T_ME, n = T_N, right = T_RIGHT, left = T_LEFT, ll = (me + 2 * n - 2) % n;
@@ -156,6 +184,7 @@ void t_rma(void)
     shmem_signal_wait_until(&g_sig, SHMEM_CMP_EQ, 7);
     shmem_barrier_all();
     shmem_free(h);
+    burst(me, right, left);
     (void)n;
     shmem_ctx_destroy(ctx);
 }
