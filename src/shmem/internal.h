@@ -28,6 +28,7 @@
 #include "hpsync/pr.h"
 #include "transport/ofi.h"
 #include "transport/shm.h"
+#include "wait.h"
 
 /* The libfabric transport's inline fast paths (an inject put, an idle
  * quiet). */
@@ -63,8 +64,6 @@ typedef struct hps_shmem_state {
     int thread_level;
     int rt_up;                  /* joined the job: errors end it through the runtime */
     int transport_ofi;          /* HPSYNC_SHMEM_TRANSPORT=ofi */
-    int crowded;                /* more PEs on this node than CPUs we may run on */
-    uint32_t spin;              /* waiters' polls before yielding: 0 when crowded */
 } __attribute__((aligned(HPS_CACHELINE))) hps_shmem_state_t;
 
 extern hps_shmem_state_t hps_sh;
@@ -294,15 +293,9 @@ HPS_INLINE void hps_quiet(const char *fn)
 
 /* ---- waiting (sync.c) --------------------------------------------------------------- */
 
-/* Spin briefly, then yield, then nap: several PEs per core must still make
- * progress.  With libfabric in use, each step also drives its progress.
- * (The counterpart of libhpsync's hps_wait_step in src/lock/wait.c, named
- * apart so both static libraries link into one program.) */
-typedef struct hps_waiter {
-    uint32_t n;
-    uint32_t naps;
-    uint64_t traffic, since;    /* last traffic stamp seen (libfabric), and when */
-} hps_waiter_t;
+/* One step of wait.h's policy, driving libfabric's progress when it is in
+ * use.  (Named apart from libhpsync's hps_wait_step in src/lock/wait.c, so
+ * both static libraries link into one program.) */
 void hps_shmem_wait_step(hps_waiter_t *w);
 /* Wait until *v (this PE's memory, written by others) >= goal. */
 void hps_wait_ge64(const uint64_t *v, uint64_t goal);

@@ -3,74 +3,15 @@
  * Ordering (fence, quiet) and point-to-point synchronisation (wait_until,
  * test and their _all/_any/_some/_vector forms, signal_wait_until).
  *
- * Waiting is where a PE can steal a core another PE needs (4 PEs on 2
- * cores).  A waiter polls HPSYNC_SHMEM_SPIN times (none when this node has
- * more PEs than CPUs), then polls with sched_yield between polls, which
- * hands the core to any runnable PE, until HPSYNC_SHMEM_POLL_MS (1 s) after
- * the wait began or it last saw traffic; only then does it nap between
- * polls.  Time, not a count of yields: a yield takes ~1 us alone and a
- * whole time slice when another PE runs.  Napping early made the tails:
- * 2 PEs on-node, barrier median 100 ns but p99 16 us and a mean of 5-8 us
- * with a nap after 100 yields.
- *
- * With libfabric in use every poll also drives its progress, and other
- * PEs' gets, fetching atomics and the reads behind their quiets are
- * answered only when this PE polls (a fetch-add into a PE napping 50 us
- * took 80 us on shm, 0.45 us into one polling).  Traffic (its counters; on
- * shm and sockets also the provider's count of operations into it)
- * restarts the clock, a waiter that saw some keeps polling without yielding
- * for 50 us more unless the node is crowded, and naps stay at 50 us.
+ * Waiting follows the one policy of wait.h.
  */
 #define _GNU_SOURCE
-#include <sched.h>
-#include <sys/prctl.h>
-#include <time.h>
-#include "clock.h"
 #include "internal.h"
 #include "settings.h"
 
-/* After traffic, poll without yielding this long: a sched_yield per poll
- * adds its system call (~1 us here) to every answer a busy peer waits for.
- * Not when this node has more PEs than CPUs: there the spinning held the
- * core a peer needed (4 PEs on 2 CPUs, add + barrier: 156 us a round with
- * it, 110 without). */
-#define HPS_OFI_SPIN_AFTER_NS 50000
-
 void hps_shmem_wait_step(hps_waiter_t *w)
 {
-    uint32_t n = w->n++;
-    uint64_t t = hps_sh.ofi ? hps_ofi_poll() : 0;
-    if (n < hps_sh.spin) {
-        hps_cpu_relax();
-        return;
-    }
-    uint64_t now = hps_mono_ns();
-    if (t != w->traffic || !w->since) {
-        w->traffic = t;
-        w->since = now;
-        w->naps = 0;
-    }
-    uint64_t quiet_for = now - w->since;
-    if (hps_sh.ofi && quiet_for < HPS_OFI_SPIN_AFTER_NS && !hps_sh.crowded) {
-        hps_cpu_relax();              /* more is likely on its way */
-        return;
-    }
-    if (quiet_for < (uint64_t)hps_shmem_set.poll_ms * 1000000ull) {
-        sched_yield();
-        return;
-    }
-    if (hps_sh.ofi) {
-        static __thread int slack_set;
-        if (!slack_set) {
-            /* The default 50 us timer slack would double every nap. */
-            prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-            slack_set = 1;
-        }
-        hps_sleep_ns(50000);
-        return;
-    }
-    uint32_t k = w->naps++;
-    hps_sleep_ns(50000ull << (k < 5 ? k : 5));   /* 50 us doubling to 1.6 ms */
+    hps_waiter_step(w, hps_sh.ofi, hps_sh.ofi ? hps_ofi_poll() : 0);
 }
 
 void hps_wait_ge64(const uint64_t *v, uint64_t goal)

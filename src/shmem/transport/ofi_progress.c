@@ -3,10 +3,9 @@
  * ofi_progress.c - waiting, completion and progress for the libfabric
  * transport.
  *
- * Waiting never holds a CPU another PE needs (4 PEs on 2 cores is a normal
- * test): a wait polls for about HPS_OFI_SPIN_NS, which covers a loopback
- * round trip, then polls with sched_yield for a while, then with growing
- * sleeps.
+ * Waiting follows the library's one policy (../wait.h): it never holds a
+ * CPU another PE needs (4 PEs on 2 cores is a normal test), and traffic
+ * on this endpoint restarts its clock.
  *
  * Providers with manual data progress (shm, tcp;ofi_rxm) only move data
  * when someone calls in, so a PE that sits in computation would stall
@@ -33,11 +32,8 @@
 
 #include "ofi_internal.h"
 #include "../clock.h"
+#include "../wait.h"
 
-#define HPS_OFI_SPIN_NS        20000      /* poll without yielding */
-#define HPS_OFI_YIELD_NS      200000      /* then poll with sched_yield */
-#define HPS_OFI_SLEEP_MIN_NS   10000      /* then sleep, doubling ... */
-#define HPS_OFI_SLEEP_MAX_NS 1000000      /* ... up to this */
 /* The progress thread's polling interval: short while there is traffic,
  * doubling to the longest while there is none. */
 #define HPS_OFI_THREAD_POLL_MIN_NS 20000
@@ -45,36 +41,13 @@
 /* How long the thread stays away once it saw the application call in. */
 #define HPS_OFI_THREAD_NAP_NS      1000000
 
-/* One waiter's escalation: spin, then block or yield, then sleep. */
-typedef struct backoff {
-    uint64_t start;
-    uint64_t sleep;
-    unsigned polls;
-} backoff_t;
+static uint64_t traffic(void);
 
 /* Called after each unsuccessful poll. */
-static void pause_once(backoff_t *b)
+static void pause_once(hps_waiter_t *w)
 {
     hps_faa_relaxed(&hps_ofi.progress_calls, 1);
-    /* The first polls are not timed: most waits end within them. */
-    if (++b->polls < 32) {
-        hps_cpu_relax();
-        return;
-    }
-    uint64_t t = hps_mono_ns();
-    if (!b->start)
-        b->start = t;
-    uint64_t waited = t - b->start;
-    if (waited < HPS_OFI_SPIN_NS) {
-        hps_cpu_relax();
-    } else if (waited < HPS_OFI_YIELD_NS) {
-        sched_yield();
-    } else {
-        b->sleep = b->sleep ? b->sleep * 2 : HPS_OFI_SLEEP_MIN_NS;
-        if (b->sleep > HPS_OFI_SLEEP_MAX_NS)
-            b->sleep = HPS_OFI_SLEEP_MAX_NS;
-        hps_sleep_ns(b->sleep);
-    }
+    hps_waiter_step(w, 1, traffic());
 }
 
 void hps_ofi_progress(void)
@@ -84,8 +57,6 @@ void hps_ofi_progress(void)
     fi_cntr_read(hps_ofi.put_cntr);
 }
 
-static uint64_t traffic(void);
-
 uint64_t hps_ofi_poll(void)
 {
     hps_faa_relaxed(&hps_ofi.progress_calls, 1);
@@ -94,7 +65,7 @@ uint64_t hps_ofi_poll(void)
 
 int hps_ofi_issue(const char *call, const char *what, hps_ofi_issue_fn op, void *arg)
 {
-    backoff_t b = { 0 };
+    hps_waiter_t b = { 0 };
     for (;;) {
         ssize_t rc = op(arg);
         if (hps_likely(rc == 0))
@@ -102,9 +73,7 @@ int hps_ofi_issue(const char *call, const char *what, hps_ofi_issue_fn op, void 
         if (rc != -FI_EAGAIN)
             return hps_ofi_fail_rc(call, what, rc);
         /* The transmit queue is full, or the provider is still connecting:
-         * both clear with progress. */
-        hps_ofi_progress();
-        fi_cntr_read(hps_ofi.get_cntr);
+         * both clear with progress, which pause_once's counter reads drive. */
         pause_once(&b);
     }
 }
@@ -125,7 +94,7 @@ static int report_error(const char *call)
 static int wait_cntr(const char *call, struct fid_cntr *c, hps_au64 *err_seen, hps_au64 *issued)
 {
     uint64_t target = hps_load_relaxed(issued);
-    backoff_t b = { 0 };
+    hps_waiter_t b = { 0 };
     int failed = 0;
     for (;;) {
         uint64_t ok = fi_cntr_read(c), err = fi_cntr_readerr(c);
