@@ -4,15 +4,13 @@
  * lists no sources): every PE must then be on one node, reached through
  * shared memory, and asking for libfabric fails with one line.
  */
-#include <unistd.h>
+#include "runtime/errline.h"
 #include "transport/ofi.h"
 
 static int unavailable(void)
 {
-    static const char msg[] =
-        "hpsync-shmem: libfabric transport: not built into this library (needed for "
-        "HPSYNC_SHMEM_TRANSPORT=ofi and for PEs on other nodes)\n";
-    (void)!write(2, msg, sizeof msg - 1);
+    hps_shmem_errline("libfabric transport", "not built into this library (needed for "
+                      "HPSYNC_SHMEM_TRANSPORT=ofi and for PEs on other nodes)");
     return -1;
 }
 
