@@ -10,24 +10,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "internal.h"
+#include "runtime/errline.h"
 #include "runtime/runtime.h"
 
 #define HPS_FATAL_STATUS 1
-
-/* Formatted on the stack and written with one write(2), so lines of several
- * PEs dying at once do not interleave. */
-static void vline(const char *fn, const char *fmt, va_list ap)
-{
-    char buf[512];
-    int n = snprintf(buf, sizeof buf, "hpsync-shmem: %s: ", fn);
-    if (n < 0 || (size_t)n >= sizeof buf)
-        n = 0;
-    int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-    if (m > 0)
-        n += (size_t)m < sizeof buf - (size_t)n - 1 ? m : (int)(sizeof buf - (size_t)n - 2);
-    buf[n++] = '\n';
-    (void)!write(2, buf, (size_t)n);
-}
 
 static void __attribute__((noreturn)) die(void)
 {
@@ -44,39 +30,32 @@ void hps_fatal(const char *fn, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vline(fn, fmt, ap);
+    hps_shmem_verrline(fn, fmt, ap);
     va_end(ap);
     die();
-}
-
-static void line(const char *fn, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vline(fn, fmt, ap);
-    va_end(ap);
 }
 
 void hps_bad_target(const char *fn, const void *addr, size_t len, int pe)
 {
     if (hps_sh.state == HPS_ST_NEVER)
-        line(fn, "called before shmem_init");
+        hps_shmem_errline(fn, "called before shmem_init");
     else if (hps_sh.state == HPS_ST_FINALIZED || hps_sh.npes == 0)
-        line(fn, "called after shmem_finalize");
+        hps_shmem_errline(fn, "called after shmem_finalize");
     else if ((unsigned)pe >= hps_sh.npes)
-        line(fn, "PE %d out of range 0..%u", pe, hps_sh.npes - 1);
+        hps_shmem_errline(fn, "PE %d out of range 0..%u", pe, hps_sh.npes - 1);
     else {
         size_t off;
         int r = hps_region_of(addr, &off);
         const char *what = r == HPS_REG_HEAP ? "symmetric heap" : "data segment";
         if (r >= 0)
-            line(fn, "%zu bytes at %p run past the end of the %s", len, addr, what);
+            hps_shmem_errline(fn, "%zu bytes at %p run past the end of the %s", len, addr, what);
         else
-            line(fn, "address %p is not symmetric (symmetric heap %p..%p, data segment %p..%p)",
-                 addr, (void *)hps_sh.base[HPS_REG_HEAP],
-                 (void *)(hps_sh.base[HPS_REG_HEAP] + hps_sh.size[HPS_REG_HEAP]),
-                 (void *)hps_sh.base[HPS_REG_DATA],
-                 (void *)(hps_sh.base[HPS_REG_DATA] + hps_sh.size[HPS_REG_DATA]));
+            hps_shmem_errline(
+                fn, "address %p is not symmetric (symmetric heap %p..%p, data segment %p..%p)",
+                addr, (void *)hps_sh.base[HPS_REG_HEAP],
+                (void *)(hps_sh.base[HPS_REG_HEAP] + hps_sh.size[HPS_REG_HEAP]),
+                (void *)hps_sh.base[HPS_REG_DATA],
+                (void *)(hps_sh.base[HPS_REG_DATA] + hps_sh.size[HPS_REG_DATA]));
     }
     die();
 }
@@ -84,6 +63,6 @@ void hps_bad_target(const char *fn, const void *addr, size_t len, int pe)
 void hps_transport_failed(const char *fn)
 {
     /* The transport printed the libfabric error already. */
-    line(fn, "the libfabric transport failed");
+    hps_shmem_errline(fn, "the libfabric transport failed");
     die();
 }

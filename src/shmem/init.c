@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "runtime/errline.h"
 #include "runtime/runtime.h"
 #include "cpus.h"
 #include "envparse.h"
@@ -85,7 +86,7 @@ static void wire_up(void)
     const char *fn = "shmem_init";
     hps_shmem_settings_load();
     if (hps_rt_init() != 0) {
-        fprintf(stderr, "hpsync-shmem: shmem_init: cannot join the job\n");
+        hps_shmem_errline(fn, "cannot join the job");
         exit(1);
     }
     hps_sh.rt_up = 1;

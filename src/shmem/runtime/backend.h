@@ -6,13 +6,14 @@
  * Promise: runtime.c validates arguments (initialised, key length, value
  * size, PE range) before calling a back-end, so back-ends only do their
  * job.  A back-end's init fills the job description and returns 0, or
- * prints one line (hps_rt_err) and returns -1.
+ * prints one line (hps_shmem_errline) and returns -1.
  */
 #ifndef HPS_SHMEM_RT_BACKEND_H
 #define HPS_SHMEM_RT_BACKEND_H
 
 #include <stddef.h>
 
+#include "errline.h"
 #include "rendezvous.h"
 
 /* Enough for "o<pid>x<8 hex>" and for a namespace-derived id (see pmix.c). */
@@ -39,10 +40,6 @@ typedef struct hps_rt_backend {
 int hps_rt_local_init(hps_rt_job_t *job, const hps_rt_backend_t **be);
 int hps_rt_pmix_init(hps_rt_job_t *job, const hps_rt_backend_t **be);
 int hps_rt_singleton_init(hps_rt_job_t *job, const hps_rt_backend_t **be);
-
-/* One line "hpsync-shmem: <call>: <why>" on stderr, written whole. */
-void hps_rt_err(const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* This process's private key-value table: puts land here first (the local
  * back-end publishes it at the next exchange; a singleton reads it back). */

@@ -39,8 +39,8 @@ static int env_int(const char *name, long lo, long hi, int *out)
     errno = 0;
     long v = s ? strtol(s, &end, 10) : 0;
     if (!s || !*s || *end || errno || v < lo || v > hi) {
-        hps_rt_err("hps_rt_init", "%s='%s' is not a number from %ld to %ld "
-                   "(set by build/bin/oshrun)", name, s ? s : "", lo, hi);
+        hps_shmem_errline("hps_rt_init", "%s='%s' is not a number from %ld to %ld "
+                          "(set by build/bin/oshrun)", name, s ? s : "", lo, hi);
         return -1;
     }
     *out = (int)v;
@@ -156,8 +156,8 @@ int hps_rt_local_init(hps_rt_job_t *job, const hps_rt_backend_t **be)
     const char *id = secure_getenv(HPS_RDV_ENV_JOB);
     int rank, size;
     if (!job_id_ok(id)) {
-        hps_rt_err("hps_rt_init", "%s='%.60s' is not a job id (letters and digits)",
-                   HPS_RDV_ENV_JOB, id);
+        hps_shmem_errline("hps_rt_init", "%s='%.60s' is not a job id (letters and digits)",
+                          HPS_RDV_ENV_JOB, id);
         return -1;
     }
     if (env_int(HPS_RDV_ENV_SIZE, 1, HPS_RDV_MAX_PES, &size) ||
@@ -168,9 +168,9 @@ int hps_rt_local_init(hps_rt_job_t *job, const hps_rt_backend_t **be)
     hps_rdv_name(name, sizeof name, id);
     int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
-        hps_rt_err("hps_rt_init", "cannot open the launcher's rendezvous /dev/shm%s: %s "
-                   "(was this PE started by build/bin/oshrun, which is still running?)",
-                   name, strerror(errno));
+        hps_shmem_errline("hps_rt_init", "cannot open the launcher's rendezvous /dev/shm%s: %s "
+                          "(was this PE started by build/bin/oshrun, which is still running?)",
+                          name, strerror(errno));
         return -1;
     }
     size_t bytes = hps_rdv_bytes((uint32_t)size);
@@ -182,8 +182,8 @@ int hps_rt_local_init(hps_rt_job_t *job, const hps_rt_backend_t **be)
     hps_rdv_hdr_t *h = p;
     if (p == MAP_FAILED || h->magic != HPS_RDV_MAGIC || h->version != HPS_RDV_VERSION ||
         h->size != (uint32_t)size) {
-        hps_rt_err("hps_rt_init", "rendezvous /dev/shm%s does not describe a job of %d PEs "
-                   "(from another hpsync version?)", name, size);
+        hps_shmem_errline("hps_rt_init", "rendezvous /dev/shm%s does not describe a job of %d PEs "
+                          "(from another hpsync version?)", name, size);
         if (p != MAP_FAILED)
             munmap(p, bytes);
         return -1;
@@ -194,8 +194,8 @@ int hps_rt_local_init(hps_rt_job_t *job, const hps_rt_backend_t **be)
     /* Release pairs with oshrun's acquire load of the state once this PE
      * has exited (which orders it in practice anyway). */
     if (!hps_cas_release(&h->pe[rank].state, &idle, HPS_RDV_JOINED)) {
-        hps_rt_err("hps_rt_init", "PE %d of job %s has joined already (is this a program "
-                   "started by a PE, with its %s?)", rank, id, HPS_RDV_ENV_JOB);
+        hps_shmem_errline("hps_rt_init", "PE %d of job %s has joined already (is this a program "
+                          "started by a PE, with its %s?)", rank, id, HPS_RDV_ENV_JOB);
         munmap(p, bytes);
         return -1;
     }

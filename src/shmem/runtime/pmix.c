@@ -26,7 +26,7 @@ static int *g_node;                  /* node number of each PE, 0..nodes-1 */
 
 static int pmix_fail(const char *call, const char *what, pmix_status_t rc)
 {
-    hps_rt_err(call, "%s failed: %s", what, PMIx_Error_string(rc));
+    hps_shmem_errline(call, "%s failed: %s", what, PMIx_Error_string(rc));
     return -1;
 }
 
@@ -77,13 +77,13 @@ static int pmix_get(int pe, const char *key, void *val, size_t len)
     pmix_value_t *v = NULL;
     pmix_status_t rc = PMIx_Get(&p, k, NULL, 0, &v);
     if (rc != PMIX_SUCCESS) {
-        hps_rt_err("hps_rt_get", "PE %d's key '%s': PMIx_Get failed: %s", pe, key,
-                   PMIx_Error_string(rc));
+        hps_shmem_errline("hps_rt_get", "PE %d's key '%s': PMIx_Get failed: %s", pe, key,
+                          PMIx_Error_string(rc));
         return -1;
     }
     int ret = -1;
     if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size != len)
-        hps_rt_err("hps_rt_get", "PE %d's value for '%s' is not %zu bytes", pe, key, len);
+        hps_shmem_errline("hps_rt_get", "PE %d's value for '%s' is not %zu bytes", pe, key, len);
     else {
         if (len)
             memcpy(val, v->data.bo.bytes, len);
@@ -154,14 +154,14 @@ static int number_nodes(int size)
     char (*label)[LABEL] = malloc((size_t)size * LABEL);     /* one per distinct node */
     int nodes = 0, rc = -1;
     if (!g_node || !label) {
-        hps_rt_err("hps_rt_init", "out of memory for %d PEs' node numbers", size);
+        hps_shmem_errline("hps_rt_init", "out of memory for %d PEs' node numbers", size);
         goto out;
     }
     for (int pe = 0; pe < size; pe++) {
         char mine[LABEL];
         if (node_label(pe, mine, sizeof mine) != 0) {
-            hps_rt_err("hps_rt_init", "PMIx gives neither %s nor %s for PE %d",
-                       PMIX_NODEID, PMIX_HOSTNAME, pe);
+            hps_shmem_errline("hps_rt_init", "PMIx gives neither %s nor %s for PE %d",
+                              PMIX_NODEID, PMIX_HOSTNAME, pe);
             goto out;
         }
         int n = 0;
@@ -204,8 +204,8 @@ int hps_rt_pmix_init(hps_rt_job_t *job, const hps_rt_backend_t **be)
 {
     pmix_status_t rc = PMIx_Init(&g_me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
-        hps_rt_err("hps_rt_init", "PMIx_Init failed: %s (PMIX_RANK is set, but no PMIx "
-                   "launcher answers)", PMIx_Error_string(rc));
+        hps_shmem_errline("hps_rt_init", "PMIx_Init failed: %s (PMIX_RANK is set, but no PMIx "
+                          "launcher answers)", PMIx_Error_string(rc));
         return -1;
     }
     PMIX_LOAD_PROCID(&g_all, g_me.nspace, PMIX_RANK_WILDCARD);
@@ -213,8 +213,8 @@ int hps_rt_pmix_init(hps_rt_job_t *job, const hps_rt_backend_t **be)
     rc = PMIx_Get(&g_all, PMIX_JOB_SIZE, NULL, 0, &v);
     if (rc != PMIX_SUCCESS || v->type != PMIX_UINT32 || v->data.uint32 == 0 ||
         v->data.uint32 > INT32_MAX || g_me.rank >= v->data.uint32) {
-        hps_rt_err("hps_rt_init", "PMIx gives no usable %s for namespace %s: %s",
-                   PMIX_JOB_SIZE, g_me.nspace, PMIx_Error_string(rc));
+        hps_shmem_errline("hps_rt_init", "PMIx gives no usable %s for namespace %s: %s",
+                          PMIX_JOB_SIZE, g_me.nspace, PMIx_Error_string(rc));
         if (v)
             PMIX_VALUE_RELEASE(v);
         PMIx_Finalize(NULL, 0);

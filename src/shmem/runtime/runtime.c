@@ -11,7 +11,6 @@
 #define _GNU_SOURCE
 #include "runtime.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,22 +21,6 @@
 static const hps_rt_backend_t *g_be;
 static hps_rt_job_t g_job;
 static hps_rdv_kv_t g_staged;
-
-void hps_rt_err(const char *call, const char *fmt, ...)
-{
-    char line[512];
-    int n = snprintf(line, sizeof line, "hpsync-shmem: %s: ", call);
-    va_list ap;
-    va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-    va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
-    line[len++] = '\n';
-    /* One write(2): PEs share stderr, and whole lines keep the output readable. */
-    (void)!write(2, line, len);
-}
 
 int hps_rt_init(void)
 {
@@ -71,7 +54,7 @@ static int joined(const char *call)
 {
     if (g_be)
         return 1;
-    hps_rt_err(call, "called before hps_rt_init");
+    hps_shmem_errline(call, "called before hps_rt_init");
     return 0;
 }
 
@@ -79,20 +62,20 @@ static int valid_pe(const char *call, int pe)
 {
     if (pe >= 0 && pe < g_job.size)
         return 1;
-    hps_rt_err(call, "PE %d is not in the job (0..%d)", pe, g_job.size - 1);
+    hps_shmem_errline(call, "PE %d is not in the job (0..%d)", pe, g_job.size - 1);
     return 0;
 }
 
 static int valid_key(const char *call, const char *key, const void *val, size_t len)
 {
     if (!key || !key[0] || strnlen(key, HPS_RDV_KEYLEN) >= HPS_RDV_KEYLEN) {
-        hps_rt_err(call, "key '%.40s' is empty or longer than %d characters",
-                   key ? key : "(null)", HPS_RDV_KEYLEN - 1);
+        hps_shmem_errline(call, "key '%.40s' is empty or longer than %d characters",
+                          key ? key : "(null)", HPS_RDV_KEYLEN - 1);
         return 0;
     }
     if (len > HPS_RT_MAX_VALUE || (len && !val)) {
-        hps_rt_err(call, "value for '%s' has %zu bytes (at most %d, non-NULL)",
-                   key, len, HPS_RT_MAX_VALUE);
+        hps_shmem_errline(call, "value for '%s' has %zu bytes (at most %d, non-NULL)",
+                          key, len, HPS_RT_MAX_VALUE);
         return 0;
     }
     return 1;
@@ -168,8 +151,8 @@ int hps_rt_stage_put(const char *key, const void *val, size_t len)
     hps_rdv_slot_t *s = (hps_rdv_slot_t *)kv_find(&g_staged, key);
     if (!s) {
         if (g_staged.nslots == HPS_RDV_SLOTS) {
-            hps_rt_err("hps_rt_put", "no room for key '%s': each PE may publish %d keys",
-                       key, HPS_RDV_SLOTS);
+            hps_shmem_errline("hps_rt_put", "no room for key '%s': each PE may publish %d keys",
+                              key, HPS_RDV_SLOTS);
             return -1;
         }
         s = &g_staged.slot[g_staged.nslots++];
@@ -185,12 +168,13 @@ int hps_rt_kv_get(const hps_rdv_kv_t *kv, int pe, const char *key, void *val, si
 {
     const hps_rdv_slot_t *s = kv_find(kv, key);
     if (!s) {
-        hps_rt_err("hps_rt_get", "PE %d published no key '%s' (before the last exchange)", pe, key);
+        hps_shmem_errline("hps_rt_get", "PE %d published no key '%s' (before the last exchange)",
+                          pe, key);
         return -1;
     }
     if (s->len != len) {
-        hps_rt_err("hps_rt_get", "PE %d's value for '%s' has %u bytes, not %zu",
-                   pe, key, s->len, len);
+        hps_shmem_errline("hps_rt_get", "PE %d's value for '%s' has %u bytes, not %zu",
+                          pe, key, s->len, len);
         return -1;
     }
     if (len)

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
-# The runtime back-ends (local rendezvous, PMIx, singleton): see runtime.h.
+# The runtime back-ends (local rendezvous, PMIx, singleton): see runtime.h;
+# and errline.c, the library's one error line, which every layer above
+# uses too (listed here because the runtime is the layer all of them link).
 #   HPS_SHMEM_RUNTIME_SOURCES  to compile into libhpsync-shmem
 #   HPS_SHMEM_RUNTIME_LIBS     to link it with (libpmix)
 #   hps_shmem_rt               the runtime alone, a static library for its
@@ -10,6 +12,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(PMIX REQUIRED IMPORTED_TARGET GLOBAL pmix)
 
 set(HPS_SHMEM_RUNTIME_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/errline.c
   ${CMAKE_CURRENT_LIST_DIR}/runtime.c
   ${CMAKE_CURRENT_LIST_DIR}/local.c
   ${CMAKE_CURRENT_LIST_DIR}/pmix.c

@@ -72,7 +72,7 @@ typedef struct hps_ofi_state {
 
 extern hps_ofi_state_t hps_ofi HPS_OFI_HIDDEN;
 
-/* One line "hpsync-shmem: <call>: <why>" on stderr; returns -1. */
+/* One line "hpsync-shmem: <call>: <why>" (hps_shmem_errline); returns -1. */
 int hps_ofi_fail(const char *call, const char *fmt, ...)
     __attribute__((format(printf, 2, 3))) HPS_OFI_HIDDEN;
 /* The same for a libfabric return code (negative fi_errno). */

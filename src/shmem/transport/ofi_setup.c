@@ -19,6 +19,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 
+#include "../runtime/errline.h"
 #include "../runtime/runtime.h"
 #include "ofi_internal.h"
 
@@ -37,12 +38,10 @@ static int force_mr_local;
 
 int hps_ofi_fail(const char *call, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    hps_shmem_verrline(call, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "hpsync-shmem: %s: %s\n", call, msg);
     return -1;
 }
 

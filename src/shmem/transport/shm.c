@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
+#include "runtime/errline.h"
 #include "runtime/runtime.h"
 
 #define PAGE_FLOOR(x) ((uintptr_t)(x) & ~(uintptr_t)(hps_page - 1))
@@ -30,13 +31,10 @@ static void seg_name(char *buf, size_t n, const char *what, int pe)
     snprintf(buf, n, "/hpsync-shmem-%s-%s-%d", hps_rt_job_id(), what, pe);
 }
 
+/* Set-up failures of shmem_init: "<what> <segment name>: <errno's reason>". */
 static void errline(const char *what, const char *name)
 {
-    char buf[256];
-    int n = snprintf(buf, sizeof buf, "hpsync-shmem: shmem_init: %s %s: %s\n", what, name,
-                     strerror(errno));
-    if (n > 0)
-        (void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+    hps_shmem_errline("shmem_init", "%s %s: %s", what, name, strerror(errno));
 }
 
 /* A new named segment of size bytes; a stale one of the same name (a job id
