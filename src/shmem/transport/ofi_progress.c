@@ -43,11 +43,12 @@
 
 static uint64_t traffic(void);
 
-/* Called after each unsuccessful poll. */
-static void pause_once(hps_waiter_t *w)
+/* Called after each unsuccessful poll, with what the poll saw of traffic
+ * (a stamp that only grows). */
+static void pause_once(hps_waiter_t *w, uint64_t seen)
 {
     hps_faa_relaxed(&hps_ofi.progress_calls, 1);
-    hps_waiter_step(w, 1, traffic());
+    hps_waiter_step(w, 1, seen);
 }
 
 void hps_ofi_progress(void)
@@ -73,8 +74,8 @@ int hps_ofi_issue(const char *call, const char *what, hps_ofi_issue_fn op, void 
         if (rc != -FI_EAGAIN)
             return hps_ofi_fail_rc(call, what, rc);
         /* The transmit queue is full, or the provider is still connecting:
-         * both clear with progress, which pause_once's counter reads drive. */
-        pause_once(&b);
+         * both clear with progress, which the counter reads drive. */
+        pause_once(&b, traffic());
     }
 }
 
@@ -106,7 +107,9 @@ static int wait_cntr(const char *call, struct fid_cntr *c, hps_au64 *err_seen, h
          * them; the caller hears of them once. */
         if (ok + err >= target)
             return failed;
-        pause_once(&b);
+        /* The counter just read is the traffic that matters here: no
+         * further reads (each one a progress call on tcp;ofi_rxm). */
+        pause_once(&b, ok + err);
     }
 }
 
