@@ -100,7 +100,7 @@ void hps_iget(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdif
     }
     /* The gets above were issued non-blocking: iget returns with data. */
     if (!p)
-        HPS_OFI(fn, hps_ofi_quiet());
+        HPS_OFI(fn, hps_ofi_get_wait());
 }
 
 /* ---- put with signal ----------------------------------------------------------- */

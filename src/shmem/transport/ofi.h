@@ -50,6 +50,9 @@ int hps_ofi_put(int region, size_t off, const void *src, size_t len, int pe);
 int hps_ofi_put_nbi(int region, size_t off, const void *src, size_t len, int pe);
 int hps_ofi_get(void *dst, int region, size_t off, size_t len, int pe);
 int hps_ofi_get_nbi(void *dst, int region, size_t off, size_t len, int pe);
+/* Wait for every get issued so far: a batch of _nbi gets made blocking,
+ * without quiet's flush of the peers written to. */
+int hps_ofi_get_wait(void);
 
 /* Atomics on 4- and 8-byte integers (size 4 or 8; is_signed for min/max).
  * Ops: */

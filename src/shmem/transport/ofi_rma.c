@@ -142,3 +142,8 @@ int hps_ofi_get_nbi(void *dst, int region, size_t off, size_t len, int pe)
 {
     return get("hps_ofi_get_nbi", dst, region, off, len, pe, 0);
 }
+
+int hps_ofi_get_wait(void)
+{
+    return hps_ofi_wait_gets("hps_ofi_get_wait");
+}
