@@ -48,9 +48,10 @@ enum { HPS_ST_NEVER = 0, HPS_ST_RUNNING = 1, HPS_ST_FINALIZED = 2 };
  * mapped in this process; for this PE it is its own base, unless every
  * operation must go through libfabric.  A PE reached through libfabric has
  * its transport row there instead (hps_ofi_target_t), tagged with bit 0
- * (HPS_PEER_OFI), so one load tells a store from an inject and feeds both;
- * NULL only before the transport is up.  Read it through hps_peer_map()
- * unless you handle the tag.
+ * (HPS_PEER_OFI), so one load tells a store from an inject and feeds both.
+ * Only an empty data segment's entries stay NULL, and the size check turns
+ * away every address there first.  Read it through hps_peer_map() unless
+ * you handle the tag.
  */
 typedef struct hps_shmem_state {
     uint32_t npes;
