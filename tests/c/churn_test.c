@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 64 * 1024);
-    long rss_warm = -1, rss_peak = 0;
+    hps_test_rss_t rss = HPS_TEST_RSS_INIT;
     unsigned long made = 0;
     while (made < total) {
         unsigned n = total - made < wave ? (unsigned)(total - made) : wave;
@@ -74,20 +74,15 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < n; i++)
             pthread_join(t[i], NULL);
         made += n;
-        long r = hps_test_rss_kb();
-        if (rss_warm < 0 && made >= total / 10)
-            rss_warm = r;
-        if (r > rss_peak)
-            rss_peak = r;
+        hps_test_rss_sample(&rss, made >= total / 10);
     }
     HPS_CHECK(n_normal == total && n_rec == total && n_err == total && n_done == total,
               "lost updates: normal %lu, recursive %lu, errorcheck %lu, done %lu of %lu",
               n_normal, n_rec, n_err, n_done, total);
     /* After warm-up (thread stacks cached, tables sized) memory stays flat. */
-    if (rss_warm > 0 && rss_peak - rss_warm > 8192)
-        hps_test_fail("RSS grew from %ld kB to %ld kB over %lu threads", rss_warm, rss_peak, total);
+    hps_test_rss_check(&rss, 8192, total);
     printf("%s: ok: %lu threads in waves of %u, RSS %ld kB after warm-up, peak %ld kB\n",
-           name, total, wave, rss_warm, rss_peak);
+           name, total, wave, rss.warm, rss.peak);
     free(t);
     return 0;
 }

@@ -121,6 +121,21 @@ long hps_test_rss_kb(void)
     return kb;
 }
 
+void hps_test_rss_sample(hps_test_rss_t *r, int warmed_up)
+{
+    long kb = hps_test_rss_kb();
+    if (r->warm < 0 && warmed_up)
+        r->warm = kb;
+    if (kb > r->peak)
+        r->peak = kb;
+}
+
+void hps_test_rss_check(const hps_test_rss_t *r, long max_growth_kb, unsigned long threads)
+{
+    if (r->warm > 0 && r->peak - r->warm > max_growth_kb)
+        hps_test_fail("RSS grew from %ld kB to %ld kB over %lu threads", r->warm, r->peak, threads);
+}
+
 unsigned long hps_test_ulong(const char *arg, const char *what)
 {
     char *end;

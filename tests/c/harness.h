@@ -69,6 +69,15 @@ unsigned hps_test_threads(const char *arg);
 int hps_test_preloaded(void);
 /* The process's resident set in kB (VmRSS), or -1 if unreadable. */
 long hps_test_rss_kb(void);
+/* RSS over a run of waves: the first sample once warmed up, and the peak.
+ * Start from HPS_TEST_RSS_INIT; sample after each wave. */
+typedef struct hps_test_rss {
+    long warm, peak;
+} hps_test_rss_t;
+#define HPS_TEST_RSS_INIT { -1, 0 }
+void hps_test_rss_sample(hps_test_rss_t *r, int warmed_up);
+/* Fail if the peak exceeds the warm sample by more than max_growth_kb. */
+void hps_test_rss_check(const hps_test_rss_t *r, long max_growth_kb, unsigned long threads);
 /* Parse a positive integer argument or fail. */
 unsigned long hps_test_ulong(const char *arg, const char *what);
 

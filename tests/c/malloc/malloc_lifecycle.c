@@ -255,7 +255,7 @@ static void test_threads(unsigned long total, unsigned wave)
     pthread_attr_setstacksize(&joinable, 128 * 1024);
     pthread_attr_setstacksize(&detached, 128 * 1024);
     pthread_attr_setdetachstate(&detached, PTHREAD_CREATE_DETACHED);
-    long rss_warm = -1, rss_peak = 0;
+    hps_test_rss_t rss = HPS_TEST_RSS_INIT;
     unsigned long made = 0, detached_made = 0;
     while (made < total) {
         unsigned n = total - made < wave ? (unsigned)(total - made) : wave;
@@ -275,22 +275,17 @@ static void test_threads(unsigned long total, unsigned wave)
             pthread_cond_wait(&done_cv, &done_lock);
         pthread_mutex_unlock(&done_lock);
         made += n;
-        long r = hps_test_rss_kb();
-        if (rss_warm < 0 && made >= total / 5)
-            rss_warm = r;
-        if (r > rss_peak)
-            rss_peak = r;
+        hps_test_rss_sample(&rss, made >= total / 5);
     }
     size_t left = pool_n;
     pool_drain("block left by an exited thread");
     /* The pool holds up to POOL blocks of up to 2 MiB throughout; beyond
      * warm-up, growth means memory of exited threads is not reused. */
-    if (rss_warm > 0 && rss_peak - rss_warm > 32 * 1024)
-        hps_test_fail("RSS grew from %ld kB to %ld kB over %lu threads", rss_warm, rss_peak, total);
+    hps_test_rss_check(&rss, 32 * 1024, total);
     printf("malloc_lifecycle threads: ok: %lu threads (%lu detached) in waves of %u; %lu blocks "
            "freed by other threads, %zu by main after all exited; RSS %ld kB after warm-up, "
-           "peak %ld kB\n", total, detached_made, wave, atomic_load(&inherited), left, rss_warm,
-           rss_peak);
+           "peak %ld kB\n", total, detached_made, wave, atomic_load(&inherited), left, rss.warm,
+           rss.peak);
     free(t);
 }
 
