@@ -87,17 +87,17 @@ typedef struct amo_arg {
 static ssize_t amo_op(void *p)
 {
     const amo_arg_t *a = p;
-    const hps_ofi_peer_t *peer = &hps_ofi_fast.peer[a->pe];
-    uint64_t raddr = peer->base[a->region] + a->off, key = peer->key[a->region];
+    const hps_ofi_target_t *t = hps_ofi_tgt(a->region, a->pe);
+    uint64_t raddr = t->base + a->off, key = t->key;
     enum fi_datatype dt = dtype(a->op, a->size);
     enum fi_op op = ops[a->op].op;
     if (a->op == HPS_AOP_CSWAP)
         return fi_compare_atomic(hps_ofi.ep, a->operand, 1, a->desc[0], a->compare, a->desc[1],
-                                 a->result, a->desc[2], peer->addr, raddr, key, dt, op, NULL);
+                                 a->result, a->desc[2], t->addr, raddr, key, dt, op, NULL);
     if (a->result)
         return fi_fetch_atomic(hps_ofi.ep, a->operand, 1, a->desc[0], a->result, a->desc[2],
-                               peer->addr, raddr, key, dt, op, NULL);
-    return fi_inject_atomic(hps_ofi.ep, a->operand, 1, peer->addr, raddr, key, dt, op);
+                               t->addr, raddr, key, dt, op, NULL);
+    return fi_inject_atomic(hps_ofi.ep, a->operand, 1, t->addr, raddr, key, dt, op);
 }
 
 /* Descriptors for the caller's buffers (FI_MR_LOCAL); registrations made

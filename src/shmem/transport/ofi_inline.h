@@ -21,26 +21,24 @@
 #include "hpsync/pr.h"
 #include "ofi.h"
 
-/* What a put needs to know about one peer, one cache line each.  base is
- * added to the offset: the peer's region address where the provider
- * addresses memory by virtual address (FI_MR_VIRT_ADDR), else 0. */
+/* What quiet needs to know about one peer, one cache line each: written
+ * since the last quiet by an operation whose counter may only mean "sent",
+ * so quiet flushes this peer (see hps_ofi_quiet).  One byte per kind, so
+ * marking is a single store. */
 typedef struct hps_ofi_peer {
-    uint64_t base[HPS_OFI_REGIONS];
-    uint64_t key[HPS_OFI_REGIONS];
-    fi_addr_t addr;
-    /* Written since the last quiet by an operation whose counter may only
-     * mean "sent": quiet flushes this peer (see hps_ofi_quiet).  One byte
-     * per kind, so marking is a single store. */
     _Atomic uint8_t dirty_rma;     /* fi_inject_write */
     _Atomic uint8_t dirty_amo;     /* non-fetching atomics */
 } __attribute__((aligned(HPS_CACHELINE))) hps_ofi_peer_t;
 
-/* One peer's region as shmem_TYPENAME_p needs it: everything of the inject
- * in one row, reached from the core's per-region peer table (internal.h
- * keeps its address there, tagged, where an on-node peer has its mapping),
- * so the path to the fabric call looks up no region or PE index. */
+/* How to reach one peer's region: everything an operation's addressing
+ * needs in one row.  base is added to the offset: the peer's region
+ * address where the provider addresses memory by virtual address
+ * (FI_MR_VIRT_ADDR), else 0.  The core's per-region peer table keeps each
+ * row's address, tagged, where an on-node peer has its mapping
+ * (internal.h), so shmem_TYPENAME_p's path to the fabric call looks up no
+ * region or PE index. */
 typedef struct hps_ofi_target {
-    uint64_t base, key;            /* as in hps_ofi_peer_t, for this region */
+    uint64_t base, key;
     fi_addr_t addr;
     int region, pe;
 } hps_ofi_target_t;
@@ -48,7 +46,7 @@ typedef struct hps_ofi_target {
 typedef struct hps_ofi_fast {
     struct fid_ep *ep;
     hps_ofi_peer_t *peer;          /* indexed by PE */
-    hps_ofi_target_t *target[HPS_OFI_REGIONS];   /* indexed by PE */
+    hps_ofi_target_t *target[HPS_OFI_REGIONS];   /* [region][PE] */
     size_t inject_max;             /* largest put sent by fi_inject_write */
     /* Operations issued, per completion counter (writes and non-fetching
      * atomics / reads and fetching atomics), and the sum of both that the
@@ -62,18 +60,16 @@ typedef struct hps_ofi_fast {
 
 extern hps_ofi_fast_t hps_ofi_fast __attribute__((visibility("hidden")));
 
-/* Inject len <= inject_max bytes (at least 8: hps_ofi_init checks, so
- * shmem_TYPENAME_p need not compare); 0 if sent, and the caller then calls
- * hps_ofi_injected(pe).  Non-zero (a full queue): nothing was sent, use
- * hps_ofi_put(). */
-HPS_INLINE int hps_ofi_inject_small(const void *buf, size_t len, int region, size_t off, int pe)
+/* pe's row for region. */
+HPS_INLINE const hps_ofi_target_t *hps_ofi_tgt(int region, int pe)
 {
-    const hps_ofi_peer_t *p = &hps_ofi_fast.peer[pe];
-    return fi_inject_write(hps_ofi_fast.ep, buf, len, p->addr, p->base[region] + off,
-                           p->key[region]) != 0;
+    return &hps_ofi_fast.target[region][pe];
 }
 
-/* hps_ofi_inject_small() through a target row. */
+/* Inject len <= inject_max bytes (at least 8: hps_ofi_init checks, so
+ * shmem_TYPENAME_p need not compare) at off in t's region; 0 if sent, and
+ * the caller then calls hps_ofi_injected(pe).  Non-zero (a full queue):
+ * nothing was sent, use hps_ofi_put(). */
 HPS_INLINE int hps_ofi_inject_target(const void *buf, size_t len, const hps_ofi_target_t *t,
                                      size_t off)
 {
@@ -94,7 +90,7 @@ HPS_INLINE void hps_ofi_injected(int pe)
 HPS_INLINE int hps_ofi_put_fast(int region, size_t off, const void *src, size_t len, int pe)
 {
     if (hps_likely(len <= hps_ofi_fast.inject_max) &&
-        hps_likely(hps_ofi_inject_small(src, len, region, off, pe) == 0)) {
+        hps_likely(hps_ofi_inject_target(src, len, hps_ofi_tgt(region, pe), off) == 0)) {
         hps_ofi_injected(pe);
         return 0;
     }

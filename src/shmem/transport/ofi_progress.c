@@ -133,15 +133,15 @@ static ssize_t flush_op(void *p)
 {
     const flush_arg_t *a = p;
     int r = hps_ofi.flush_region;
-    const hps_ofi_peer_t *peer = &hps_ofi_fast.peer[a->pe];
+    const hps_ofi_target_t *t = hps_ofi_tgt(r, a->pe);
     uint64_t *land = &hps_ofi.scratch->flush[a->atomic];
-    uint64_t raddr = peer->base[r] + hps_ofi.flush_off;
+    uint64_t raddr = t->base + hps_ofi.flush_off;
     if (a->atomic)
         return fi_fetch_atomic(hps_ofi.ep, land, 1, hps_ofi.scratch_desc, land,
-                               hps_ofi.scratch_desc, peer->addr, raddr, peer->key[r],
+                               hps_ofi.scratch_desc, t->addr, raddr, t->key,
                                FI_UINT64, FI_ATOMIC_READ, NULL);
-    return fi_read(hps_ofi.ep, land, sizeof *land, hps_ofi.scratch_desc, peer->addr, raddr,
-                   peer->key[r], NULL);
+    return fi_read(hps_ofi.ep, land, sizeof *land, hps_ofi.scratch_desc, t->addr, raddr,
+                   t->key, NULL);
 }
 
 /*

@@ -60,11 +60,10 @@ int hps_ofi_check(const char *call, int region, size_t off, size_t len, int pe)
 static int transfer(const char *call, const char *what, hps_ofi_issue_fn op, void *local,
                     void *desc, int region, size_t off, size_t len, int pe, hps_au64 *issued)
 {
-    const hps_ofi_peer_t *peer = &hps_ofi_fast.peer[pe];
+    const hps_ofi_target_t *t = hps_ofi_tgt(region, pe);
     for (size_t done = 0; done < len;) {
         size_t n = len - done < hps_ofi.max_msg ? len - done : hps_ofi.max_msg;
-        rma_arg_t a = { (char *)local + done, n, desc, peer->addr,
-                        peer->base[region] + off + done, peer->key[region] };
+        rma_arg_t a = { (char *)local + done, n, desc, t->addr, t->base + off + done, t->key };
         if (hps_ofi_issue(call, what, op, &a))
             return -1;
         hps_faa_relaxed(issued, 1);
@@ -80,10 +79,9 @@ static int put(const char *call, int region, size_t off, const void *src, size_t
         return -1;
     if (!len)
         return 0;
-    hps_ofi_peer_t *peer = &hps_ofi_fast.peer[pe];
     if (len <= hps_ofi_fast.inject_max) {
-        rma_arg_t a = { (void *)src, len, NULL, peer->addr, peer->base[region] + off,
-                        peer->key[region] };
+        const hps_ofi_target_t *t = hps_ofi_tgt(region, pe);
+        rma_arg_t a = { (void *)src, len, NULL, t->addr, t->base + off, t->key };
         if (hps_ofi_issue(call, "fi_inject_write", inject_op, &a))
             return -1;
         hps_ofi_injected(pe);

@@ -385,15 +385,14 @@ static int insert_peers(void)
             return hps_ofi_fail(call, "PE %d uses libfabric provider \"%s\", this PE (%d) \"%s\"",
                                 pe, card.provider, hps_ofi.me, hps_ofi.provider);
         /* One at a time, so the table index is the PE even for AV_MAP. */
-        int n = fi_av_insert(hps_ofi.av, name, 1, &peer[pe].addr, 0, NULL);
+        fi_addr_t addr;
+        int n = fi_av_insert(hps_ofi.av, name, 1, &addr, 0, NULL);
         if (n != 1)
             return hps_ofi_fail(call, "fi_av_insert of PE %d failed%s%s", pe, n < 0 ? ": " : "",
                                 n < 0 ? fi_strerror(-n) : "");
-        memcpy(peer[pe].base, card.base, sizeof card.base);
-        memcpy(peer[pe].key, card.key, sizeof card.key);
         for (int r = 0; r < HPS_OFI_REGIONS; r++)
-            hps_ofi_fast.target[r][pe] = (hps_ofi_target_t){ peer[pe].base[r], peer[pe].key[r],
-                                                             peer[pe].addr, r, pe };
+            hps_ofi_fast.target[r][pe] = (hps_ofi_target_t){ card.base[r], card.key[r], addr, r,
+                                                             pe };
     }
     return 0;
 }
