@@ -282,7 +282,7 @@ def doctor(doc: dict[str, Any]) -> str:
             for name, p in peers.get("libraries", {}).items()
         ] + [("libfabric providers",
               ", ".join(peers.get("fabric_providers", [])) or
-              ("none listed" if peers.get("fi_info") else "fi_info not installed"))]),
+              peers.get("fabric", {}).get("error") or "none with RMA and atomics")]),
         ("Settings (environment)", [
             (s["name"], f"{_setting_value(s)}  - {s['doc']}")
             for s in doc.get("settings", [])
