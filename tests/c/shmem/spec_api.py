@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""spec_api.py CC INCLUDE_DIR LIBRARY
+"""spec_api.py [--shmemx] CC INCLUDE_DIR LIBRARY
 
 Every routine and library constant of OpenSHMEM 1.5 for C, deprecated ones
 included, checked against libhpsync-shmem: each routine must be exported by
@@ -15,6 +15,7 @@ stderr and exit status 1; a summary line and 0 when nothing is missing.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -149,18 +150,81 @@ def program(names: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print("usage: spec_api.py CC INCLUDE_DIR LIBRARY", file=sys.stderr)
-        return 2
-    cc, inc, lib = argv[1], argv[2], argv[3]
-    names = routines()
-    bad = 0
+def exports(lib: str) -> set[str] | None:
     nm = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True)
     if nm.returncode != 0:
         print(f"spec_api: nm {lib}: {nm.stderr.strip()}", file=sys.stderr)
+        return None
+    return {line.split()[-1] for line in nm.stdout.splitlines() if line.strip()}
+
+
+def preprocess(cc: str, inc: str, header: str, macros: bool) -> str:
+    r = subprocess.run([cc, "-E", "-std=c11", "-I", inc] + (["-dM"] if macros else []) + ["-"],
+                       input=f"#include <{header}>\n", capture_output=True, text=True, check=True)
+    return r.stdout
+
+
+def check_shmemx(cc: str, inc: str, lib: str) -> int:
+    """HAVE_SHMEMX_<NAME> for exactly the declared shmemx_<name>, all exported."""
+    exported = exports(lib)
+    if exported is None:
         return 1
-    exported = {line.split()[-1] for line in nm.stdout.splitlines() if line.strip()}
+    have = set(re.findall(r"^#define (HAVE_SHMEMX_\w+)", preprocess(cc, inc, "shmemx.h", True), re.M))
+    have -= set(re.findall(r"^#define (HAVE_SHMEMX_\w+)", preprocess(cc, inc, "shmem.h", True), re.M))
+    declared = set(re.findall(r"\b(shmemx_\w+)\s*\(", preprocess(cc, inc, "shmemx.h", False)))
+    offered = {n for n in exported if n.startswith("shmemx_")}
+    bad = []
+    for d in sorted(declared):
+        if "HAVE_" + d.upper() not in have:
+            bad.append(f"{d} is declared without a HAVE_{d.upper()} macro")
+    for h in sorted(have):
+        if h[len("HAVE_"):].lower() not in declared:
+            bad.append(f"{h} is defined but shmemx.h declares no {h[len('HAVE_'):].lower()}")
+    for n in sorted(declared ^ offered):
+        bad.append(f"{n} is {'declared but not exported' if n in declared else 'exported but not declared'}")
+    if not declared:
+        bad.append("shmemx.h declares no extension")
+    # Each macro guards a use of its routine, as a program would write it.
+    prog = ["#include <shmemx.h>", "typedef void (*fn_t)(void);",
+            "static const fn_t guarded[] = {", "    (fn_t)0,"]
+    for d in sorted(declared):
+        prog += [f"#ifdef HAVE_{d.upper()}", f"    (fn_t){d},", "#endif"]
+    prog += ["};", "int main(void)", "{",
+             f"    return sizeof guarded / sizeof guarded[0] != {len(declared) + 1};", "}"]
+    with tempfile.TemporaryDirectory() as t:
+        src, exe = Path(t) / "shmemx_api.c", Path(t) / "shmemx_api"
+        src.write_text("\n".join(prog) + "\n")
+        r = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-I", inc, str(src), lib, "-o",
+                            str(exe), f"-Wl,-rpath,{Path(lib).resolve().parent}"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            bad += [l for l in r.stderr.splitlines() if "error" in l][:20] or ["does not build"]
+        elif subprocess.run([str(exe)]).returncode != 0:
+            bad.append("a HAVE_SHMEMX_ macro did not guard its routine")
+    for b in bad:
+        print(f"spec_api: shmemx: {b}", file=sys.stderr)
+    if bad:
+        return 1
+    print(f"spec_api: shmemx.h: {len(declared)} extensions, each with its HAVE_SHMEMX_ macro "
+          f"and exported: {', '.join(sorted(declared))}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    shmemx = len(argv) > 1 and argv[1] == "--shmemx"
+    if shmemx:
+        argv = argv[:1] + argv[2:]
+    if len(argv) != 4:
+        print("usage: spec_api.py [--shmemx] CC INCLUDE_DIR LIBRARY", file=sys.stderr)
+        return 2
+    cc, inc, lib = argv[1], argv[2], argv[3]
+    if shmemx:
+        return check_shmemx(cc, inc, lib)
+    names = routines()
+    bad = 0
+    exported = exports(lib)
+    if exported is None:
+        return 1
     for n in names:
         if n not in exported:
             print(f"spec_api: {n} is not exported by {Path(lib).name}", file=sys.stderr)
