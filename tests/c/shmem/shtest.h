@@ -42,5 +42,6 @@ void t_mem(void);
 void t_compat(void);
 void t_generic(void);
 void t_gtypes(void);
+void t_align(void);
 
 #endif
