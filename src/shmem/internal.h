@@ -305,6 +305,9 @@ void hps_wait_ge64(const uint64_t *v, uint64_t goal);
 
 /* heap.c: the symmetric allocator over [reserved, size) of the heap. */
 void hps_heap_init(size_t heap_size, size_t reserved);
+/* heap.c: how the heap must be mapped (transport/shm.c): base + *lead
+ * aligned to the value returned, on every PE. */
+size_t hps_heap_map_align(size_t heap_size, size_t page, size_t *lead);
 size_t hps_heap_free_bytes(void);
 /* team.c: world and shared teams, after the transports are up. */
 void hps_teams_init(void);

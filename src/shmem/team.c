@@ -381,6 +381,18 @@ HPS_API int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_tea
     return -1;
 }
 
+/* OpenSHMEM 1.5: like shmem_ptr, with pe numbered in team.  NULL for
+ * SHMEM_TEAM_INVALID, a pe outside the team, an address that is not
+ * symmetric, or a PE whose memory is not mapped here (reached through
+ * libfabric): every member of SHMEM_TEAM_SHARED gets a pointer. */
+HPS_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
+{
+    hps_check_running(__func__);
+    if (!team || pe < 0 || pe >= team->size)
+        return NULL;
+    return shmem_ptr(dest, hps_team_pe(team, pe));
+}
+
 /* ---- contexts ------------------------------------------------------------------ */
 /* Contexts share the one transport state: their operations complete at any
  * quiet, which is stronger than OpenSHMEM asks and so correct. */
