@@ -6,6 +6,7 @@
  * Waiting follows the one policy of wait.h.
  */
 #define _GNU_SOURCE
+#include "hps_rand.h"
 #include "internal.h"
 #include "settings.h"
 
@@ -105,16 +106,12 @@ static __thread uint64_t t_any_rng;
 
 static HPS_NOINLINE void any_pos_new(any_pos_t *p, const void *ivars, size_t n)
 {
-    uint64_t x = t_any_rng;
-    if (!x) {
+    if (!t_any_rng) {
         /* Seeded from the line's address, which is this thread's. */
-        x = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-        x = (x ^ (x >> 31)) | 1;
+        uint64_t s = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+        t_any_rng = (s ^ (s >> 31)) | 1;
     }
-    x ^= x << 13;                      /* xorshift64 */
-    x ^= x >> 7;
-    x ^= x << 17;
-    t_any_rng = x;
+    uint64_t x = hps_xorshift64(&t_any_rng);
     p->ivars = ivars;
     p->n = n;
     p->next = (size_t)(((unsigned __int128)x * n) >> 64);
