@@ -44,12 +44,12 @@ void hps_node_broadcast(const char *fn, const hps_ngrp_t *g, void *dest, const v
         if (g->me == root) {
             int slot;
             memcpy(hps_node_post_begin(g, &slot), src, len);
-            hps_node_post(g, slot, len);
+            hps_node_post(g, slot, len, 0);
             if (root_copies)
                 memmove(dest, src, len);
         } else {
             hps_node_msg_t msg;
-            hps_node_recv(g, root, &msg);
+            hps_node_recv(g, root, &msg, 0, len);
             memcpy(dest, msg.data, len);
             hps_node_release(g, &msg);
         }
@@ -76,13 +76,13 @@ static void pull_all(const char *fn, const hps_ngrp_t *g, char *dest, const char
     if (post_len <= HPS_RING_BYTES) {
         int slot;
         memcpy(hps_node_post_begin(g, &slot), src, post_len);
-        hps_node_post(g, slot, post_len);
+        hps_node_post(g, slot, post_len, alltoall ? len : 0);
         memmove(dest + (size_t)g->me * len, src + mine, len);
         for (int d = 1; d < g->n; d++) {
             int k = (g->me + d) % g->n;
             hps_node_msg_t msg;
-            hps_node_recv(g, k, &msg);
-            memcpy(dest + (size_t)k * len, msg.data + mine, len);
+            hps_node_recv(g, k, &msg, mine, len);
+            memcpy(dest + (size_t)k * len, msg.data, len);
             hps_node_release(g, &msg);
         }
         return;
@@ -128,14 +128,13 @@ void hps_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const v
         char *out = hps_node_post_begin(g, &slot);
         for (int j = 0; j < g->n; j++)
             copy_strided(out + (size_t)j * blk, 1, s + (size_t)j * sblk, sst, nelems, es);
-        hps_node_post(g, slot, (size_t)g->n * blk);
+        hps_node_post(g, slot, (size_t)g->n * blk, blk);
         copy_strided(d + (size_t)g->me * dblk, dst, s + (size_t)g->me * sblk, sst, nelems, es);
         for (int i = 1; i < g->n; i++) {
             int k = (g->me + i) % g->n;
             hps_node_msg_t msg;
-            hps_node_recv(g, k, &msg);
-            copy_strided(d + (size_t)k * dblk, dst, (const char *)msg.data + (size_t)g->me * blk,
-                         1, nelems, es);
+            hps_node_recv(g, k, &msg, (size_t)g->me * blk, blk);
+            copy_strided(d + (size_t)k * dblk, dst, (const char *)msg.data, 1, nelems, es);
             hps_node_release(g, &msg);
         }
         return;
@@ -166,11 +165,11 @@ void hps_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const voi
     memcpy(out, &count, sizeof count);
     if (len <= room)
         memcpy(out + sizeof count, src, len);
-    hps_node_post(g, slot, sizeof count + (len <= room ? len : 0));
+    hps_node_post(g, slot, sizeof count + (len <= room ? len : 0), 0);
     hps_node_msg_t msg[HPS_NODE_MAX];
     for (int k = 0; k < g->n; k++)
         if (k != g->me)
-            hps_node_recv(g, k, &msg[k]);
+            hps_node_recv(g, k, &msg[k], 0, HPS_INLINE_BYTES);
     size_t at = 0;
     for (int k = 0; k < g->n; k++) {
         uint64_t c = len;
@@ -179,7 +178,9 @@ void hps_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const voi
         if (k == g->me)
             memmove((char *)dest + at, src, len);
         else if (c <= room)
-            memcpy((char *)dest + at, msg[k].data + sizeof c, c);
+            memcpy((char *)dest + at,
+                   (msg[k].inl && sizeof c + c <= HPS_INLINE_BYTES ? msg[k].data : msg[k].ring) +
+                   sizeof c, c);
         else
             memcpy((char *)dest + at, peer_obj(fn, g, k, src, c), c);
         at += c;
@@ -207,11 +208,11 @@ void hps_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void
         int slot;
         unsigned char *own = hps_node_post_begin(g, &slot);
         memcpy(own, src, total);
-        hps_node_post(g, slot, total);
+        hps_node_post(g, slot, total, 0);
         hps_node_msg_t msg[HPS_NODE_MAX];
         for (int k = 0; k < g->n; k++)
             if (k != g->me)
-                hps_node_recv(g, k, &msg[k]);
+                hps_node_recv(g, k, &msg[k], 0, total);
         for (int k = 0; k < g->n; k++) {
             const void *in = k == g->me ? own : msg[k].data;
             if (k == 0)

@@ -10,13 +10,15 @@
  * or program could use (wait.h).
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
-_Static_assert(HPS_NODE_CHANS == HPS_TEAM_SLOTS + 1, "a channel per team slot, and one");
-_Static_assert(sizeof(hps_pair_t) == 16, "four pairs to a line");
-_Static_assert(HPS_NODE_MAX <= 255 && HPS_RING_SLOTS <= 255, "indices fit a byte");
+_Static_assert(HPS_NODE_TEAM_CHANS <= HPS_TEAM_SLOTS, "a channel per team slot at most");
+_Static_assert(sizeof(hps_pair_t) == HPS_CACHELINE, "a line per pair");
+_Static_assert(HPS_HEAP_RESERVED < 65536, "the heap loses less than 64 KiB to the library");
+_Static_assert(HPS_RING_SLOTS <= 256 && HPS_PAIRQ <= 32, "slot indices fit a byte, queue entries a mask");
 
 /* This PE's side of a channel: what it sent to and consumed from each pair
  * index, and which payload message last used each queue entry. */
@@ -24,7 +26,7 @@ typedef struct chan_priv {
     uint32_t sent[HPS_NODE_MAX];
     uint32_t seen[HPS_NODE_MAX];
     uint32_t qused[HPS_NODE_MAX][HPS_PAIRQ];
-    uint8_t qvalid[HPS_NODE_MAX];            /* bit e: qused[.][e] is a message */
+    uint32_t qvalid[HPS_NODE_MAX];           /* bit e: qused[.][e] is a message */
 } chan_priv_t;
 
 /* Who must have consumed a ring slot's message before the slot is reused:
@@ -48,6 +50,23 @@ void hps_node_init(char *my_heap)
 {
     g_mine = hps_node_area(my_heap);
     hps_park_self = &g_mine->park;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < HPS_NODE_CPU_WORDS * 64 && c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set))
+                g_mine->cpus[c / 64] |= 1ull << (c % 64);
+}
+
+int hps_node_cpus(const hps_node_peer_t *m, int n)
+{
+    int count = 0;
+    for (int w = 0; w < HPS_NODE_CPU_WORDS; w++) {
+        uint64_t any = 0;
+        for (int k = 0; k < n; k++)
+            any |= hps_node_area(m[k].heap)->cpus[w];
+        count += __builtin_popcountll(any);
+    }
+    return count;
 }
 
 void hps_node_chan_reset(int chan)
@@ -191,36 +210,56 @@ void *hps_node_post_begin(const hps_ngrp_t *g, int *slot)
     slot_users_t *u = &g_users[s];
     for (int i = 0; i < u->n; i++)
         wait_ack(u->ack[i], u->msg[i], u->park[i]);
-    u->n = 0;
     *slot = s;
     return g_mine->ring[s].data;
 }
 
-void hps_node_post(const hps_ngrp_t *g, int slot, size_t len)
+/* The member's part of the message into its line, as a seqlock: itag 0
+ * while the bytes change, the message's number once they are whole. */
+static void put_inline(hps_pair_t *pr, uint32_t n, const unsigned char *part, size_t len)
+{
+    uint64_t w[HPS_INLINE_BYTES / 8] = { 0 };
+    memcpy(w, part, len < sizeof w ? len : sizeof w);
+    hps_store_relaxed(&pr->itag, 0);
+    /* Release fence: the 0 is visible before any of the new bytes. */
+    atomic_thread_fence(memory_order_release);
+    for (int i = 0; i < HPS_INLINE_BYTES / 8; i++)
+        hps_store_relaxed(&pr->inl[i], w[i]);
+    hps_store_release(&pr->itag, n);
+}
+
+void hps_node_post(const hps_ngrp_t *g, int slot, size_t len, size_t stride)
 {
     chan_priv_t *p = &g_priv[g->chan];
     hps_chan_t *mine = &g_mine->chan[g->chan];
+    hps_ring_slot_t *r = &g_mine->ring[slot];
     slot_users_t *u = &g_users[slot];
     int me_idx = g->m[g->me].idx;
-    g_mine->ring[slot].len = (uint32_t)len;
+    r->len = (uint32_t)len;
+    u->n = 0;
+    u->chan = g->chan;
     for (int k = 0; k < g->n; k++) {
         if (k == g->me)
             continue;
         int i = g->m[k].idx;
+        hps_pair_t *pr = &mine->pair[i];
         const hps_au32 *ack = &chan_of(g, k)->pair[me_idx].ack;
         uint32_t n = ++p->sent[i], e = n % HPS_PAIRQ;
         /* The queue entry's last message must have been consumed. */
         if (p->qvalid[i] >> e & 1)
             wait_ack(ack, p->qused[i][e], park_of(g, k));
         p->qused[i][e] = n;
-        p->qvalid[i] |= (uint8_t)(1u << e);
-        u->chan = g->chan;
+        p->qvalid[i] |= 1u << e;
         u->ack[u->n] = ack;
         u->msg[u->n] = n;
         u->park[u->n++] = park_of(g, k);
-        mine->pair[i].q[e] = (uint8_t)slot;
-        /* Release: the slot's data and the queue entry come first. */
-        hps_store_release(&mine->pair[i].sig, n);
+        pr->q[e] = (uint8_t)slot;
+        size_t off = (size_t)k * stride;
+        if (off < len)
+            put_inline(pr, n, r->data + off, len - off);
+        /* Release: the slot's data, the queue entry and the inline copy
+         * come first. */
+        hps_store_release(&pr->sig, n);
     }
     hps_fence_seq_cst();              /* as in hps_node_signal */
     for (int k = 0; k < g->n; k++)
@@ -228,16 +267,29 @@ void hps_node_post(const hps_ngrp_t *g, int slot, size_t len)
             hps_park_wake(park_of(g, k));
 }
 
-void hps_node_recv(const hps_ngrp_t *g, int k, hps_node_msg_t *msg)
+void hps_node_recv(const hps_ngrp_t *g, int k, hps_node_msg_t *msg, size_t off, size_t want)
 {
     hps_node_wait(g, k);
     uint32_t n = g_priv[g->chan].seen[g->m[k].idx];
-    int s = chan_of(g, k)->pair[g->m[g->me].idx].q[n % HPS_PAIRQ];
-    hps_ring_slot_t *r = &hps_node_area(g->m[k].heap)->ring[s];
-    msg->data = r->data;
-    msg->len = r->len;
+    const hps_pair_t *pr = &chan_of(g, k)->pair[g->m[g->me].idx];
+    int s = pr->q[n % HPS_PAIRQ];
+    msg->ring = hps_node_area(g->m[k].heap)->ring[s].data + off;
+    msg->data = msg->ring;
+    msg->inl = 0;
     msg->from = k;
     msg->n = n;
+    /* The line's copy is this message's unless the sender has moved on
+     * (then the ring, which it cannot reuse before our ack, has it). */
+    if (want <= HPS_INLINE_BYTES && hps_load_acquire(&pr->itag) == n) {
+        for (int i = 0; i < HPS_INLINE_BYTES / 8; i++)
+            msg->buf[i] = hps_load_relaxed(&pr->inl[i]);
+        /* Acquire fence: the copy is read before itag is read again. */
+        atomic_thread_fence(memory_order_acquire);
+        if (hps_load_relaxed(&pr->itag) == n) {
+            msg->data = (const unsigned char *)msg->buf;
+            msg->inl = 1;
+        }
+    }
 }
 
 void hps_node_release(const hps_ngrp_t *g, const hps_node_msg_t *msg)

@@ -36,6 +36,9 @@ static pthread_mutex_t g_team_lock = PTHREAD_MUTEX_INITIALIZER;
 /* World PE -> its rank among the PEs whose heap is mapped here (the
  * active sets' pair index), -1 for the others. */
 static int *g_node_rank;
+/* Every PE of this node is mapped here: after the first barrier their
+ * published CPU sets say whether the node is crowded (wait.h). */
+static int g_crowd_pending;
 
 /* ---- synchronisation ------------------------------------------------------ */
 
@@ -173,10 +176,28 @@ void hps_group_aset(const char *fn, hps_group_t *g, int start, int log_stride, i
         hps_bad_target(fn, psync, sizeof(long), hps_sh.me);
 }
 
+/* The PEs of this node have published their CPU sets (hps_node_init)
+ * before the barrier that ends shmem_init: count the CPUs they share. */
+static void settle_crowding(const char *fn)
+{
+    int n = (int)hps_sh.npes, k = 0;
+    hps_node_peer_t *m = malloc((size_t)hps_wait_cfg.local_pes * sizeof *m);
+    if (!m)
+        hps_fatal(fn, "out of memory");
+    for (int pe = 0; pe < n; pe++)
+        if (g_node_rank[pe] >= 0)
+            m[k++].heap = hps_peer_map(HPS_REG_HEAP, pe);
+    hps_wait_set_node_cpus(hps_node_cpus(m, k));
+    free(m);
+    g_crowd_pending = 0;
+}
+
 void hps_barrier_all_internal(const char *fn)
 {
     hps_quiet(fn);
     team_sync(fn, &hps_shmem_team_world);
+    if (hps_unlikely(g_crowd_pending))
+        settle_crowding(fn);
 }
 
 HPS_API void shmem_barrier_all(void)
@@ -232,7 +253,7 @@ static void team_set(struct hps_shmem_team *t, int start, int stride, int size, 
  * maps exactly the heaps of the PEs on its node. */
 static hps_node_peer_t *node_view(const char *fn, const struct hps_shmem_team *t)
 {
-    if (t->me < 0 || t->size < 2 || t->size > HPS_NODE_MAX)
+    if (t->me < 0 || t->size < 2 || t->size > HPS_NODE_MAX || t->slot >= HPS_NODE_TEAM_CHANS)
         return NULL;
     for (int i = 0; i < t->size; i++)
         if (!hps_peer_map(HPS_REG_HEAP, hps_team_pe(t, i)))
@@ -287,8 +308,10 @@ void hps_teams_init(void)
     g_node_rank = malloc((size_t)n * sizeof *g_node_rank);
     if (!g_node_rank)
         hps_fatal("shmem_init", "out of memory");
-    for (int pe = 0, r = 0; pe < n; pe++)
-        g_node_rank[pe] = hps_peer_map(HPS_REG_HEAP, pe) ? r++ : -1;
+    int mapped = 0;
+    for (int pe = 0; pe < n; pe++)
+        g_node_rank[pe] = hps_peer_map(HPS_REG_HEAP, pe) ? mapped++ : -1;
+    g_crowd_pending = mapped > 1 && mapped == hps_wait_cfg.local_pes;
     hps_shmem_team_world.node = node_view("shmem_init", &hps_shmem_team_world);
     sh->node = node_view("shmem_init", sh);
 }
@@ -365,7 +388,8 @@ static shmem_team_t team_make(const char *fn, struct hps_shmem_team *parent, int
      * sync follows).  Nobody uses the slot here: it is free on every
      * member of the parent. */
     memset(hps_slot_sync(slot), 0, sizeof(hps_team_sync_t));
-    hps_node_chan_reset(slot);
+    if (slot < HPS_NODE_TEAM_CHANS)
+        hps_node_chan_reset(slot);
     t->node = node_view(fn, t);
     return t;
 }

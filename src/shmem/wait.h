@@ -14,12 +14,14 @@
  *    slice (2 PEs on-node, 200 polls then yields: barrier 14.6 us under
  *    load against 0.1-0.4 us spinning).
  *  - No (more PEs than CPUs, or the awaited PE last ran here): poll with
- *    sched_yield between polls, which runs a PE waiting for this CPU.
+ *    sched_yield between polls, which runs a PE waiting for this CPU; but
+ *    once a yield came back late (250 us: another program's time slice
+ *    ran, not a PE's few microseconds) block at once, for 50 ms.
  * Then the wait blocks.  A wait whose waker is this library on this node
  * (collectives, barriers) parks: it sleeps on its PE's doorbell, a futex
  * in the PE's symmetric heap, and whoever publishes what it waits for
  * rings the doorbell, paying a system call only when someone sleeps
- * (hps_park_*).  A sleeper woken so gets the CPU back at once under load,
+ * (hps_park_*), and the sleeper is runnable the moment it may go on,
  * where a spinner whose time slice ended waits for its next one.  Waits
  * nobody will wake (a user's variable, libfabric counters) keep yielding
  * until HPSYNC_SHMEM_POLL_MS on a crowded node or over libfabric, then nap
@@ -41,14 +43,20 @@
 typedef struct hps_wait_cfg {
     uint64_t spin_ns;           /* HPSYNC_SHMEM_SPIN_US */
     uint64_t poll_ns;           /* HPSYNC_SHMEM_POLL_MS */
-    int crowded;                /* more PEs on this node than CPUs we may run on */
+    int crowded;                /* more PEs on this node than CPUs they may run on */
+    int local_pes;              /* this job's PEs on this node */
 } hps_wait_cfg_t;
 extern hps_wait_cfg_t hps_wait_cfg __attribute__((visibility("hidden")));
 
 /* From this job's PEs on this node and the settings (HPSYNC_SHMEM_SPIN_US,
  * HPSYNC_SHMEM_POLL_MS: passed in, so this file needs nothing else of the
- * library). */
+ * library).  Until the PEs' CPU sets are known, a PE held to one CPU counts
+ * the machine's: a launcher that binds gives each PE a CPU of its own, and
+ * taking that for a crowded node would make every PE yield. */
 void hps_wait_configure(int local_pes, uint32_t spin_us, uint32_t poll_ms);
+/* The CPUs this node's PEs may use together (the union of their sets),
+ * once every one of them has published its set. */
+void hps_wait_set_node_cpus(int cpus);
 
 /*
  * A PE's doorbell: one cache line in its symmetric heap, so the PEs that
@@ -82,6 +90,8 @@ HPS_INLINE void hps_park_wake(hps_park_t *p)
 typedef struct hps_waiter {
     uint32_t n;
     int share;                  /* the awaited PE may need this CPU: yield */
+    int yielded;                /* the last step yielded, at time last */
+    uint64_t last;
     uint64_t traffic, since;    /* last traffic stamp seen, and when */
     hps_park_t *self;
     const hps_park_t *peer;
