@@ -44,11 +44,13 @@
  *
  *   hps-bench-shmem [--time-ms T] [--reps R] [--max-size BYTES] [--burst N]
  *                   [--window N] [--tests NAME[:SIZE],...] [--limit-s S]
- *                   [--api std|team]
+ *                   [--api std|team] [--init-only]
  * --tests runs only those (in that order; NAME alone: its default sizes);
  * --limit-s ends the job when one test runs longer than S seconds, after
  * PE 0 printed a row {"test": ..., "dnf": true} for it, so a hanging
- * library costs one row instead of the whole benchmark.
+ * library costs one row instead of the whole benchmark.  --init-only:
+ * shmem_init, shmem_finalize and nothing else (the launch figure: what a
+ * trivial OpenSHMEM program costs to start and end).
  * (Open MPI's OSHMEM crashes in shmem_finalize after the results are out;
  * bench_shmem.py keeps the complete document and notes the exit status.)
  */
@@ -133,6 +135,7 @@ typedef struct opts {
     int burst, window;
     double limit_s;
     int team;                     /* --api team */
+    int init_only;                /* --init-only */
     int ntests;
     int test[MAX_TESTS];
     long size[MAX_TESTS];         /* -1: the test's default sizes */
@@ -412,6 +415,10 @@ static int parse(int argc, char **argv, opts_t *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--init-only")) {
+            o->init_only = 1;
+            continue;
+        }
         if (!v)
             return -1;
         if (!strcmp(a, "--time-ms"))
@@ -450,9 +457,10 @@ static void run_test(state_t *s, int t, long size)
     if (tests[t].one_sided && s->npes != 2)
         return;                           /* one-sided tests: 2 PEs only */
     if (size >= 0) {
-        if (!tests[t].one_sided && (size > COLL_MAX_SIZE || size % 8))
-            return;
-        if ((size_t)size <= s->o.max_size)
+        /* Collectives have buffers of their own (COLL_MAX_SIZE a PE, in
+         * longs); one-sided tests use the max_size ones. */
+        if (tests[t].one_sided ? (size_t)size <= s->o.max_size
+                               : size <= COLL_MAX_SIZE && size % 8 == 0)
             measure(s, t, (size_t)size);
         return;
     }
@@ -480,7 +488,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &s.o)) {
         fprintf(stderr, "usage: %s [--time-ms T] [--reps R (1..%d)] [--max-size BYTES] "
                         "[--burst N] [--window N] [--tests NAME[:SIZE],...] [--limit-s S] "
-                        "[--api std|team]\n", argv[0], MAX_REPS);
+                        "[--api std|team] [--init-only]\n", argv[0], MAX_REPS);
         return 2;
     }
     if (!s.o.ntests)
@@ -496,6 +504,10 @@ int main(int argc, char **argv)
 #endif
     signal(SIGALRM, on_alarm);
     shmem_init();
+    if (s.o.init_only) {
+        shmem_finalize();
+        return 0;
+    }
     s.me = shmem_my_pe();
     s.npes = shmem_n_pes();
     if (s.npes < 2) {

@@ -71,13 +71,15 @@ static void nap(uint64_t ns)
 
 /* A yield that comes back this late ran somebody else's time slice, not a
  * PE's few microseconds of work: another program wants the CPU, and every
- * further yield would hand it a slice.  The thread then blocks instead of
- * yielding for a while.  (4 PEs on 2 CPUs beside two busy loops, one run
+ * further yield would hand it a slice.  After two of those in a row the
+ * thread blocks instead of yielding for a while.  (4 PEs on 2 CPUs beside two busy loops, one run
  * each: barrier 2 ms yielding, 0.13 ms parking at once; without the busy
  * loops yielding is the faster, 5.5 against 15 us.) */
 #define HPS_YIELD_LATE_NS 250000
-#define HPS_YIELD_HOLDOFF_NS 50000000
+#define HPS_YIELD_LATE_RUN 2
+#define HPS_YIELD_HOLDOFF_NS 20000000
 static __thread uint64_t t_late_until;
+static __thread uint32_t t_late_run;      /* late yields in a row */
 
 int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
 {
@@ -87,8 +89,12 @@ int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
         return HPS_WAIT_POLL;
     }
     uint64_t now = hps_mono_ns();
-    if (w->yielded && now - w->last > HPS_YIELD_LATE_NS)
-        t_late_until = now + HPS_YIELD_HOLDOFF_NS;
+    if (w->yielded) {
+        /* Two in a row: one can be a daemon waking up. */
+        t_late_run = now - w->last > HPS_YIELD_LATE_NS ? t_late_run + 1 : 0;
+        if (t_late_run >= HPS_YIELD_LATE_RUN)
+            t_late_until = now + HPS_YIELD_HOLDOFF_NS;
+    }
     w->yielded = 0;
     w->last = now;
     if (!ofi)

@@ -15,8 +15,8 @@
  *    load against 0.1-0.4 us spinning).
  *  - No (more PEs than CPUs, or the awaited PE last ran here): poll with
  *    sched_yield between polls, which runs a PE waiting for this CPU; but
- *    once a yield came back late (250 us: another program's time slice
- *    ran, not a PE's few microseconds) block at once, for 50 ms.
+ *    once two yields in a row came back late (250 us: another program's
+ *    time slice ran, not a PE's few microseconds) block at once, for 20 ms.
  * Then the wait blocks.  A wait whose waker is this library on this node
  * (collectives, barriers) parks: it sleeps on its PE's doorbell, a futex
  * in the PE's symmetric heap, and whoever publishes what it waits for
