@@ -3,11 +3,12 @@
  * On-node signalling for collectives (the scheme is in node.h): payload-
  * free messages, barriers, and payload messages through each PE's ring.
  *
- * Waits here are parkable: whoever publishes what a member waits for (a
- * message, an ack, a ring slot's last reader) then fences and rings the
- * member's doorbell if it sleeps, so a member that polled for
+ * Waits for a message are parkable: whoever sends one then fences and
+ * rings the receiver's doorbell if it sleeps, so a member that polled for
  * HPSYNC_SHMEM_SPIN_US in vain sleeps instead of burning a CPU another PE
- * or program could use (wait.h).
+ * or program could use (wait.h).  Receivers' acks ring nobody (that keeps
+ * a fence off every receive): the rare sender that runs out of ring slots
+ * or queue entries polls and naps for them (wait_ack).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -96,20 +97,18 @@ static hps_park_t *park_of(const hps_ngrp_t *g, int k)
     return &hps_node_area(g->m[k].heap)->park;
 }
 
-/* A wait's condition: a counter has reached goal (counters wrap: a has
- * reached b when a - b is not negative), or (zero) a count is down to 0. */
-HPS_INLINE int reached(const hps_au32 *word, uint32_t goal, int zero)
+/* Counters wrap: a has reached b when a - b is not negative. */
+HPS_INLINE int reached(const hps_au32 *word, uint32_t goal)
 {
-    /* Acquire: what the writer did before the value is visible. */
-    uint32_t v = hps_load_acquire(word);
-    return zero ? v == 0 : (int32_t)(v - goal) >= 0;
+    /* Acquire: what the writer did before the count is visible. */
+    return (int32_t)(hps_load_acquire(word) - goal) >= 0;
 }
 
-/* Wait until reached(word, goal, zero); peer is the doorbell line of the PE
- * that will write it (its last CPU decides spin or yield), if known. */
-static void wait_for(const hps_au32 *word, uint32_t goal, int zero, const hps_park_t *peer)
+/* Wait until *word reaches goal; peer is the doorbell line of the PE that
+ * will write it (its last CPU decides spin or yield). */
+static void wait_for(const hps_au32 *word, uint32_t goal, const hps_park_t *peer)
 {
-    if (hps_likely(reached(word, goal, zero)))
+    if (hps_likely(reached(word, goal)))
         return;
     hps_waiter_t w = { .self = hps_park_self, .peer = peer };
     for (;;) {
@@ -118,9 +117,9 @@ static void wait_for(const hps_au32 *word, uint32_t goal, int zero, const hps_pa
             (void)hps_ofi_poll();
         if (hps_waiter_step(&w, 0, 0) == HPS_WAIT_PARK) {
             uint32_t bell = hps_park_arm(w.self);
-            hps_park_finish(w.self, bell, !reached(word, goal, zero));
+            hps_park_finish(w.self, bell, !reached(word, goal));
         }
-        if (reached(word, goal, zero))
+        if (reached(word, goal))
             return;
     }
 }
@@ -158,7 +157,7 @@ void hps_node_signal_all(const hps_ngrp_t *g)
 void hps_node_wait(const hps_ngrp_t *g, int k)
 {
     uint32_t goal = ++g_priv[g->chan].seen[g->m[k].idx];
-    wait_for(&chan_of(g, k)->pair[g->m[g->me].idx].sig, goal, 0, park_of(g, k));
+    wait_for(&chan_of(g, k)->pair[g->m[g->me].idx].sig, goal, park_of(g, k));
 }
 
 void hps_node_wait_all(const hps_ngrp_t *g)
@@ -193,13 +192,13 @@ void hps_node_barrier(const hps_ngrp_t *g)
  * HPS_PAIRQ messages or HPS_RING_SLOTS posts ahead of a receiver. */
 static void wait_ack(const hps_au32 *ack, uint32_t n, const hps_park_t *peer)
 {
-    if (reached(ack, n, 0))
+    if (reached(ack, n))
         return;
     hps_waiter_t w = { .peer = peer };
     do {
         uint64_t t = hps_sh.ofi ? hps_ofi_poll() : 0;
         hps_waiter_step(&w, hps_sh.ofi, t);
-    } while (!reached(ack, n, 0));
+    } while (!reached(ack, n));
 }
 
 void *hps_node_post_begin(const hps_ngrp_t *g, int *slot)

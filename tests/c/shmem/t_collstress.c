@@ -14,6 +14,9 @@
  *  - 1.3 active sets of different shapes interleaved on the same PEs, each
  *    shape reusing its pSync at once, which must come back to
  *    SHMEM_SYNC_VALUE;
+ *  - 20 teams alive at once, more than there are on-node channels (16
+ *    team slots have one), so the last run the point-to-point algorithms
+ *    on-node, interleaved with one that has a channel;
  *  - a barrier that waits 200 ms for a sleeping PE: on-node, the waiters
  *    park instead of using the CPU.
  * The same checks run over libfabric (the point-to-point algorithms).
@@ -211,6 +214,22 @@ static void active_sets(void)
     }
 }
 
+/* The world's slot and the shared team's are taken: teams 0-13 get the
+ * remaining channels, 14-19 none. */
+#define NTEAMS 20
+static void many_teams(const buf_t *b)
+{
+    shmem_team_t t[NTEAMS];
+    for (int i = 0; i < NTEAMS; i++)
+        T_CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, T_N, NULL, 0, &t[i]) == 0 &&
+                t[i] != SHMEM_TEAM_INVALID, "split %d", i);
+    for (long r = 0; r < 60; r++)
+        one(t[r % 2 ? NTEAMS - 1 : 3], b, (int)(r % 6), 7000 + r, sizes[(size_t)r % NSIZES],
+            (int)(r % T_N));
+    for (int i = NTEAMS - 1; i >= 0; i--)
+        shmem_team_destroy(t[i]);
+}
+
 static double cpu_s(void)
 {
     struct rusage u;
@@ -263,6 +282,7 @@ void t_collstress(void)
         random_mix(t, &b, 150);
         shmem_team_destroy(t);
     }
+    many_teams(&b);
     active_sets();
     parked_wait();
     shmem_free(b.dst);
