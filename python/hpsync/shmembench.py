@@ -37,7 +37,8 @@ MIN_ROUNDS = 3
 # what).  A put + quiet is complete at the target, which costs an inject and
 # a read there.
 OFI_CLASSIC_PAIRS = [("put_quiet", 8, "inject_read", "bare inject + read"),
-                     ("get", 8, "read", "bare read")]
+                     ("get", 8, "read", "bare read"),
+                     ("add_rate", 8, "atomic_bw", "bare injected atomics")]
 
 HPSYNC_OBJECTS = ("libhpsync-shmem", "hps-shmem-icount")
 

@@ -39,6 +39,10 @@ static int *g_node_rank;
 /* Every PE of this node is mapped here: after the first barrier their
  * published CPU sets say whether the node is crowded (wait.h). */
 static int g_crowd_pending;
+/* The doorbell lines of the other mapped PEs (wait.h's neighbours), at
+ * most this many: a wait reads them all at every clock read. */
+#define HPS_NEIGHBOURS_MAX 64
+static const hps_park_t **g_neighbours;
 
 /* ---- synchronisation ------------------------------------------------------ */
 
@@ -312,6 +316,15 @@ void hps_teams_init(void)
     for (int pe = 0; pe < n; pe++)
         g_node_rank[pe] = hps_peer_map(HPS_REG_HEAP, pe) ? mapped++ : -1;
     g_crowd_pending = mapped > 1 && mapped == hps_wait_cfg.local_pes;
+    g_neighbours = malloc(HPS_NEIGHBOURS_MAX * sizeof *g_neighbours);
+    if (!g_neighbours)
+        hps_fatal("shmem_init", "out of memory");
+    int k = 0;
+    for (int pe = 0; pe < n && k < HPS_NEIGHBOURS_MAX; pe++)
+        if (pe != me && g_node_rank[pe] >= 0)
+            g_neighbours[k++] = &hps_node_area(hps_peer_map(HPS_REG_HEAP, pe))->park;
+    hps_wait_cfg.neighbours = g_neighbours;
+    hps_wait_cfg.nneighbours = k;
     hps_shmem_team_world.node = node_view("shmem_init", &hps_shmem_team_world);
     sh->node = node_view("shmem_init", sh);
 }
@@ -326,6 +339,10 @@ void hps_teams_fini(void)
     hps_shmem_team_world.node = NULL;
     free(g_node_rank);
     g_node_rank = NULL;
+    hps_wait_cfg.nneighbours = 0;
+    hps_wait_cfg.neighbours = NULL;
+    free(g_neighbours);
+    g_neighbours = NULL;
 }
 
 /* The slots free on every member of parent (an OR of the members' masks,

@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "wait.h"
 
-hps_wait_cfg_t hps_wait_cfg = { 100000, 1000000000ull, 0, 1 };
+hps_wait_cfg_t hps_wait_cfg = { 100000, 1000000000ull, 0, 1, NULL, 0 };
 hps_park_t *hps_park_self;
 
 /* Polls before the first clock read (~1 us): most waits end here, and a
@@ -45,7 +45,9 @@ void hps_wait_set_node_cpus(int cpus)
 
 /* Record the CPU this thread waits on in its PE's doorbell line (read by
  * whoever waits for this PE) and say whether the awaited PE last waited on
- * the same CPU: then it is runnable here, not running elsewhere. */
+ * the same CPU: then it is runnable here, not running elsewhere.  When the
+ * awaited PE is not known (a variable any PE may write), any other PE of
+ * this node that last waited here counts. */
 static int same_cpu(const hps_park_t *peer)
 {
     int cpu = sched_getcpu();
@@ -55,7 +57,14 @@ static int same_cpu(const hps_park_t *peer)
      * the PEs that read it. */
     if (self && hps_load_relaxed(&self->cpu) != mine)
         hps_store_relaxed(&self->cpu, mine);
-    return peer && mine && hps_load_relaxed(&peer->cpu) == mine;
+    if (!mine)
+        return 0;
+    if (peer)
+        return hps_load_relaxed(&peer->cpu) == mine;
+    for (int i = 0; i < hps_wait_cfg.nneighbours; i++)
+        if (hps_load_relaxed(&hps_wait_cfg.neighbours[i]->cpu) == mine)
+            return 1;
+    return 0;
 }
 
 static void nap(uint64_t ns)

@@ -8,7 +8,8 @@
  * Per wait, the question is whether the PE being waited for can be running
  * on another CPU right now.
  *  - Yes (this job's PEs on this node fit in the CPUs they may use, and the
- *    awaited PE did not last wait on this PE's CPU): poll with PAUSE for up
+ *    awaited PE, or for a wait on a variable any PE may write any PE of
+ *    this node, did not last wait on this PE's CPU): poll with PAUSE for up
  *    to HPSYNC_SHMEM_SPIN_US.  Never sched_yield here: when other programs
  *    load the machine a yield hands this CPU to one of them for a whole time
  *    slice (2 PEs on-node, 200 polls then yields: barrier 14.6 us under
@@ -45,6 +46,10 @@ typedef struct hps_wait_cfg {
     uint64_t poll_ns;           /* HPSYNC_SHMEM_POLL_MS */
     int crowded;                /* more PEs on this node than CPUs they may run on */
     int local_pes;              /* this job's PEs on this node */
+    /* The doorbell lines of the other PEs of this node that this one maps,
+     * for waits that do not know whom they wait for (node.c sets them). */
+    const struct hps_park *const *neighbours;
+    int nneighbours;
 } hps_wait_cfg_t;
 extern hps_wait_cfg_t hps_wait_cfg __attribute__((visibility("hidden")));
 

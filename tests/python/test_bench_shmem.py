@@ -198,8 +198,9 @@ def test_a_test_past_its_limit_is_one_row():
     """The watchdog ends a test that runs too long with a did-not-finish row,
     and the run goes on with the next test."""
     _built()
-    params = bench_shmem.Params(variants=["hpsync-node"], rounds=1, time_ms=4000, reps=1,
-                                max_size=64, icount_n=10, launches=1, limit_s=0.5)
+    # 5 batches of 10^7 calls (the cap): seconds at any speed, against 0.3 s.
+    params = bench_shmem.Params(variants=["hpsync-node"], rounds=1, time_ms=4000, reps=5,
+                                max_size=64, icount_n=10, launches=1, limit_s=0.3)
     t0 = time.monotonic()
     head, results, note = bench_shmem.run_variant(
         "hpsync-node", 2, params, None, tests=[("barrier", 0), ("broadcast", 8)])
