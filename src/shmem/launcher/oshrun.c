@@ -27,8 +27,8 @@
  * r-th core of oshrun's CPU set (all hardware threads of that core).  The
  * PEs of a job wait for each other, and an unbound pair that another
  * program crowds off a CPU ends up sharing the other, where every wait is
- * a context switch: 2 PEs on 2 CPUs, one kept busy by another program,
- * barrier 3.5-4.1 us unbound against 0.09-0.32 us bound.  With more PEs
+ * a context switch: 2 PEs on 2 CPUs while other programs ran, barrier
+ * 2.6-4.4 us unbound against 0.19-1.3 us bound.  With more PEs
  * than cores nothing is bound (nor with --bind-to none): the scheduler
  * shares the CPUs out.
  *
