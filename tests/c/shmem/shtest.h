@@ -43,5 +43,6 @@ void t_compat(void);
 void t_generic(void);
 void t_gtypes(void);
 void t_align(void);
+void t_collstress(void);
 
 #endif
