@@ -179,7 +179,8 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
         h->st.remote_frees++;
 }
 
-/* Move full pages that received remote frees back to their class lists. */
+/* Move full pages that received remote frees back to their class lists,
+ * and retire the spans whose block another thread freed. */
 static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
 {
     int moved = 0;
@@ -192,12 +193,23 @@ static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
          * queues the page again. */
         atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
         hps_page_collect(pg);
-        if (pg->slots && hps_page_in_full(pg) && pg->free) {
+        if (pg->slots && pg->cls == HPS_SPAN_CLS) {
+            if (hps_page_live(pg) == 0)
+                hps_page_retire(h, pg);
+        } else if (pg->slots && hps_page_in_full(pg) && pg->free) {
             hps_heap_page_unfull(h, pg);
             moved = 1;
         }
         pg = next;
     }
+    return moved;
+}
+
+int hps_heap_drain_all(hps_heap_t *h)
+{
+    int moved = 0;
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next)
+        moved |= drain_remote(h, seg);
     return moved;
 }
 
@@ -241,7 +253,8 @@ void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg)
         return;
     }
     page_unlink_any(h, pg);
-    hps_page_retire(h, pg, 1);
+    hps_page_retire(h, pg);
+    hps_heap_tick(h);
 }
 
 size_t hps_heap_drop_spares(hps_heap_t *h)
@@ -253,7 +266,7 @@ size_t hps_heap_drop_spares(hps_heap_t *h)
             continue;
         bytes += (size_t)pg->slots << HPS_SLOT_SHIFT;
         page_unlink_any(h, pg);
-        hps_page_retire(h, pg, 1);       /* clears the entry */
+        hps_page_retire(h, pg);          /* clears the entry */
     }
     return bytes;
 }
@@ -263,21 +276,21 @@ size_t hps_heap_drop_spares(hps_heap_t *h)
 static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
 {
     hps_xchg_acquire(&seg->remote_full, NULL);
+    h->dirty_slots += hps_slotset_count(seg->free_slots & seg->dirty);
     for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
         hps_page_t *pg = &seg->pages[s];
         if (!pg->slots) {
-            if (pg->dirty)
-                h->dirty_slots++;
             s++;
             continue;
         }
         int k = pg->slots;
         atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
-        hps_store_relaxed(&pg->used, hps_page_live(pg));
+        if (pg->cls != HPS_SPAN_CLS)     /* a live span stays "full" */
+            hps_store_relaxed(&pg->used, hps_page_live(pg));
         hps_page_collect(pg);
         if (hps_page_live(pg) == 0) {
-            hps_page_retire(h, pg, 0);
-        } else {
+            hps_page_retire(h, pg);
+        } else if (pg->cls != HPS_SPAN_CLS) {
             hps_page_link(&h->avail[pg->cls], pg);
             if (!pg->free && pg->bump >= pg->bump_end)
                 page_to_full(h, pg);
@@ -286,7 +299,7 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
     }
 }
 
-static int adopt(hps_heap_t *h)
+int hps_heap_adopt(hps_heap_t *h)
 {
     if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
         return 0;
@@ -346,6 +359,7 @@ static void heap_abandon(hps_heap_t *h)
 
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
 {
+    hps_heap_tick_refill(h);
     for (;;) {
         hps_page_t *pg = h->avail[cls];
         while (pg) {
@@ -366,12 +380,9 @@ void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
             page_to_full(h, pg);
             pg = next;
         }
-        int moved = 0;
-        for (hps_segment_t *seg = h->segs; seg; seg = seg->next)
-            moved |= drain_remote(h, seg);
-        if (moved && h->avail[cls])
+        if (hps_heap_drain_all(h) && h->avail[cls])
             continue;
-        if (adopt(h))
+        if (hps_heap_adopt(h))
             continue;
         pg = hps_page_new(h, cls);
         if (!pg)
@@ -387,10 +398,12 @@ void hps_lock_global(void)
     hps_spin_lock(&heaps_lock);
     hps_spin_lock(&abandoned_lock);
     hps_spin_lock(hps_segment_cache_lock());
+    hps_spin_lock(hps_huge_cache_lock());
 }
 
 void hps_unlock_global(int child)
 {
+    hps_spin_unlock(hps_huge_cache_lock());
     hps_spin_unlock(hps_segment_cache_lock());
     hps_spin_unlock(&abandoned_lock);
     if (!child) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Segments and pages: carving a segment's slots into pages of one size
- * class, colouring a page's first block, collecting remote frees, retiring
- * empty pages and giving their memory back.
+ * Segments and pages: finding free slots for a page or a span, carving a
+ * segment's slots into pages of one size class, colouring a page's first
+ * block, collecting remote frees, retiring empty pages.  What happens to
+ * the freed slots' memory is purge.c's business.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -46,7 +47,8 @@ static void segment_init(hps_segment_t *seg, hps_heap_t *h)
     seg->magic = HPS_SEG_MAGIC;
     seg->kind = HPS_SEG_SMALL;
     seg->map_size = HPS_SEG_SIZE;
-    seg->free_slots = ~(uint64_t)0 << HPS_META_SLOTS;
+    seg->free_slots = ~(hps_slotset_t)0 << HPS_META_SLOTS;
+    seg->dirty = 0;                    /* fresh or purged (segment_release) */
     hps_store_relaxed(&seg->remote_full, NULL);
     hps_store_relaxed(&seg->remote_active, 0);
     hps_segment_attach(h, seg);
@@ -70,7 +72,7 @@ void hps_segment_attach(hps_heap_t *h, hps_segment_t *seg)
     hps_segment_set_owner(seg, h);
 }
 
-static hps_segment_t *segment_new(hps_heap_t *h)
+hps_segment_t *hps_segment_new(hps_heap_t *h)
 {
     hps_segment_t *seg = NULL;
     hps_spin_lock(&cache_lock);
@@ -101,10 +103,10 @@ static hps_segment_t *segment_new(hps_heap_t *h)
 
 void hps_segment_release(hps_segment_t *seg)
 {
-    /* Purge every slot (the header slot too, beyond its first page), then
-     * cache the segment for the next heap that needs one, or unmap it.  A
-     * segment that a remote free is still touching is never unmapped. */
-    hps_os_purge((char *)seg + HPS_SLOT_SIZE, HPS_SEG_SIZE - HPS_SLOT_SIZE);
+    /* Purge what is still backed, then cache the segment for the next heap
+     * that needs one, or unmap it.  A segment that a remote free is still
+     * touching is never unmapped. */
+    hps_segment_purge(seg, seg->dirty & seg->free_slots);
     seg->magic = 0;
     hps_segment_set_owner(seg, &hps_heap_abandoned);
     int region = hps_in_region(seg);
@@ -153,26 +155,56 @@ uintptr_t hps_region_end(void)
     return region_state > 0 ? region_next : HPS_REGION_BASE;
 }
 
-/* First slot of a run of k free slots, or -1. */
-static int find_run(uint64_t free, uint32_t k)
+/* The shortest run of at least k set bits of m (best fit: long runs stay
+ * whole for long requests): its first bit and length (0 if none). */
+static int best_run(hps_slotset_t m, uint32_t k, uint32_t *len)
 {
-    uint64_t m = free;
-    for (uint32_t i = 1; i < k && m; i++)
-        m &= free >> i;
-    return m ? __builtin_ctzll(m) : -1;
+    int best = -1;
+    uint32_t best_len = 0;
+    while (m) {
+        int s = hps_slotset_first(m);
+        uint32_t n = hps_slotset_run(m, s);
+        if (n >= k && (best < 0 || n < best_len)) {
+            best = s;
+            best_len = n;
+            if (n == k)
+                break;
+        }
+        m &= ~hps_slot_mask(s, n);
+    }
+    *len = best_len;
+    return best;
+}
+
+hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot)
+{
+    /* First the runs whose memory is still backed: reusing them costs no
+     * page faults and keeps untouched memory untouched.  Then any run. */
+    for (int pass = 0; pass < 2; pass++) {
+        hps_segment_t *found = NULL;
+        uint32_t found_len = 0;
+        for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+            hps_slotset_t m = pass == 0 ? seg->free_slots & seg->dirty : seg->free_slots;
+            uint32_t len;
+            int s = best_run(m, k, &len);
+            if (s >= 0 && (!found || len < found_len)) {
+                found = seg;
+                found_len = len;
+                *slot = s;
+                if (len == k)
+                    return seg;
+            }
+        }
+        if (found)
+            return found;
+    }
+    return NULL;
 }
 
 static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t k, uint32_t cls)
 {
     uint32_t size = hps_class_size[cls];
-    for (uint32_t i = 0; i < k; i++) {
-        if (seg->pages[s + i].dirty) {
-            seg->pages[s + i].dirty = 0;
-            h->dirty_slots--;
-        }
-        seg->slot_page[s + i] = (uint8_t)s;
-    }
-    seg->free_slots &= ~hps_slot_mask(s, k);
+    hps_slots_take(h, seg, s, s, k);
 
     hps_page_t *pg = &seg->pages[s];
     uintptr_t base = (uintptr_t)seg + ((uintptr_t)s << HPS_SLOT_SHIFT);
@@ -210,15 +242,11 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
 hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls)
 {
     uint32_t k = hps_class_slots[cls];
-    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
-        int s = find_run(seg->free_slots, k);
-        if (s >= 0)
-            return page_init(h, seg, s, k, cls);
-    }
-    hps_segment_t *seg = segment_new(h);
-    if (!seg)
+    int s = HPS_META_SLOTS;
+    hps_segment_t *seg = hps_slots_find(h, k, &s);
+    if (!seg && !(seg = hps_segment_new(h)))
         return NULL;
-    return page_init(h, seg, find_run(seg->free_slots, k), k, cls);
+    return page_init(h, seg, s, k, cls);
 }
 
 void hps_page_carve(hps_page_t *pg)
@@ -264,40 +292,32 @@ void hps_page_collect(hps_page_t *pg)
     hps_page_used_add(pg, -n);
 }
 
-void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release)
+void hps_page_retire(hps_heap_t *h, hps_page_t *pg)
 {
     hps_segment_t *seg = hps_segment_of((void *)pg);
     int s = (int)(pg - seg->pages);
     uint32_t k = pg->slots;
-    if (h->hot[pg->cls] == pg)
-        h->hot[pg->cls] = NULL;
-    if (h->spare[pg->cls] == pg) {
-        h->spare[pg->cls] = NULL;
-        h->spare_slots -= k;
+    if (pg->cls != HPS_SPAN_CLS) {
+        if (h->hot[pg->cls] == pg)
+            h->hot[pg->cls] = NULL;
+        if (h->spare[pg->cls] == pg) {
+            h->spare[pg->cls] = NULL;
+            h->spare_slots -= k;
+        }
+        h->st.pages_retired++;
     }
     pg->slots = 0;
     pg->free = NULL;
     /* An empty handed-out range: free's fast path range test fails. */
     pg->bump = pg->bump_end = (char *)pg->start;
-    for (uint32_t i = 0; i < k; i++)
-        seg->pages[s + i].dirty = 1;
-    h->dirty_slots += k;
-    seg->free_slots |= hps_slot_mask(s, k);
-    h->st.pages_retired++;
-    if (may_release && hps_segment_empty(seg) && hps_segment_has_sibling(seg)) {
-        hps_segment_drop(h, seg);
-        return;
-    }
-    if (h->dirty_slots > hps_malloc_settings()->purge_slots)
-        hps_heap_purge(h);
+    /* The slots stay backed, for reuse, until purge.c gives them back. */
+    hps_slots_free(h, seg, s, k);
 }
 
 void hps_segment_drop(hps_heap_t *h, hps_segment_t *seg)
 {
     /* An empty segment that is not the heap's last goes back whole. */
-    for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS; i++)
-        if (seg->pages[i].dirty)
-            h->dirty_slots--;
+    h->dirty_slots -= hps_slotset_count(seg->dirty & seg->free_slots);
     if (seg->prev)
         seg->prev->next = seg->next;
     else
@@ -305,27 +325,4 @@ void hps_segment_drop(hps_heap_t *h, hps_segment_t *seg)
     if (seg->next)
         seg->next->prev = seg->prev;
     hps_segment_release(seg);
-}
-
-size_t hps_heap_purge(hps_heap_t *h)
-{
-    size_t bytes = 0;
-    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
-        for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS;) {
-            if (!(seg->free_slots >> i & 1) || !seg->pages[i].dirty) {
-                i++;
-                continue;
-            }
-            int j = i;
-            while (j < (int)HPS_SLOTS && (seg->free_slots >> j & 1) && seg->pages[j].dirty) {
-                seg->pages[j].dirty = 0;
-                j++;
-            }
-            hps_os_purge((char *)seg + ((size_t)i << HPS_SLOT_SHIFT), (size_t)(j - i) << HPS_SLOT_SHIFT);
-            bytes += (size_t)(j - i) << HPS_SLOT_SHIFT;
-            i = j;
-        }
-    }
-    h->dirty_slots = 0;
-    return bytes;
 }
