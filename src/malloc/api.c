@@ -143,7 +143,7 @@ API int malloc_trim(size_t pad)
     hps_heap_t *h = hps_tls_heap;
     if (h) {
         freed += hps_heap_drop_spares(h);
-        freed += hps_heap_purge(h);
+        freed += hps_heap_shrink(h, 0);
     }
     freed += hps_segment_cache_trim();
     freed += hps_huge_cache_trim();

@@ -159,10 +159,11 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
     if (counted)
         hps_faa_acquire(&seg->remote_active, 1);
     b->cookie = (uintptr_t)b ^ hps_cookie_key;
-    hps_block_t *head = hps_load_relaxed(&pg->thread_free);
+    uintptr_t head = hps_load_relaxed(&pg->thread_free);
     do {
-        b->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&pg->thread_free, &head, b,
+        b->next = HPS_TF_PTR(head);
+    } while (!atomic_compare_exchange_weak_explicit(&pg->thread_free, &head,
+                                                    (uintptr_t)b + (head & ~(HPS_TF_ONE - 1)) + HPS_TF_ONE,
                                                     memory_order_seq_cst, memory_order_relaxed));
     if ((atomic_load_explicit(&pg->used, memory_order_seq_cst) & HPS_PAGE_FULL) &&
         !hps_xchg_acq_rel(&pg->notified, 1)) {
@@ -320,19 +321,27 @@ int hps_heap_adopt(hps_heap_t *h)
 
 static void heap_abandon(hps_heap_t *h)
 {
-    hps_heap_purge(h);
-    hps_segment_t *seg = h->segs;
-    while (seg) {
-        hps_segment_t *next = seg->next;
+    /* Empty pages become free slots, so the abandoned segments' freed
+     * memory decays like any other (hps_abandoned_tick); beyond a little
+     * (the adopter's first pages), it goes back at once. */
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
         for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
             hps_page_t *pg = &seg->pages[s];
-            if (!pg->slots) {
+            int k = pg->slots;
+            if (!k) {
                 s++;
                 continue;
             }
             hps_page_collect(pg);
-            s += pg->slots;
+            if (hps_page_live(pg) == 0)
+                hps_page_retire(h, pg);
+            s += k;
         }
+    }
+    hps_heap_shrink(h, HPS_EXIT_KEEP_SLOTS);
+    hps_segment_t *seg = h->segs;
+    while (seg) {
+        hps_segment_t *next = seg->next;
         /* Release: whoever adopts the segment sees our last writes.  Not
          * NULL: free() compares a page's owner with the caller's heap,
          * which is NULL in a thread that never allocated. */
@@ -353,6 +362,48 @@ static void heap_abandon(hps_heap_t *h)
     h->next_free = heaps_free;
     heaps_free = h;
     hps_spin_unlock(&heaps_lock);
+}
+
+/* When the abandoned segments' freed slots are next looked at (ms). */
+static _Atomic uint32_t abandoned_due;
+
+void hps_abandoned_tick(uint32_t now)
+{
+    /* Abandoned segments have no owner to decay their freed slots; the
+     * live threads' ticks do it, one thread at a time, at most every
+     * quarter decay time.  Only remote frees touch an abandoned segment,
+     * and only its pages, so its free slots can be purged outside the lock
+     * while the list is taken out. */
+    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+        return;
+    uint32_t due = hps_load_relaxed(&abandoned_due), decay = hps_malloc_settings()->decay_ms;
+    if ((int32_t)(now - due) < 0 ||
+        !atomic_compare_exchange_strong_explicit(&abandoned_due, &due, now + (decay / 4 ? decay / 4 : 1),
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    hps_spin_lock(&abandoned_lock);
+    hps_segment_t *list = abandoned;
+    abandoned = NULL;
+    hps_spin_unlock(&abandoned_lock);
+    hps_segment_t *keep = NULL, *last = NULL;
+    while (list) {
+        hps_segment_t *seg = list;
+        list = seg->next;
+        hps_segment_purge_idle(seg, now, decay);
+        if (hps_segment_empty(seg) && !(seg->dirty & seg->free_slots)) {
+            hps_segment_release(seg);
+            continue;
+        }
+        seg->next = keep;
+        keep = seg;
+        last = last ? last : seg;
+    }
+    if (keep) {
+        hps_spin_lock(&abandoned_lock);
+        last->next = abandoned;
+        abandoned = keep;
+        hps_spin_unlock(&abandoned_lock);
+    }
 }
 
 /* ---- the slow path of a small allocation --------------------------------- */

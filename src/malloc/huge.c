@@ -103,35 +103,73 @@ size_t hps_huge_cache_trim(void)
     return cache_expire(hps_os_now_ms(), 0);
 }
 
-/* A cached mapping of at least map bytes and at most twice that, cut to
- * map bytes; NULL if none. */
+/* Grow the mapping seg of old bytes to map bytes: in place if the
+ * address space after it is free, else moved to a new segment-aligned
+ * range (mremap moves the page tables, nothing is copied).  The mapping at
+ * its new place (owned: a moved one's old place is not), or NULL with seg
+ * unchanged. */
+static hps_segment_t *remap_grow(hps_segment_t *seg, size_t old, size_t map)
+{
+    int saved = errno;
+    void *p = mremap(seg, old, map, 0);
+    if (p != MAP_FAILED) {
+        hps_count_mapped((int64_t)(map - old));
+        return p;
+    }
+    void *dest = hps_os_map_aligned(map);   /* owned and counted */
+    if (!dest) {
+        errno = saved;
+        return NULL;
+    }
+    p = mremap(seg, old, map, MREMAP_MAYMOVE | MREMAP_FIXED, dest);
+    errno = saved;
+    if (p == MAP_FAILED) {
+        hps_os_unmap(dest, map);
+        return NULL;
+    }
+    hps_owned_set((uintptr_t)seg, 0);
+    hps_count_mapped(-(int64_t)old);
+    return p;
+}
+
+/* A cached mapping for map bytes, cut or grown to that size; NULL if there
+ * is none.  The smallest that holds map bytes and is at most twice that;
+ * else the largest smaller one, grown (its backed pages serve the start of
+ * the block). */
 static hps_segment_t *cache_take(size_t map)
 {
     if (!hps_load_relaxed(&cache_count))
         return NULL;
-    hps_segment_t *best = NULL, **best_pp = NULL;
+    hps_segment_t **fit = NULL, **small = NULL;
     hps_spin_lock(&cache_lock);
     for (hps_segment_t **pp = &cache_head; *pp; pp = &(*pp)->next) {
         size_t m = (*pp)->map_size;
-        if (m >= map && m / 2 <= map && (!best || m < best->map_size)) {
-            best = *pp;
-            best_pp = pp;
-        }
+        if (m >= map && m / 2 <= map && (!fit || m < (*fit)->map_size))
+            fit = pp;
+        else if (m < map && (!small || m > (*small)->map_size))
+            small = pp;
     }
-    if (best) {
-        hps_segment_t *out = NULL;
-        cache_unlink(best_pp, &out);
-    }
+    hps_segment_t *seg = NULL;
+    if (fit || small)
+        cache_unlink(fit ? fit : small, &seg);
     hps_spin_unlock(&cache_lock);
-    if (best && best->map_size > map) {
-        size_t tail = best->map_size - map;
-        hps_count_mapped(-(int64_t)tail);
-        int saved = errno;
-        munmap((char *)best + map, tail);
-        errno = saved;
-        best->map_size = map;
+    if (!seg)
+        return NULL;
+    seg->next = NULL;
+    int saved = errno;
+    if (seg->map_size < map) {
+        hps_segment_t *grown = remap_grow(seg, seg->map_size, map);
+        if (!grown)
+            hps_os_unmap(seg, seg->map_size);
+        seg = grown;
+    } else if (seg->map_size > map) {
+        hps_count_mapped(-(int64_t)(seg->map_size - map));
+        munmap((char *)seg + map, seg->map_size - map);
     }
-    return best;
+    errno = saved;
+    if (seg)
+        seg->map_size = map;
+    return seg;
 }
 
 /* Header offset of a block aligned to align (0: the heap's next colour). */
@@ -221,40 +259,20 @@ void *hps_huge_resize(hps_segment_t *seg, size_t n)
     if (n > ((size_t)1 << 46))
         return NULL;
     size_t map = (off + n + HPS_SEG_MASK) & ~(size_t)HPS_SEG_MASK;
-    int saved = errno;
     if (map <= old) {
         /* Shrinking: the pages past the new end hold nothing any more. */
         uintptr_t end = ((uintptr_t)seg + off + n + 4095) & ~(uintptr_t)4095;
         if (end < (uintptr_t)seg + map)
             hps_os_purge((void *)end, (uintptr_t)seg + map - end);
         if (map < old) {
+            int saved = errno;
             munmap((char *)seg + map, old - map);
+            errno = saved;
             hps_count_mapped(-(int64_t)(old - map));
         }
-    } else {
-        /* In place if the address space after it is free, else moved to a
-         * new segment-aligned range: mremap moves the page tables. */
-        void *p = mremap(seg, old, map, 0);
-        if (p == MAP_FAILED) {
-            void *dest = hps_os_map_aligned(map);   /* owned and counted */
-            if (!dest) {
-                errno = saved;
-                return NULL;
-            }
-            p = mremap(seg, old, map, MREMAP_MAYMOVE | MREMAP_FIXED, dest);
-            if (p == MAP_FAILED) {
-                hps_os_unmap(dest, map);
-                errno = saved;
-                return NULL;
-            }
-            hps_owned_set((uintptr_t)seg, 0);
-            hps_count_mapped(-(int64_t)old);
-            seg = p;
-        } else {
-            hps_count_mapped((int64_t)(map - old));
-        }
+    } else if (!(seg = remap_grow(seg, old, map))) {
+        return NULL;
     }
-    errno = saved;
     hps_faa_relaxed(&hps_huge_bytes, map - old);   /* wraps as a subtraction when shrinking */
     seg->map_size = map;
     seg->huge_size = map - off;

@@ -47,6 +47,7 @@
 #define HPS_MAX_CLASSES 96
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
+#define HPS_EXIT_KEEP_SLOTS 64        /* freed slots an exiting thread leaves backed: 4 MiB */
 #define HPS_SPARE_SLOTS 64            /* spare pages per thread: at most 4 MiB */
 
 /* A set of a segment's slots, one bit per slot. */
@@ -119,7 +120,10 @@ typedef struct hps_page {
     uint8_t aligned;               /* holds interior pointers (over-aligned requests) */
     uint8_t slots;                 /* slots spanned; 0: slot is free */
     /* ---- cold line ---- */
-    _Alignas(64) _Atomic(hps_block_t *) thread_free;  /* frees from other threads */
+    /* Frees from other threads: a stack of blocks, and how many it holds
+     * in the top bits (HPS_TF_*), swapped in one exchange, so the owner
+     * takes the blocks without walking the list. */
+    _Alignas(64) _Atomic uintptr_t thread_free;
     char *bump_end;                /* one past the last whole block */
     struct hps_page *prev, *next;  /* heap class list or full list */
     struct hps_page *next_remote;  /* segment remote_full stack */
@@ -127,6 +131,13 @@ typedef struct hps_page {
 } hps_page_t;
 
 #define HPS_PAGE_FULL (1u << 31)
+
+/* thread_free's count lives above the 48-bit user address space (our
+ * blocks lie below 2^47); 16 bits hold it, as a page has at most 4096
+ * blocks (one 64 KiB slot of 16-byte blocks). */
+#define HPS_TF_SHIFT 48
+#define HPS_TF_ONE ((uintptr_t)1 << HPS_TF_SHIFT)
+#define HPS_TF_PTR(v) ((hps_block_t *)((v) & (HPS_TF_ONE - 1)))
 
 /* The owner's update of pg->used; returns the new value. */
 HPS_INLINE uint32_t hps_page_used_add(hps_page_t *pg, uint32_t delta)
@@ -325,7 +336,11 @@ uint32_t hps_segment_purge(hps_segment_t *seg, hps_slotset_t slots);  /* purge t
  * much, release emptied segments.  Only where h's lists are consistent. */
 void hps_heap_tick(hps_heap_t *h);
 void hps_heap_tick_refill(hps_heap_t *h);        /* every 64th refill: hps_heap_tick */
-size_t hps_heap_purge(hps_heap_t *h);            /* purge every freed slot of h; bytes */
+/* Purge the longest idle of h's freed slots until at most keep stay
+ * backed, release emptied segments; bytes purged.  keep 0: malloc_trim. */
+size_t hps_heap_shrink(hps_heap_t *h, uint32_t keep);
+/* Purge seg's free slots idle for min_age ms or more; how many. */
+uint32_t hps_segment_purge_idle(hps_segment_t *seg, uint32_t now, uint32_t min_age);
 void hps_page_link(hps_page_t **list, hps_page_t *pg);
 void hps_page_unlink(hps_page_t **list, hps_page_t *pg);
 
@@ -356,6 +371,7 @@ void hps_heap_global_init(void);                 /* once, at start-up (the threa
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls);  /* slow path of a small allocation */
 int hps_heap_drain_all(hps_heap_t *h);           /* take in the remote frees queued on full pages */
 int hps_heap_adopt(hps_heap_t *h);               /* adopt an exited thread's segment; 1 if one */
+void hps_abandoned_tick(uint32_t now);           /* decay the abandoned segments' freed slots */
 size_t hps_heap_drop_spares(hps_heap_t *h);   /* retire empty spares; bytes */
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);
 void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg);

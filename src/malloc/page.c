@@ -225,7 +225,7 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
     pg->bump = (char *)pg->start;
     pg->bump_end = (char *)(pg->start + (size_t)cap * size);
     pg->free = NULL;
-    hps_store_relaxed(&pg->thread_free, NULL);
+    hps_store_relaxed(&pg->thread_free, 0);
     pg->block_size = size;
     pg->div_mul = UINT64_MAX / size + 1;
     hps_store_relaxed(&pg->used, 0);
@@ -278,18 +278,22 @@ void hps_page_collect(hps_page_t *pg)
     if (!hps_load_relaxed(&pg->thread_free))
         return;
     /* Acquire: the blocks' links were written before their pushes. */
-    hps_block_t *list = hps_xchg_acquire(&pg->thread_free, NULL);
-    uint32_t n = 0;
-    hps_block_t *last = list;
-    for (hps_block_t *b = list; b; b = b->next) {
-        n++;
-        last = b;
-    }
+    uintptr_t v = hps_xchg_acquire(&pg->thread_free, 0);
+    hps_block_t *list = HPS_TF_PTR(v);
     if (!list)
         return;
-    last->next = pg->free;
+    if (pg->free) {
+        /* Splice at the tail.  A refill, the usual caller, collects only an
+         * empty free list and skips this walk: the remote blocks' lines
+         * were written by other threads, and following their links is a
+         * chain of cache misses. */
+        hps_block_t *last = list;
+        while (last->next)
+            last = last->next;
+        last->next = pg->free;
+    }
     pg->free = list;
-    hps_page_used_add(pg, -n);
+    hps_page_used_add(pg, -(uint32_t)(v >> HPS_TF_SHIFT));
 }
 
 void hps_page_retire(hps_heap_t *h, hps_page_t *pg)

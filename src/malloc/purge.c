@@ -67,21 +67,66 @@ uint32_t hps_segment_purge(hps_segment_t *seg, hps_slotset_t m)
     return n;
 }
 
+uint32_t hps_segment_purge_idle(hps_segment_t *seg, uint32_t now, uint32_t min_age)
+{
+    hps_slotset_t cand = seg->free_slots & seg->dirty, m = 0;
+    while (cand) {
+        int i = hps_slotset_first(cand);
+        cand &= cand - 1;
+        if (min_age == 0 || (int32_t)(now - seg->freed_at[i]) >= (int32_t)min_age)
+            m |= (hps_slotset_t)1 << i;
+    }
+    return m ? hps_segment_purge(seg, m) : 0;
+}
+
 /* Purge h's free backed slots idle for at least min_age ms. */
 static void purge_idle(hps_heap_t *h, uint32_t now, uint32_t min_age)
 {
     for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
-        hps_slotset_t cand = seg->free_slots & seg->dirty, m = 0;
-        while (cand) {
-            int i = hps_slotset_first(cand);
-            cand &= cand - 1;
-            if ((int32_t)(now - seg->freed_at[i]) >= (int32_t)min_age)
-                m |= (hps_slotset_t)1 << i;
-        }
-        if (m) {
-            uint32_t n = hps_segment_purge(seg, m);
-            h->dirty_slots -= n;
-            h->st.purged_slots += n;
+        uint32_t n = hps_segment_purge_idle(seg, now, min_age);
+        h->dirty_slots -= n;
+        h->st.purged_slots += n;
+    }
+}
+
+/* How long slot i of seg has been idle (0 if it was freed "after" now by
+ * a thread that read the clock later). */
+static uint32_t idle_for(const hps_segment_t *seg, int i, uint32_t now)
+{
+    int32_t age = (int32_t)(now - seg->freed_at[i]);
+    return age > 0 ? (uint32_t)age : 0;
+}
+
+/* Purge the longest idle first, a run of slots at a time, until at most
+ * limit slots stay backed. */
+static void purge_down(hps_heap_t *h, uint32_t now, uint32_t limit)
+{
+    while (h->dirty_slots > limit) {
+        uint32_t oldest = 0;
+        int any = 0;
+        for (hps_segment_t *seg = h->segs; seg; seg = seg->next)
+            for (hps_slotset_t m = seg->free_slots & seg->dirty; m; m &= m - 1) {
+                uint32_t age = idle_for(seg, hps_slotset_first(m), now);
+                oldest = !any || age > oldest ? age : oldest;
+                any = 1;
+            }
+        if (!any)
+            return;
+        for (hps_segment_t *seg = h->segs; seg && h->dirty_slots > limit; seg = seg->next) {
+            hps_slotset_t m = 0;
+            for (hps_slotset_t c = seg->free_slots & seg->dirty; c; c &= c - 1) {
+                int i = hps_slotset_first(c);
+                if (idle_for(seg, i, now) >= oldest)
+                    m |= (hps_slotset_t)1 << i;
+            }
+            while (m && h->dirty_slots > limit) {
+                int s = hps_slotset_first(m);
+                hps_slotset_t run = hps_slot_mask(s, hps_slotset_run(m, s));
+                uint32_t n = hps_segment_purge(seg, run);
+                h->dirty_slots -= n;
+                h->st.purged_slots += n;
+                m &= ~run;
+            }
         }
     }
 }
@@ -110,6 +155,7 @@ void hps_heap_tick(hps_heap_t *h)
     h->ticks = 0;
     uint32_t now = hps_os_now_ms();
     hps_huge_tick(now);
+    hps_abandoned_tick(now);
     if (!h->dirty_slots)
         return;
     uint32_t cap = cap_slots(), decay = hps_malloc_settings()->decay_ms;
@@ -119,11 +165,8 @@ void hps_heap_tick(hps_heap_t *h)
     purge_idle(h, now, decay);
     /* Over the cap: the longest idle go first, until a quarter of the cap
      * is free again (so the next frees do not purge one slot at a time). */
-    for (uint32_t age = decay / 2; h->dirty_slots > cap - cap / 4; age /= 2) {
-        purge_idle(h, now, age);
-        if (age == 0)
-            break;
-    }
+    if (h->dirty_slots > cap)
+        purge_down(h, now, cap - cap / 4);
     /* The next pass in a quarter of the decay time: a slot goes back
      * between 1 and 1.25 decay times after its free, and passes are rare. */
     h->decay_at = now + (decay / 4 ? decay / 4 : 1);
@@ -136,10 +179,10 @@ void hps_heap_tick_refill(hps_heap_t *h)
         hps_heap_tick(h);
 }
 
-size_t hps_heap_purge(hps_heap_t *h)
+size_t hps_heap_shrink(hps_heap_t *h, uint32_t keep)
 {
     uint32_t before = h->dirty_slots;
-    purge_idle(h, hps_os_now_ms(), 0);
+    purge_down(h, hps_os_now_ms(), keep);
     release_empty(h);
-    return (size_t)before << HPS_SLOT_SHIFT;
+    return (size_t)(before - h->dirty_slots) << HPS_SLOT_SHIFT;
 }

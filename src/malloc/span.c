@@ -51,7 +51,7 @@ static void *span_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t k, siz
     /* An empty carved range: free()'s fast path never takes a span. */
     pg->bump = (char *)pg->start;
     pg->free = NULL;
-    hps_store_relaxed(&pg->thread_free, NULL);
+    hps_store_relaxed(&pg->thread_free, 0);
     span_size(pg, k);
     /* One live block, and "full": a remote free queues the page on its
      * segment, where the owner finds it (hps_heap_drain_remote). */
