@@ -35,6 +35,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "malloc_bench.h"
 
 #define LARGE_SLOTS 32
@@ -72,6 +73,16 @@ static void touch(const mb_block_t *b)
 static int touched_ok(const mb_block_t *b)
 {
     return mb_stamp_ok(b) && ((const unsigned char *)b->p)[b->size / 2] == (b->tag & 0xff);
+}
+
+/* The patterns' own arrays (windows, slots) come from mmap, not from the
+ * allocator under test: one that hands out overlapping blocks must fail
+ * the run through the blocks' stamps, not scribble on the pointers the
+ * run follows and crash it.  NULL when out of memory. */
+static void *table_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
 }
 
 struct pworker {
@@ -157,7 +168,7 @@ static int stress_free(void *p)
 static void *stress_worker(void *arg)
 {
     struct pworker *me = arg;
-    void **slot = calloc(STRESS_SLOTS, sizeof *slot);
+    void **slot = table_alloc(STRESS_SLOTS * sizeof *slot);
     hps_bench_gate_enter(&g_gate);
     if (!slot)
         me->failed = 1;
@@ -190,7 +201,8 @@ static void *stress_worker(void *arg)
     for (int i = 0; slot && i < STRESS_SLOTS; i++)
         if (slot[i] && stress_free(slot[i]))
             me->failed = 1;
-    free(slot);
+    if (slot)
+        munmap(slot, STRESS_SLOTS * sizeof *slot);
     return NULL;
 }
 
@@ -362,7 +374,8 @@ static void *pattern_start(void *arg)
     me->seed = MB_SEED + (uint64_t)me->head.index * 0x1000193;
     me->pair = g_run.pipes ? &g_run.pipes[me->head.index / 2] : NULL;
     long slots = k_patterns[g_run.k].slots;
-    if (slots && mb_window_init(&me->w, slots)) {
+    me->w = (mb_window_t){ slots ? table_alloc((size_t)slots * sizeof *me->w.slot) : NULL, slots };
+    if (slots && !me->w.slot) {
         me->failed = 1;
         hps_bench_gate_enter(&g_gate);
         hps_bench_worker_done(&me->head, 0);
@@ -383,12 +396,11 @@ int mb_pattern_run(const char *name, int threads, long duration_ms, hps_bench_to
         return 2;
     }
     if (pairs) {
-        g_run.pipes = aligned_alloc(64, sizeof *g_run.pipes * (size_t)(threads / 2));
+        g_run.pipes = table_alloc(sizeof *g_run.pipes * (size_t)(threads / 2));   /* zeroed */
         if (!g_run.pipes) {
             hps_bench_log("out of memory");
             return 1;
         }
-        memset(g_run.pipes, 0, sizeof *g_run.pipes * (size_t)(threads / 2));
     }
     struct pworker *w = hps_bench_run_workers(&g_gate, threads, sizeof *w, pattern_start,
                                               duration_ms, t);
@@ -401,12 +413,17 @@ int mb_pattern_run(const char *name, int threads, long duration_ms, hps_bench_to
         *mallocs += w[i].mallocs;
         *frees += w[i].frees;
         rc |= w[i].failed;
-        rc |= mb_window_free(&w[i].w);
+        for (long j = 0; j < w[i].w.n && w[i].w.slot; j++)
+            if (w[i].w.slot[j].p)
+                rc |= mb_window_drop(&w[i].w, j);
+        if (w[i].w.slot)
+            munmap(w[i].w.slot, (size_t)w[i].w.n * sizeof *w[i].w.slot);
     }
     rc |= stress_drain();
     for (int p = 0; pairs && p < threads / 2; p++)
         rc |= pipe_drain(&g_run.pipes[p]);
     free(w);
-    free(g_run.pipes);
+    if (g_run.pipes)
+        munmap(g_run.pipes, sizeof *g_run.pipes * (size_t)(threads / 2));
     return rc ? 1 : 0;
 }

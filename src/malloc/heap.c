@@ -27,7 +27,10 @@ static size_t heap_chunk_left;
 static uint32_t heap_count;
 
 static hps_spin_t abandoned_lock;
-static hps_segment_t *abandoned;
+/* Segments of exited threads, oldest first: adopted in the order they were
+ * given up, so none sinks under newer ones while the blocks freed into it
+ * by other threads wait for an owner to collect them. */
+static hps_segment_t *abandoned, *abandoned_last;
 
 hps_heap_t hps_heap_abandoned;      /* owner of abandoned segments: nobody's heap */
 
@@ -35,6 +38,7 @@ static pthread_key_t exit_key;
 static int exit_key_ok;
 
 static void heap_abandon(hps_heap_t *h);
+static void reclaim(hps_heap_t *h);
 
 static void on_thread_exit(void *arg)
 {
@@ -90,6 +94,7 @@ static hps_heap_t *heap_new(void)
      * pages of two threads do not start on the same sets. */
     h->colour = id * 23u;
     h->huge_colour = id * 7u;
+    reclaim(h);
     return h;
 }
 
@@ -276,7 +281,18 @@ size_t hps_heap_drop_spares(hps_heap_t *h)
 
 static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
 {
-    hps_xchg_acquire(&seg->remote_full, NULL);
+    /* The queue of full pages that got remote frees is taken and dropped
+     * (every page is collected below), and the flag of each descriptor on
+     * it cleared, as drain_remote does: only whoever takes a descriptor off
+     * the queue may clear its flag, or a remote free about to queue it
+     * could queue it twice.  (A retired page's descriptor may be queued
+     * still: the flag outlives its page, see page_init.) */
+    hps_page_t *q = hps_xchg_acquire(&seg->remote_full, NULL);
+    while (q) {
+        hps_page_t *next = q->next_remote;
+        atomic_store_explicit(&q->notified, 0, memory_order_seq_cst);
+        q = next;
+    }
     h->dirty_slots += hps_slotset_count(seg->free_slots & seg->dirty);
     for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
         hps_page_t *pg = &seg->pages[s];
@@ -285,7 +301,6 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
             continue;
         }
         int k = pg->slots;
-        atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
         if (pg->cls != HPS_SPAN_CLS)     /* a live span stays "full" */
             hps_store_relaxed(&pg->used, hps_page_live(pg));
         hps_page_collect(pg);
@@ -300,23 +315,64 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
     }
 }
 
-int hps_heap_adopt(hps_heap_t *h)
+/* Collect the remote frees of an abandoned segment's pages (it is off the
+ * list and has no owner, so that is ours to do): can it serve class cls
+ * (a page with a free block) or a new page or span of k slots? */
+static int segment_serves(hps_segment_t *seg, uint32_t cls, uint32_t k)
 {
-    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
-        return 0;
-    hps_spin_lock(&abandoned_lock);
-    hps_segment_t *seg = abandoned;
-    if (seg)
-        abandoned = seg->next;
-    hps_spin_unlock(&abandoned_lock);
-    if (!seg)
-        return 0;
-    hps_segment_attach(h, seg);
-    h->st.segs_adopted++;
-    adopt_pages(h, seg);
-    if (hps_segment_empty(seg) && hps_segment_has_sibling(seg))
-        hps_segment_drop(h, seg);      /* nothing live in it: we have room elsewhere */
-    return 1;
+    hps_slotset_t free = seg->free_slots;
+    for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
+        hps_page_t *pg = &seg->pages[s];
+        int n = pg->slots;
+        if (!n) {
+            s++;
+            continue;
+        }
+        hps_page_collect(pg);
+        if (hps_page_live(pg) == 0)
+            free |= hps_slot_mask(s, (uint32_t)n);       /* retired when adopted */
+        else if (pg->cls == cls && cls != HPS_SPAN_CLS && (pg->free || pg->bump < pg->bump_end))
+            return 1;
+        s += n;
+    }
+    return hps_slots_fit(free, k);
+}
+
+int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k)
+{
+    /* A few tries, oldest first: a segment that cannot serve this request
+     * goes to the back, for a thread that needs something else (adopting
+     * every segment in turn would hoard the exited threads' memory in the
+     * first heap that looks). */
+    for (int tries = 0; tries < HPS_ADOPT_TRIES; tries++) {
+        if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+            return 0;
+        hps_spin_lock(&abandoned_lock);
+        hps_segment_t *seg = abandoned;
+        if (seg && !(abandoned = seg->next))
+            abandoned_last = NULL;
+        hps_spin_unlock(&abandoned_lock);
+        if (!seg)
+            return 0;
+        if (!segment_serves(seg, cls, k)) {
+            seg->next = NULL;
+            hps_spin_lock(&abandoned_lock);
+            if (abandoned_last)
+                abandoned_last->next = seg;
+            else
+                abandoned = seg;
+            abandoned_last = seg;
+            hps_spin_unlock(&abandoned_lock);
+            continue;
+        }
+        hps_segment_attach(h, seg);
+        h->st.segs_adopted++;
+        adopt_pages(h, seg);
+        if (hps_segment_empty(seg) && hps_segment_has_sibling(seg))
+            hps_segment_drop(h, seg);      /* nothing live in it: we have room elsewhere */
+        return 1;
+    }
+    return 0;
 }
 
 static void heap_abandon(hps_heap_t *h)
@@ -346,10 +402,14 @@ static void heap_abandon(hps_heap_t *h)
          * NULL: free() compares a page's owner with the caller's heap,
          * which is NULL in a thread that never allocated. */
         hps_segment_set_owner(seg, &hps_heap_abandoned);
+        seg->last_heap = h;
+        seg->prev = seg->next = NULL;
         hps_spin_lock(&abandoned_lock);
-        seg->prev = NULL;
-        seg->next = abandoned;
-        abandoned = seg;
+        if (abandoned_last)
+            abandoned_last->next = seg;
+        else
+            abandoned = seg;
+        abandoned_last = seg;
         hps_spin_unlock(&abandoned_lock);
         seg = next;
     }
@@ -362,6 +422,44 @@ static void heap_abandon(hps_heap_t *h)
     h->next_free = heaps_free;
     heaps_free = h;
     hps_spin_unlock(&heaps_lock);
+}
+
+/* A heap reused by a new thread takes back the segments it gave up that
+ * nobody adopted since: their pages, with whatever blocks were freed into
+ * them meanwhile, serve the new thread at once.  A program that hands
+ * work from exiting threads to new ones (a server's thread per task)
+ * would otherwise start every thread on empty pages while the old ones
+ * wait, partly free, for someone to adopt them: memory grows with every
+ * generation of threads. */
+static void reclaim(hps_heap_t *h)
+{
+    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+        return;
+    hps_segment_t *mine = NULL, *prev = NULL;
+    hps_spin_lock(&abandoned_lock);
+    for (hps_segment_t *seg = abandoned, *next; seg; seg = next) {
+        next = seg->next;
+        if (seg->last_heap != h) {
+            prev = seg;
+            continue;
+        }
+        if (prev)
+            prev->next = next;
+        else
+            abandoned = next;
+        if (abandoned_last == seg)
+            abandoned_last = prev;
+        seg->next = mine;
+        mine = seg;
+    }
+    hps_spin_unlock(&abandoned_lock);
+    while (mine) {
+        hps_segment_t *seg = mine;
+        mine = seg->next;
+        hps_segment_attach(h, seg);
+        h->st.segs_adopted++;
+        adopt_pages(h, seg);
+    }
 }
 
 /* When the abandoned segments' freed slots are next looked at (ms). */
@@ -383,9 +481,9 @@ void hps_abandoned_tick(uint32_t now)
         return;
     hps_spin_lock(&abandoned_lock);
     hps_segment_t *list = abandoned;
-    abandoned = NULL;
+    abandoned = abandoned_last = NULL;
     hps_spin_unlock(&abandoned_lock);
-    hps_segment_t *keep = NULL, *last = NULL;
+    hps_segment_t *keep = NULL, **tail = &keep;
     while (list) {
         hps_segment_t *seg = list;
         list = seg->next;
@@ -394,13 +492,14 @@ void hps_abandoned_tick(uint32_t now)
             hps_segment_release(seg);
             continue;
         }
-        seg->next = keep;
-        keep = seg;
-        last = last ? last : seg;
+        *tail = seg;                     /* in order: they stay the oldest */
+        tail = &seg->next;
     }
     if (keep) {
         hps_spin_lock(&abandoned_lock);
-        last->next = abandoned;
+        *tail = abandoned;
+        if (!abandoned)
+            abandoned_last = (hps_segment_t *)((char *)tail - offsetof(hps_segment_t, next));
         abandoned = keep;
         hps_spin_unlock(&abandoned_lock);
     }
@@ -433,10 +532,14 @@ void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
         }
         if (hps_heap_drain_all(h) && h->avail[cls])
             continue;
-        if (hps_heap_adopt(h))
+        /* A new page in our own free slots before adopting an exited
+         * thread's segment: a live thread that adopted whatever it could
+         * would take the segments a new thread reusing the exited one's
+         * heap is about to take back (reclaim), and hoard them. */
+        pg = hps_page_new(h, cls, 0);
+        if (!pg && hps_heap_adopt(h, cls, hps_class_slots[cls]))
             continue;
-        pg = hps_page_new(h, cls);
-        if (!pg)
+        if (!pg && !(pg = hps_page_new(h, cls, 1)))
             return NULL;
         hps_page_link(&h->avail[cls], pg);
     }

@@ -47,6 +47,7 @@
 #define HPS_MAX_CLASSES 96
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
+#define HPS_ADOPT_TRIES 8             /* abandoned segments looked at per adoption */
 #define HPS_EXIT_KEEP_SLOTS 64        /* freed slots an exiting thread leaves backed: 4 MiB */
 #define HPS_SPARE_SLOTS 64            /* spare pages per thread: at most 4 MiB */
 
@@ -189,6 +190,7 @@ typedef struct hps_segment {
      * purged).  Meaningful for free slots; set for every slot in use. */
     hps_slotset_t dirty;
     struct hps_segment *prev, *next;    /* heap's segment list / abandoned list */
+    struct hps_heap *last_heap;         /* abandoned: the heap that gave it up */
     _Atomic(hps_page_t *) remote_full;  /* full pages that got remote frees */
     /* Remote frees in progress: such a segment is never unmapped (a remote
      * free still reads its page after pushing the block).  Own line: every
@@ -312,10 +314,13 @@ HPS_INLINE int hps_owned(uintptr_t seg)
 extern _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
 
 /* ---- segments and pages (page.c) ---- */
-hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls);
+/* A new page of class cls in h's free slots, or in a new segment if
+ * new_segment; NULL if none. */
+hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls, int new_segment);
 /* A run of k free slots in h's segments, best fit, backed memory first
  * (*slot: its first); NULL if no segment of h has one. */
 hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot);
+int hps_slots_fit(hps_slotset_t free, uint32_t k);   /* free holds a run of k slots */
 hps_segment_t *hps_segment_new(hps_heap_t *h);   /* an empty segment for h, or NULL */
 void hps_page_collect(hps_page_t *pg);           /* thread_free -> free */
 /* Give pg's slots back to its segment (they stay backed; purge.c decides). */
@@ -370,7 +375,9 @@ hps_heap_t *hps_heap_get(void);                  /* this thread's heap, made on 
 void hps_heap_global_init(void);                 /* once, at start-up (the thread-exit key) */
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls);  /* slow path of a small allocation */
 int hps_heap_drain_all(hps_heap_t *h);           /* take in the remote frees queued on full pages */
-int hps_heap_adopt(hps_heap_t *h);               /* adopt an exited thread's segment; 1 if one */
+/* Adopt an exited thread's segment that can serve class cls or a run of k
+ * slots; 1 if one was adopted. */
+int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k);
 void hps_abandoned_tick(uint32_t now);           /* decay the abandoned segments' freed slots */
 size_t hps_heap_drop_spares(hps_heap_t *h);   /* retire empty spares; bytes */
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);

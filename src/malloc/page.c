@@ -176,6 +176,12 @@ static int best_run(hps_slotset_t m, uint32_t k, uint32_t *len)
     return best;
 }
 
+int hps_slots_fit(hps_slotset_t free, uint32_t k)
+{
+    uint32_t len;
+    return best_run(free, k, &len) >= 0;
+}
+
 hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot)
 {
     /* First the runs whose memory is still backed: reusing them costs no
@@ -231,20 +237,24 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
     hps_store_relaxed(&pg->used, 0);
     pg->cls = (uint16_t)cls;
     pg->slots = (uint8_t)k;
-    hps_store_relaxed(&pg->notified, 0);
     pg->aligned = 0;
-    pg->prev = pg->next = pg->next_remote = NULL;
+    /* Not notified nor next_remote: the descriptor may still sit on the
+     * segment's queue of full pages (a remote free queues a page after its
+     * block became collectable, so a page can be retired and its slot
+     * reused while queued); the queue's owner clears them when it takes
+     * the queue (drain_remote, adopt_pages). */
+    pg->prev = pg->next = NULL;
     hps_store_release(&pg->heap, h);
     h->st.pages_new++;
     return pg;
 }
 
-hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls)
+hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls, int new_segment)
 {
     uint32_t k = hps_class_slots[cls];
     int s = HPS_META_SLOTS;
     hps_segment_t *seg = hps_slots_find(h, k, &s);
-    if (!seg && !(seg = hps_segment_new(h)))
+    if (!seg && (!new_segment || !(seg = hps_segment_new(h))))
         return NULL;
     return page_init(h, seg, s, k, cls);
 }

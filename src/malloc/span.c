@@ -58,8 +58,7 @@ static void *span_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t k, siz
     hps_store_relaxed(&pg->used, 1u | HPS_PAGE_FULL);
     pg->cls = HPS_SPAN_CLS;
     pg->aligned = 0;
-    hps_store_relaxed(&pg->notified, 0);
-    pg->prev = pg->next = pg->next_remote = NULL;
+    pg->prev = pg->next = NULL;          /* queue links stay: see page_init */
     hps_store_release(&pg->heap, h);
     h->st.spans++;
     h->st.spans_backed += backed == mask;
@@ -96,7 +95,7 @@ void *hps_big_alloc(hps_heap_t *h, size_t n, size_t align, int zero)
     hps_heap_drain_all(h);
     int s = HPS_META_SLOTS;
     hps_segment_t *seg = hps_slots_find(h, k, &s);
-    while (!seg && hps_heap_adopt(h))
+    while (!seg && hps_heap_adopt(h, HPS_SPAN_CLS, k))
         seg = hps_slots_find(h, k, &s);
     if (!seg && !(seg = hps_segment_new(h)))
         return NULL;

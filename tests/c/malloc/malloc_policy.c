@@ -20,6 +20,10 @@
  *   decay  Freed large blocks stay resident for reuse, and once idle for
  *          HPSYNC_MALLOC_DECAY_MS a later allocator call gives them back.
  *   cap    No more than HPSYNC_MALLOC_CACHE_MIB of them stay resident.
+ *   requeue  A full page that another thread frees into is queued for its
+ *          owner once; retired and made again while still queued, it must
+ *          not be queued twice (that made a cycle the owner's next refill
+ *          spun on forever; the watchdog turns a hang into a failure).
  *   realloc  Growing a block from 256 KiB to 64 MiB, written as it grows,
  *          faults about once per page of the final size: spans grow in
  *          place, huge blocks move with mremap instead of being copied.
@@ -30,8 +34,8 @@
  * the environment (the allocator reads it at start-up).
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,26 +214,13 @@ static size_t resident_all(void *const *blk, int n, size_t size)
     return in;
 }
 
-/* Run this program again with name=value in the environment (the allocator
- * reads its settings at start-up), unless that is already the case. */
-static void with_setting(char **argv, const char *name, const char *value)
-{
-    const char *have = getenv(name);
-    if (have && !strcmp(have, value))
-        return;
-    setenv(name, value, 1);
-    fflush(stdout);
-    execv("/proc/self/exe", argv);
-    hps_test_fail("cannot run myself again: %s", strerror(errno));
-}
-
 enum { NBIG = 16 };
 #define BIG ((size_t)1 << 20)
 #define BIG_PAGES (NBIG * BIG / PAGE)
 
 static void case_decay(char **argv)
 {
-    with_setting(argv, "HPSYNC_MALLOC_DECAY_MS", "200");
+    hpm_rerun_with(argv, "HPSYNC_MALLOC_DECAY_MS", "200");
     void *blk[NBIG], *huge;
     write_and_free(blk, NBIG, BIG);
     write_and_free(&huge, 1, 12u << 20);
@@ -253,7 +244,7 @@ static void case_decay(char **argv)
 
 static void case_cap(char **argv)
 {
-    with_setting(argv, "HPSYNC_MALLOC_CACHE_MIB", "8");
+    hpm_rerun_with(argv, "HPSYNC_MALLOC_CACHE_MIB", "8");
     enum { N = 48 };
     void *blk[N];
     write_and_free(blk, N, BIG);
@@ -285,6 +276,78 @@ static void case_trim(void)
     HPS_CHECK(kept >= BIG_PAGES / 2 && left <= BIG_PAGES / 10 && left_huge == 0,
               "malloc_trim did not give the cached large blocks back (%zu -> %zu pages, huge %zu)",
               kept, left, left_huge);
+}
+
+/* ---- a page queued by a remote free, retired and made again ------------------------- */
+
+enum { RQ_N = 4000, RQ_SIZE = 1000 };
+static void *rq_blk[RQ_N];
+
+/* Free, from this thread, one block of every 64 KiB slot the blocks cover
+ * (each slot a page of the 1000-byte class, full at this point). */
+static void *free_one_per_page(void *arg)
+{
+    (void)arg;
+    uintptr_t last = 0;
+    for (int i = 0; i < RQ_N; i++) {
+        uintptr_t slot = (uintptr_t)rq_blk[i] >> 16;
+        if (rq_blk[i] && slot != last) {
+            last = slot;
+            free(rq_blk[i]);
+            rq_blk[i] = NULL;
+        }
+    }
+    return NULL;
+}
+
+static void remote_round(void)
+{
+    pthread_t t;
+    HPS_CHECK(pthread_create(&t, NULL, free_one_per_page, NULL) == 0 && pthread_join(t, NULL) == 0,
+              "thread failed");
+}
+
+static void fill(void)
+{
+    for (int i = 0; i < RQ_N; i++)
+        if (!rq_blk[i]) {
+            rq_blk[i] = malloc(RQ_SIZE);
+            HPS_CHECK(rq_blk[i], "malloc failed");
+        }
+}
+
+static void case_requeue(void)
+{
+    hps_test_watchdog(20);
+    fill();                      /* full pages */
+    remote_round();              /* each queued once for its owner */
+    /* Owner: free one block per page locally (the page leaves the full
+     * list), allocate again (collecting the remote frees), then free
+     * everything: the pages empty and retire while still queued. */
+    uintptr_t last = 0;
+    for (int i = 0; i < RQ_N; i++) {
+        uintptr_t slot = (uintptr_t)rq_blk[i] >> 16;
+        if (rq_blk[i] && slot != last) {
+            last = slot;
+            free(rq_blk[i]);
+            rq_blk[i] = NULL;
+        }
+    }
+    fill();
+    for (int i = 0; i < RQ_N; i++) {
+        free(rq_blk[i]);
+        rq_blk[i] = NULL;
+    }
+    /* New pages in the same slots, full; remote frees queue them again;
+     * then enough allocations that the owner takes its queue. */
+    for (int round = 0; round < 3; round++) {
+        fill();
+        remote_round();
+        fill();
+    }
+    for (int i = 0; i < RQ_N; i++)
+        free(rq_blk[i]);
+    printf("requeue: the owner took its queues of remotely freed full pages\n");
 }
 
 static void case_realloc(void)
@@ -337,8 +400,10 @@ int main(int argc, char **argv)
         case_cap(argv);
     else if (!strcmp(c, "realloc"))
         case_realloc();
+    else if (!strcmp(c, "requeue"))
+        case_requeue();
     else
-        hps_test_fail("usage: malloc_policy reuse|hover|trim|large|huge|decay|cap|realloc");
+        hps_test_fail("usage: malloc_policy reuse|hover|trim|large|huge|decay|cap|realloc|requeue");
     printf("malloc_policy %s: ok\n", c);
     return 0;
 }
