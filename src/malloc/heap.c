@@ -507,36 +507,53 @@ void hps_abandoned_tick(uint32_t now)
 
 /* ---- the slow path of a small allocation --------------------------------- */
 
+/* Serve from pg (it has a free block): make it the class's current and hot page. */
+static void *refill_from(hps_heap_t *h, uint32_t cls, hps_page_t *pg)
+{
+    if (h->avail[cls] != pg) {
+        hps_page_unlink(&h->avail[cls], pg);
+        hps_page_link(&h->avail[cls], pg);
+    }
+    h->hot[cls] = pg;
+    h->st.refills++;
+    return hps_page_pop(pg);
+}
+
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
 {
     hps_heap_tick_refill(h);
+    int drained = 0;
     for (;;) {
-        hps_page_t *pg = h->avail[cls];
-        while (pg) {
-            hps_page_t *next = pg->next;
+        /* Freed blocks first, then never-used ones: carving touches fresh
+         * memory, so it waits until neither the class's pages (collecting
+         * what other threads freed into them) nor the full pages queued
+         * with remote frees have a block. */
+        hps_page_t *carve = NULL;
+        for (hps_page_t *pg = h->avail[cls], *next; pg; pg = next) {
+            next = pg->next;
             if (!pg->free)
                 hps_page_collect(pg);
-            if (!pg->free && pg->bump < pg->bump_end)
-                hps_page_carve(pg);
-            if (pg->free) {
-                if (h->avail[cls] != pg) {        /* make it current */
-                    hps_page_unlink(&h->avail[cls], pg);
-                    hps_page_link(&h->avail[cls], pg);
-                }
-                h->hot[cls] = pg;
-                h->st.refills++;
-                return hps_page_pop(pg);
-            }
-            page_to_full(h, pg);
-            pg = next;
+            if (pg->free)
+                return refill_from(h, cls, pg);
+            if (pg->bump < pg->bump_end)
+                carve = carve ? carve : pg;
+            else
+                page_to_full(h, pg);
         }
-        if (hps_heap_drain_all(h) && h->avail[cls])
-            continue;
+        if (!drained) {
+            drained = 1;
+            if (hps_heap_drain_all(h) && h->avail[cls])
+                continue;
+        }
+        if (carve) {
+            hps_page_carve(carve);
+            return refill_from(h, cls, carve);
+        }
         /* A new page in our own free slots before adopting an exited
          * thread's segment: a live thread that adopted whatever it could
          * would take the segments a new thread reusing the exited one's
          * heap is about to take back (reclaim), and hoard them. */
-        pg = hps_page_new(h, cls, 0);
+        hps_page_t *pg = hps_page_new(h, cls, 0);
         if (!pg && hps_heap_adopt(h, cls, hps_class_slots[cls]))
             continue;
         if (!pg && !(pg = hps_page_new(h, cls, 1)))

@@ -97,8 +97,8 @@ static uint32_t idle_for(const hps_segment_t *seg, int i, uint32_t now)
     return age > 0 ? (uint32_t)age : 0;
 }
 
-/* Purge the longest idle first, a run of slots at a time, until at most
- * limit slots stay backed. */
+/* Purge the longest idle first, a run of slots (or the part of one that
+ * is over) at a time, until at most limit slots stay backed. */
 static void purge_down(hps_heap_t *h, uint32_t now, uint32_t limit)
 {
     while (h->dirty_slots > limit) {
@@ -120,8 +120,10 @@ static void purge_down(hps_heap_t *h, uint32_t now, uint32_t limit)
                     m |= (hps_slotset_t)1 << i;
             }
             while (m && h->dirty_slots > limit) {
+                /* A run at a time, but no more of it than needed. */
                 int s = hps_slotset_first(m);
-                hps_slotset_t run = hps_slot_mask(s, hps_slotset_run(m, s));
+                uint32_t len = hps_slotset_run(m, s), over = h->dirty_slots - limit;
+                hps_slotset_t run = hps_slot_mask(s, len < over ? len : over);
                 uint32_t n = hps_segment_purge(seg, run);
                 h->dirty_slots -= n;
                 h->st.purged_slots += n;
