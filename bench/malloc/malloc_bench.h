@@ -126,6 +126,51 @@ void mb_backoff(int *spins);
  * /proc/self/status, or getrusage's ru_maxrss where /proc is missing). */
 long mb_peak_rss_kib(const char **source);
 
+/*
+ * The indices of a single-producer single-consumer ring (mix.c's prodcons,
+ * patterns.c's pipeline), each on its own line so the two threads do not
+ * false-share what they each write.  The waits return 0 once the run is
+ * stopped (g), 1 when the slot is there.
+ */
+typedef struct mb_ring {
+    _Alignas(64) atomic_ulong head;          /* consumer's */
+    _Alignas(64) atomic_ulong tail;          /* producer's */
+} mb_ring_t;
+
+/* Producer: wait for room for item tail in a ring of depth slots. */
+static inline int mb_ring_wait_room(mb_ring_t *r, unsigned long tail, unsigned long depth,
+                                    hps_bench_gate_t *g)
+{
+    int spins = 0;
+    /* Acquire: the consumer is done with the slot before we reuse it. */
+    while (tail - atomic_load_explicit(&r->head, memory_order_acquire) == depth)
+        if (hps_bench_gate_stopped(g))
+            return 0;
+        else
+            mb_backoff(&spins);
+    return !hps_bench_gate_stopped(g);
+}
+
+/* Consumer: wait for item head. */
+static inline int mb_ring_wait_item(mb_ring_t *r, unsigned long head, hps_bench_gate_t *g)
+{
+    int spins = 0;
+    /* Acquire: pairs with the producer's release of tail. */
+    while (head == atomic_load_explicit(&r->tail, memory_order_acquire))
+        if (hps_bench_gate_stopped(g))
+            return 0;
+        else
+            mb_backoff(&spins);
+    return !hps_bench_gate_stopped(g);
+}
+
+/* Publish an index: release, so the slot's contents (the producer's block
+ * and its stamp; the consumer being done with it) are seen before it. */
+static inline void mb_ring_publish(atomic_ulong *index, unsigned long value)
+{
+    atomic_store_explicit(index, value, memory_order_release);
+}
+
 /* ---- patterns.c ------------------------------------------------------------- */
 
 /* Is name one of patterns.c's (large, stress, server, pipeline)? */

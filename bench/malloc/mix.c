@@ -112,11 +112,9 @@ long mb_warm_up(long ops, long slots, mb_window_t *w)
 #define QUEUE_SLOTS 1024          /* power of two */
 #define SPINS_BEFORE_YIELD 64
 
-/* A pair's queue: head and tail on their own lines so the two threads do
- * not false-share the indices they each write. */
+/* A pair's queue of blocks. */
 struct queue {
-    _Alignas(64) atomic_ulong head;          /* consumer's */
-    _Alignas(64) atomic_ulong tail;          /* producer's */
+    mb_ring_t r;
     _Alignas(64) mb_block_t item[QUEUE_SLOTS];
 };
 
@@ -204,20 +202,13 @@ static void *producer(void *arg)
     struct queue *q = me->q;
     uint64_t seed = MB_SEED + (uint64_t)me->head.index * 0x1000193;
     unsigned long tail = 0;
-    int spins = 0;
     hps_bench_gate_enter(&g_gate);
-    while (!hps_bench_gate_stopped(&g_gate)) {
-        /* Acquire: the consumer has finished with a slot before we reuse it. */
-        if (tail - atomic_load_explicit(&q->head, memory_order_acquire) == QUEUE_SLOTS) {
-            mb_backoff(&spins);
-            continue;
-        }
+    while (mb_ring_wait_room(&q->r, tail, QUEUE_SLOTS, &g_gate)) {
         if (mb_new_block(&q->item[tail % QUEUE_SLOTS], &seed)) {
             me->failed = 1;
             break;
         }
-        /* Release: the slot (and the block's stamp) is visible before the index. */
-        atomic_store_explicit(&q->tail, ++tail, memory_order_release);
+        mb_ring_publish(&q->r.tail, ++tail);
         me->mallocs++;
     }
     hps_bench_worker_done(&me->head, me->mallocs);
@@ -230,14 +221,8 @@ static void *consumer(void *arg)
     struct queue *q = me->q;
     uint64_t seed = MB_SEED + (uint64_t)me->head.index * 0x1000193;
     unsigned long head = 0;
-    int spins = 0;
     hps_bench_gate_enter(&g_gate);
-    while (!hps_bench_gate_stopped(&g_gate)) {
-        /* Acquire: pairs with the producer's release of tail. */
-        if (head == atomic_load_explicit(&q->tail, memory_order_acquire)) {
-            mb_backoff(&spins);
-            continue;
-        }
+    while (mb_ring_wait_item(&q->r, head, &g_gate)) {
         long i = (long)(hps_xorshift64(&seed) % (uint64_t)me->w.n);
         if (me->w.slot[i].p) {
             if (mb_window_drop(&me->w, i)) {
@@ -247,8 +232,7 @@ static void *consumer(void *arg)
             me->frees++;
         }
         me->w.slot[i] = q->item[head % QUEUE_SLOTS];
-        /* Release: we are done reading the slot before the producer may refill it. */
-        atomic_store_explicit(&q->head, ++head, memory_order_release);
+        mb_ring_publish(&q->r.head, ++head);
     }
     hps_bench_worker_done(&me->head, me->frees);
     return NULL;
@@ -283,7 +267,7 @@ static int drain(struct mix_worker *w, int n)
     }
     for (int p = 0; g_mix.prodcons && p < n / 2; p++) {
         struct queue *q = &g_mix.queues[p];
-        for (unsigned long h = atomic_load(&q->head); h != atomic_load(&q->tail); h++) {
+        for (unsigned long h = atomic_load(&q->r.head); h != atomic_load(&q->r.tail); h++) {
             mb_window_t one = { &q->item[h % QUEUE_SLOTS], 1 };
             rc |= mb_window_drop(&one, 0);
         }

@@ -260,22 +260,15 @@ static void *server_lineage(void *arg)
 /* ---- pipeline --------------------------------------------------------------- */
 
 struct pipe {
-    _Alignas(64) atomic_ulong head;          /* consumer's */
-    _Alignas(64) atomic_ulong tail;          /* producer's */
+    mb_ring_t r;
     _Alignas(64) mb_block_t batch[PIPE_DEPTH][PIPE_BATCH];
 };
 
 static void *pipe_producer(struct pworker *me, struct pipe *q)
 {
     unsigned long tail = 0;
-    int spins = 0;
     hps_bench_gate_enter(&g_gate);
-    while (!hps_bench_gate_stopped(&g_gate)) {
-        /* Acquire: the consumer has freed a batch's blocks before we refill it. */
-        if (tail - atomic_load_explicit(&q->head, memory_order_acquire) == PIPE_DEPTH) {
-            mb_backoff(&spins);
-            continue;
-        }
+    while (mb_ring_wait_room(&q->r, tail, PIPE_DEPTH, &g_gate)) {
         mb_block_t *b = q->batch[tail % PIPE_DEPTH];
         for (int i = 0; i < PIPE_BATCH; i++)
             if (mb_new_block(&b[i], &me->seed)) {
@@ -283,8 +276,7 @@ static void *pipe_producer(struct pworker *me, struct pipe *q)
                 goto out;
             }
         me->mallocs += PIPE_BATCH;
-        /* Release: the batch (and its blocks' stamps) before the index. */
-        atomic_store_explicit(&q->tail, ++tail, memory_order_release);
+        mb_ring_publish(&q->r.tail, ++tail);
     }
 out:
     hps_bench_worker_done(&me->head, me->mallocs);
@@ -294,21 +286,14 @@ out:
 static void *pipe_consumer(struct pworker *me, struct pipe *q)
 {
     unsigned long head = 0;
-    int spins = 0;
     hps_bench_gate_enter(&g_gate);
-    while (!hps_bench_gate_stopped(&g_gate)) {
-        /* Acquire: pairs with the producer's release of tail. */
-        if (head == atomic_load_explicit(&q->tail, memory_order_acquire)) {
-            mb_backoff(&spins);
-            continue;
-        }
+    while (mb_ring_wait_item(&q->r, head, &g_gate)) {
         mb_window_t w = { q->batch[head % PIPE_DEPTH], PIPE_BATCH };
         for (long i = 0; i < PIPE_BATCH; i++)
             if (mb_window_drop(&w, i))
                 me->failed = 1;
         me->frees += PIPE_BATCH;
-        /* Release: done with the batch before the producer may refill it. */
-        atomic_store_explicit(&q->head, ++head, memory_order_release);
+        mb_ring_publish(&q->r.head, ++head);
     }
     hps_bench_worker_done(&me->head, me->frees);
     return NULL;
@@ -325,7 +310,7 @@ static void *pipe_worker(void *arg)
 static int pipe_drain(struct pipe *q)
 {
     int rc = 0;
-    for (unsigned long h = atomic_load(&q->head); h != atomic_load(&q->tail); h++) {
+    for (unsigned long h = atomic_load(&q->r.head); h != atomic_load(&q->r.tail); h++) {
         mb_window_t w = { q->batch[h % PIPE_DEPTH], PIPE_BATCH };
         for (long i = 0; i < PIPE_BATCH; i++)
             rc |= mb_window_drop(&w, i);

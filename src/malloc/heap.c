@@ -294,13 +294,8 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
         q = next;
     }
     h->dirty_slots += hps_slotset_count(seg->free_slots & seg->dirty);
-    for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
-        hps_page_t *pg = &seg->pages[s];
-        if (!pg->slots) {
-            s++;
-            continue;
-        }
-        int k = pg->slots;
+    int s = HPS_META_SLOTS;
+    for (hps_page_t *pg; (pg = hps_segment_next_page(seg, &s));) {
         if (pg->cls != HPS_SPAN_CLS)     /* a live span stays "full" */
             hps_store_relaxed(&pg->used, hps_page_live(pg));
         hps_page_collect(pg);
@@ -311,8 +306,20 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
             if (!pg->free && pg->bump >= pg->bump_end)
                 page_to_full(h, pg);
         }
-        s += k;
     }
+}
+
+/* Put seg at the back of the abandoned queue. */
+static void abandoned_append(hps_segment_t *seg)
+{
+    seg->next = NULL;
+    hps_spin_lock(&abandoned_lock);
+    if (abandoned_last)
+        abandoned_last->next = seg;
+    else
+        abandoned = seg;
+    abandoned_last = seg;
+    hps_spin_unlock(&abandoned_lock);
 }
 
 /* Collect the remote frees of an abandoned segment's pages (it is off the
@@ -321,19 +328,13 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
 static int segment_serves(hps_segment_t *seg, uint32_t cls, uint32_t k)
 {
     hps_slotset_t free = seg->free_slots;
-    for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
-        hps_page_t *pg = &seg->pages[s];
-        int n = pg->slots;
-        if (!n) {
-            s++;
-            continue;
-        }
+    int s = HPS_META_SLOTS;
+    for (hps_page_t *pg; (pg = hps_segment_next_page(seg, &s));) {
         hps_page_collect(pg);
-        if (hps_page_live(pg) == 0)
-            free |= hps_slot_mask(s, (uint32_t)n);       /* retired when adopted */
+        if (hps_page_live(pg) == 0)      /* retired when adopted */
+            free |= hps_slot_mask((int)(pg - seg->pages), pg->slots);
         else if (pg->cls == cls && cls != HPS_SPAN_CLS && (pg->free || pg->bump < pg->bump_end))
             return 1;
-        s += n;
     }
     return hps_slots_fit(free, k);
 }
@@ -355,14 +356,7 @@ int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k)
         if (!seg)
             return 0;
         if (!segment_serves(seg, cls, k)) {
-            seg->next = NULL;
-            hps_spin_lock(&abandoned_lock);
-            if (abandoned_last)
-                abandoned_last->next = seg;
-            else
-                abandoned = seg;
-            abandoned_last = seg;
-            hps_spin_unlock(&abandoned_lock);
+            abandoned_append(seg);
             continue;
         }
         hps_segment_attach(h, seg);
@@ -381,17 +375,11 @@ static void heap_abandon(hps_heap_t *h)
      * memory decays like any other (hps_abandoned_tick); beyond a little
      * (the adopter's first pages), it goes back at once. */
     for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
-        for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
-            hps_page_t *pg = &seg->pages[s];
-            int k = pg->slots;
-            if (!k) {
-                s++;
-                continue;
-            }
+        int s = HPS_META_SLOTS;
+        for (hps_page_t *pg; (pg = hps_segment_next_page(seg, &s));) {
             hps_page_collect(pg);
             if (hps_page_live(pg) == 0)
                 hps_page_retire(h, pg);
-            s += k;
         }
     }
     hps_heap_shrink(h, HPS_EXIT_KEEP_SLOTS);
@@ -403,14 +391,8 @@ static void heap_abandon(hps_heap_t *h)
          * which is NULL in a thread that never allocated. */
         hps_segment_set_owner(seg, &hps_heap_abandoned);
         seg->last_heap = h;
-        seg->prev = seg->next = NULL;
-        hps_spin_lock(&abandoned_lock);
-        if (abandoned_last)
-            abandoned_last->next = seg;
-        else
-            abandoned = seg;
-        abandoned_last = seg;
-        hps_spin_unlock(&abandoned_lock);
+        seg->prev = NULL;
+        abandoned_append(seg);
         seg = next;
     }
     h->segs = NULL;

@@ -362,6 +362,21 @@ void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h);
 /* Put seg at the head of h's segment list and make h its owner. */
 void hps_segment_attach(hps_heap_t *h, hps_segment_t *seg);
 
+/* The first page of seg at slot *s or after it, or NULL; *s moves past
+ * the page, so the caller may retire it.  Owner (or no-owner) side only. */
+HPS_INLINE hps_page_t *hps_segment_next_page(hps_segment_t *seg, int *s)
+{
+    while (*s < (int)HPS_SLOTS) {
+        hps_page_t *pg = &seg->pages[*s];
+        if (pg->slots) {
+            *s += pg->slots;
+            return pg;
+        }
+        (*s)++;
+    }
+    return NULL;
+}
+
 HPS_INLINE hps_page_t *hps_page_of(hps_segment_t *seg, const void *p)
 {
     size_t slot = ((uintptr_t)p - (uintptr_t)seg) >> HPS_SLOT_SHIFT;

@@ -283,8 +283,8 @@ static void case_trim(void)
 enum { RQ_N = 4000, RQ_SIZE = 1000 };
 static void *rq_blk[RQ_N];
 
-/* Free, from this thread, one block of every 64 KiB slot the blocks cover
- * (each slot a page of the 1000-byte class, full at this point). */
+/* Free one block of every 64 KiB slot the blocks cover (each slot a page
+ * of the 1000-byte class). */
 static void *free_one_per_page(void *arg)
 {
     (void)arg;
@@ -300,6 +300,7 @@ static void *free_one_per_page(void *arg)
     return NULL;
 }
 
+/* The same from another thread: remote frees into full pages. */
 static void remote_round(void)
 {
     pthread_t t;
@@ -324,15 +325,7 @@ static void case_requeue(void)
     /* Owner: free one block per page locally (the page leaves the full
      * list), allocate again (collecting the remote frees), then free
      * everything: the pages empty and retire while still queued. */
-    uintptr_t last = 0;
-    for (int i = 0; i < RQ_N; i++) {
-        uintptr_t slot = (uintptr_t)rq_blk[i] >> 16;
-        if (rq_blk[i] && slot != last) {
-            last = slot;
-            free(rq_blk[i]);
-            rq_blk[i] = NULL;
-        }
-    }
+    free_one_per_page(NULL);
     fill();
     for (int i = 0; i < RQ_N; i++) {
         free(rq_blk[i]);
