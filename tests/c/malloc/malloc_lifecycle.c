@@ -312,17 +312,17 @@ struct lineage {
 
 static struct lineage lineages[LINEAGES];
 /* Blocks on their way from one lineage to the other, each entry behind a
- * tiny lock of its own. */
+ * mutex of its own (a spin lock would starve a preempted holder's peers on
+ * a crowded machine). */
 static struct block transfer[TRANSFER];
-static atomic_flag transfer_lock[TRANSFER];
+static pthread_mutex_t transfer_lock[TRANSFER];
 
 static struct block transfer_swap(unsigned j, struct block b)
 {
-    while (atomic_flag_test_and_set_explicit(&transfer_lock[j], memory_order_acquire))
-        ;
+    pthread_mutex_lock(&transfer_lock[j]);
     struct block out = transfer[j];
     transfer[j] = b;
-    atomic_flag_clear_explicit(&transfer_lock[j], memory_order_release);
+    pthread_mutex_unlock(&transfer_lock[j]);
     return out;
 }
 
@@ -361,6 +361,8 @@ static void *lineage_run(void *arg)
 static void test_handoff(char **argv, unsigned gens)
 {
     hpm_rerun_with(argv, "HPSYNC_MALLOC_DECAY_MS", "5");
+    for (unsigned j = 0; j < TRANSFER; j++)
+        pthread_mutex_init(&transfer_lock[j], NULL);
     hps_test_rss_t rss = HPS_TEST_RSS_INIT;
     enum { ROUNDS = 5 };
     for (int round = 0; round < ROUNDS; round++) {
