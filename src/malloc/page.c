@@ -182,29 +182,65 @@ int hps_slots_fit(hps_slotset_t free, uint32_t k)
     return best_run(free, k, &len) >= 0;
 }
 
-hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot)
+/* The place for k slots in the free set f covering the most slots of the
+ * backed set d (fewest page faults), ties to the shorter free run: its
+ * first slot (-1 if no run holds k), *covered and *len. */
+static int most_backed(hps_slotset_t f, hps_slotset_t d, uint32_t k, uint32_t *covered, uint32_t *len)
 {
-    /* First the runs whose memory is still backed: reusing them costs no
-     * page faults and keeps untouched memory untouched.  Then any run. */
-    for (int pass = 0; pass < 2; pass++) {
-        hps_segment_t *found = NULL;
-        uint32_t found_len = 0;
-        for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
-            hps_slotset_t m = pass == 0 ? seg->free_slots & seg->dirty : seg->free_slots;
-            uint32_t len;
-            int s = best_run(m, k, &len);
-            if (s >= 0 && (!found || len < found_len)) {
-                found = seg;
-                found_len = len;
-                *slot = s;
-                if (len == k)
-                    return seg;
+    int best = -1;
+    *covered = *len = 0;
+    while (f) {
+        int s = hps_slotset_first(f);
+        uint32_t n = hps_slotset_run(f, s);
+        for (uint32_t i = 0; n >= k && i <= n - k; i++) {
+            uint32_t c = hps_slotset_count(d & hps_slot_mask(s + (int)i, k));
+            if (best < 0 || c > *covered || (c == *covered && n < *len)) {
+                best = s + (int)i;
+                *covered = c;
+                *len = n;
             }
         }
-        if (found)
-            return found;
+        f &= ~hps_slot_mask(s, n);
     }
-    return NULL;
+    return best;
+}
+
+hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot)
+{
+    /* First the runs whose memory is all still backed, best fit: reusing
+     * them costs no page faults, and long runs stay whole for long
+     * requests. */
+    hps_segment_t *found = NULL;
+    uint32_t found_len = 0;
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+        uint32_t len;
+        int s = best_run(seg->free_slots & seg->dirty, k, &len);
+        if (s >= 0 && (!found || len < found_len)) {
+            found = seg;
+            found_len = len;
+            *slot = s;
+            if (len == k)
+                return seg;
+        }
+    }
+    if (found)
+        return found;
+    /* Else the place that covers the most backed slots: a span that does
+     * not fit a backed run extends one with clean slots rather than
+     * touching a clean run whole, so the memory a thread has touched grows
+     * only by what it must. */
+    uint32_t found_cov = 0;
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+        uint32_t cov, len;
+        int s = most_backed(seg->free_slots, seg->dirty, k, &cov, &len);
+        if (s >= 0 && (!found || cov > found_cov || (cov == found_cov && len < found_len))) {
+            found = seg;
+            found_cov = cov;
+            found_len = len;
+            *slot = s;
+        }
+    }
+    return found;
 }
 
 static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t k, uint32_t cls)
