@@ -371,9 +371,8 @@ int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k)
 
 static void heap_abandon(hps_heap_t *h)
 {
-    /* Empty pages become free slots, so the abandoned segments' freed
-     * memory decays like any other (hps_abandoned_tick); beyond a little
-     * (the adopter's first pages), it goes back at once. */
+    /* Empty pages become free slots, and every freed slot goes back to the
+     * OS: an exited thread keeps no cache (purge.c). */
     for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
         int s = HPS_META_SLOTS;
         for (hps_page_t *pg; (pg = hps_segment_next_page(seg, &s));) {
@@ -382,7 +381,7 @@ static void heap_abandon(hps_heap_t *h)
                 hps_page_retire(h, pg);
         }
     }
-    hps_heap_shrink(h, HPS_EXIT_KEEP_SLOTS);
+    hps_heap_shrink(h, 0);
     hps_segment_t *seg = h->segs;
     while (seg) {
         hps_segment_t *next = seg->next;
@@ -441,49 +440,6 @@ static void reclaim(hps_heap_t *h)
         hps_segment_attach(h, seg);
         h->st.segs_adopted++;
         adopt_pages(h, seg);
-    }
-}
-
-/* When the abandoned segments' freed slots are next looked at (ms). */
-static _Atomic uint32_t abandoned_due;
-
-void hps_abandoned_tick(uint32_t now)
-{
-    /* Abandoned segments have no owner to decay their freed slots; the
-     * live threads' ticks do it, one thread at a time, at most every
-     * quarter decay time.  Only remote frees touch an abandoned segment,
-     * and only its pages, so its free slots can be purged outside the lock
-     * while the list is taken out. */
-    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
-        return;
-    uint32_t due = hps_load_relaxed(&abandoned_due), decay = hps_malloc_settings()->decay_ms;
-    if ((int32_t)(now - due) < 0 ||
-        !atomic_compare_exchange_strong_explicit(&abandoned_due, &due, now + (decay / 4 ? decay / 4 : 1),
-                                                 memory_order_relaxed, memory_order_relaxed))
-        return;
-    hps_spin_lock(&abandoned_lock);
-    hps_segment_t *list = abandoned;
-    abandoned = abandoned_last = NULL;
-    hps_spin_unlock(&abandoned_lock);
-    hps_segment_t *keep = NULL, **tail = &keep;
-    while (list) {
-        hps_segment_t *seg = list;
-        list = seg->next;
-        hps_segment_purge_idle(seg, now, decay);
-        if (hps_segment_empty(seg) && !(seg->dirty & seg->free_slots)) {
-            hps_segment_release(seg);
-            continue;
-        }
-        *tail = seg;                     /* in order: they stay the oldest */
-        tail = &seg->next;
-    }
-    if (keep) {
-        hps_spin_lock(&abandoned_lock);
-        *tail = abandoned;
-        if (!abandoned)
-            abandoned_last = (hps_segment_t *)((char *)tail - offsetof(hps_segment_t, next));
-        abandoned = keep;
-        hps_spin_unlock(&abandoned_lock);
     }
 }
 

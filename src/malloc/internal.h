@@ -48,7 +48,6 @@
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
 #define HPS_ADOPT_TRIES 8             /* abandoned segments looked at per adoption */
-#define HPS_EXIT_KEEP_SLOTS 64        /* freed slots an exiting thread leaves backed: 4 MiB */
 #define HPS_SPARE_SLOTS 64            /* spare pages per thread: at most 4 MiB */
 
 /* A set of a segment's slots, one bit per slot. */
@@ -393,7 +392,6 @@ int hps_heap_drain_all(hps_heap_t *h);           /* take in the remote frees que
 /* Adopt an exited thread's segment that can serve class cls or a run of k
  * slots; 1 if one was adopted. */
 int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k);
-void hps_abandoned_tick(uint32_t now);           /* decay the abandoned segments' freed slots */
 size_t hps_heap_drop_spares(hps_heap_t *h);   /* retire empty spares; bytes */
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);
 void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg);

@@ -20,8 +20,10 @@
  * There is no background thread (a preloaded program did not ask for
  * one): the clock is looked at on the heap's own slow paths (spans, page
  * retirement, every 64th refill), so a thread's cache decays on its later
- * allocator calls.  A thread that exits gives all of it back at once, and
- * malloc_trim gives back the caller's.
+ * allocator calls.  A thread that exits gives all of it back at once (its
+ * successor would find it useful, but a server that hands work from thread
+ * to thread would hold a generation's worth of freed memory per thread),
+ * and malloc_trim gives back the caller's.
  *
  * The clock is CLOCK_MONOTONIC_COARSE in milliseconds (a few ns through the
  * vDSO, millisecond resolution is plenty); 32 bits wrap after 49 days, so
@@ -157,7 +159,6 @@ void hps_heap_tick(hps_heap_t *h)
     h->ticks = 0;
     uint32_t now = hps_os_now_ms();
     hps_huge_tick(now);
-    hps_abandoned_tick(now);
     if (!h->dirty_slots)
         return;
     uint32_t cap = cap_slots(), decay = hps_malloc_settings()->decay_ms;
