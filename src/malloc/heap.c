@@ -336,7 +336,10 @@ static int segment_serves(hps_segment_t *seg, uint32_t cls, uint32_t k)
         else if (pg->cls == cls && cls != HPS_SPAN_CLS && (pg->free || pg->bump < pg->bump_end))
             return 1;
     }
-    return hps_slots_fit(free, k);
+    /* New pages and spans do not share a segment (hps_segment_t.use). */
+    int use = cls == HPS_SPAN_CLS ? HPS_USE_SPANS : HPS_USE_PAGES;
+    int empty = free == ~(hps_slotset_t)0 << HPS_META_SLOTS;
+    return (seg->use == use || empty) && hps_slots_fit(free, k);
 }
 
 int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k)
