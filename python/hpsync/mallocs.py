@@ -202,17 +202,13 @@ def _cachegrind_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
 
 def _round_ratios(mine: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any]],
                   key: str = "ops_per_sec") -> list[float]:
-    """Each round's figure over the reference's in the same round."""
+    """Each round's figure over the reference's in the same round.  The
+    allocators run interleaved within a round, so a round that the shared
+    machine slowed down as a whole cancels out of its own ratio; the rows
+    report the median of these."""
     by_round = {s["round"]: float(s[key]) for s in ref}
     return [r for r in (stats.ratio(float(s[key]), by_round.get(s["round"])) for s in mine)
             if r is not None]
-
-
-def _per_round_ratio(mine: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any]]) -> float | None:
-    """Median over rounds of ops/s over the reference's ops/s in the same
-    round.  Allocators run interleaved within a round, so a round that the
-    shared machine slowed down as a whole cancels out of its own ratio."""
-    return stats.median(_round_ratios(mine, ref))
 
 
 def _pattern_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
@@ -229,8 +225,6 @@ def _pattern_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
         for r in at:
             r["best_rss_baseline"] = low["allocator"] if low else None
             r["rss_ratio_vs_best"] = stats.ratio(r["rss_peak_kib"], low["rss_peak_kib"] if low else None)
-            best = of.get(r["best_baseline"]) if r["best_baseline"] else None
-            r["ops_ratio_vs_best_rounds"] = _round_ratios(of[r["allocator"]], best) if best else []
             r["rss_ratio_vs_best_rounds"] = (_round_ratios(of[r["allocator"]], of[low["allocator"]],
                                                            "rss_peak_kib") if low else [])
     return rows
@@ -260,8 +254,10 @@ def _mix_rows(samples: Sequence[dict[str, Any]], part: str = "mix") -> list[Row]
         for r in mine:
             own = of[r["allocator"]]
             r["best_baseline"] = best["allocator"] if best else None
-            r["ops_ratio_vs_best"] = _per_round_ratio(own, of[best["allocator"]]) if best else None
-            r["ops_ratio_vs_glibc"] = _per_round_ratio(own, of.get(GLIBC, []))
+            r["ops_ratio_vs_best_rounds"] = _round_ratios(own, of[best["allocator"]]) if best else []
+            r["ops_ratio_vs_best"] = stats.median(r["ops_ratio_vs_best_rounds"])
+            r["ops_ratio_vs_glibc_rounds"] = _round_ratios(own, of.get(GLIBC, []))
+            r["ops_ratio_vs_glibc"] = stats.median(r["ops_ratio_vs_glibc_rounds"])
             # Peak RSS does not drift with the machine's load: a ratio of medians.
             r["rss_ratio_vs_mimalloc"] = stats.ratio(r["rss_peak_kib"], mim["rss_peak_kib"] if mim else None)
         rows += mine
@@ -373,8 +369,10 @@ def _st_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
     r = next(iter(rows_of(rows, "mix", allocator=subject, pattern="local", threads=1)), None)
     if r is None or r.get("ops_ratio_vs_best") is None:
         return _target("single-thread", desc, None, f"{subject} or every baseline not measured")
-    return _target("single-thread", desc, r["ops_ratio_vs_best"] >= ST_MIN_RATIO_VS_BEST,
-                   f"{r['ops_ratio_vs_best']:.2f}x {r['best_baseline']}")
+    passed = bound_verdict(r["ops_ratio_vs_best"], r["ops_ratio_vs_best_rounds"],
+                           lambda x: x >= ST_MIN_RATIO_VS_BEST)
+    return _verdict("single-thread", desc, passed, f"{r['ops_ratio_vs_best']:.2f}x {r['best_baseline']}",
+                    r["rounds"])
 
 
 def _mt_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
@@ -383,9 +381,11 @@ def _mt_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
             if r["threads"] > 1 and r.get("ops_ratio_vs_glibc") is not None]
     if not mine:
         return _target("multithread", desc, None, f"{subject} or glibc not measured")
-    return _target("multithread", desc,
-                   all(r["ops_ratio_vs_glibc"] >= MT_MIN_RATIO_VS_GLIBC for r in mine),
-                   ", ".join(f"{scenario(r)} {r['ops_ratio_vs_glibc']:.2f}x" for r in mine))
+    verdicts = [bound_verdict(r["ops_ratio_vs_glibc"], r["ops_ratio_vs_glibc_rounds"],
+                              lambda x: x >= MT_MIN_RATIO_VS_GLIBC) for r in mine]
+    return _verdict("multithread", desc, _all_of(verdicts),
+                    ", ".join(f"{scenario(r)} {r['ops_ratio_vs_glibc']:.2f}x" for r in mine),
+                    min(r["rounds"] for r in mine))
 
 
 def _rss_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
@@ -426,11 +426,20 @@ def _pattern_target(rows: Sequence[Row], subject: str, pattern: str) -> dict[str
     detail = (f"{scenario(r)}: {r['ops_ratio_vs_best']:.2f}x {r['best_baseline']}'s ops/s, "
               f"{r['rss_ratio_vs_best']:.2f}x {r['best_rss_baseline']}'s peak RSS, "
               f"{r['rounds']} round(s)")
-    passed = False if False in (ops, rss) else None if None in (ops, rss) else True
+    return _verdict(f"pattern-{pattern}", desc, _all_of([ops, rss]), detail, r["rounds"])
+
+
+def _all_of(verdicts: Sequence[bool | None]) -> bool | None:
+    """False if any verdict is False, else None (inconclusive) if any is, else True."""
+    return False if False in verdicts else None if None in verdicts else True
+
+
+def _verdict(tid: str, description: str, passed: bool | None, detail: str, rounds: int) -> dict[str, Any]:
+    """A measured target's result; None is inconclusive, and says why."""
     if passed is None:
-        detail += " (inconclusive: " + ("too few rounds" if r["rounds"] < MIN_ROUNDS_FOR_CONFIDENCE
+        detail += " (inconclusive: " + ("too few rounds" if rounds < MIN_ROUNDS_FOR_CONFIDENCE
                                         else "rounds too far apart") + ")"
-    return _target(f"pattern-{pattern}", desc, passed, detail, inconclusive=passed is None)
+    return _target(tid, description, passed, detail, inconclusive=passed is None)
 
 
 # ---- caveats -----------------------------------------------------------------

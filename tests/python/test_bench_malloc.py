@@ -189,6 +189,20 @@ def test_targets_judge_only_what_was_measured(canned: Callable[[str], Any]) -> N
             s["ns_per_node"] *= 1.2
     t = targets_by_id(bench_malloc.analyse(slow))
     assert t["ring"]["passed"] is False and "2048 B" in t["ring"]["detail"]
+    # prodcons 2T below glibc: a FAIL when every round says so, inconclusive
+    # when the rounds spread wide and one of them meets the target.
+    behind = copy.deepcopy(raw)
+    for s in behind["samples"]["mix"]:
+        if s["allocator"] == "hpsync" and s["pattern"] == "prodcons":
+            s["ops_per_sec"] = {0: 2.0e6, 1: 9.0e6, 2: 9.5e6}[s["round"]]
+    t = targets_by_id(bench_malloc.analyse(behind))
+    assert t["multithread"]["passed"] is False and "prodcons 2T 0.90x" in t["multithread"]["detail"]
+    for s in behind["samples"]["mix"]:
+        if s["allocator"] == "hpsync" and s["pattern"] == "prodcons":
+            s["ops_per_sec"] = {0: 4.0e6, 1: 6.0e6, 2: 9.0e6}[s["round"]]
+    t = targets_by_id(bench_malloc.analyse(behind))
+    assert t["multithread"]["passed"] is None and t["multithread"]["inconclusive"]
+    assert "rounds too far apart" in t["multithread"]["detail"]
 
 
 def test_render(canned: Callable[[str], Any]) -> None:
