@@ -2,11 +2,11 @@
 /*
  * internal.h - the cache-index-aware allocator's shared structures.
  *
- * Memory comes from the OS in 4 MiB segments aligned to 4 MiB, so the
- * segment of any pointer is the pointer with its low 22 bits cleared.  A
+ * Memory comes from the OS in 8 MiB segments aligned to 8 MiB, so the
+ * segment of any pointer is the pointer with its low 23 bits cleared.  A
  * segment belongs to one thread's heap.  Its first 64 KiB slot holds the
  * segment header and one page descriptor per slot (metadata never shares a
- * line with blocks); the other 63 slots are handed out as pages of one or
+ * line with blocks); the other 127 slots are handed out as pages of one or
  * more slots, each page holding blocks of one size class.  A request larger
  * than the biggest class gets a span: a run of slots holding that one block
  * (span.c).  One too big for a segment gets a mapping of its own ("huge").

@@ -13,8 +13,8 @@
 
 _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
 
-/* One bit per 4 MiB of the 47-bit user address space: 2^25 bits, a 4 MiB
- * array in .bss.  Untouched pages of it read as the shared zero page and
+/* One bit per 8 MiB segment of the 47-bit user address space: 2^24 bits,
+ * a 2 MiB array in .bss.  Untouched pages of it read as the shared zero page and
  * cost no memory; only the words covering segments we own get written. */
 _Atomic uint64_t hps_owned_bits[HPS_OWNED_BITS / 64];
 
