@@ -73,6 +73,7 @@ const char *hps_errno_name(int e)
     case ENOSYS:     return "ENOSYS";
     case ENOTSUP:    return "ENOTSUP";
     case EINTR:      return "EINTR";
+    case EOVERFLOW:  return "EOVERFLOW";
     default: {
         static __thread char buf[32];
         snprintf(buf, sizeof buf, "errno%d", e);
