@@ -202,17 +202,15 @@ static void *ds_thread(void *arg)
         /* Legal now: no thread is blocked any more, though some may still
          * be on their way out.  destroy must wait for them. */
         HPS_CHECK_RC("pthread_barrier_destroy", pthread_barrier_destroy(b), 0);
-        munmap(b, (size_t)sysconf(_SC_PAGESIZE));
+        hps_test_unmap_page(b);
     }
     return NULL;
 }
 
 static void case_destroy(void)
 {
-    long page = sysconf(_SC_PAGESIZE);
     for (unsigned r = 0; r < DS_ROUNDS; r++) {
-        pthread_barrier_t *b = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        HPS_CHECK(b != MAP_FAILED, "mmap failed");
+        pthread_barrier_t *b = hps_test_page();
         HPS_CHECK_RC("pthread_barrier_init", pthread_barrier_init(b, NULL, DS_THREADS), 0);
         pthread_t t[DS_THREADS];
         for (unsigned i = 0; i < DS_THREADS; i++)

@@ -19,14 +19,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "harness.h"
@@ -50,27 +48,6 @@ static void init_kind(pthread_rwlock_t *l, int k)
     pthread_rwlockattr_destroy(&a);
 }
 
-/* Wait until thread `tid` sleeps in the kernel (state S). */
-static void wait_asleep(pid_t tid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    for (int i = 0; i < 10000; i++) {
-        int fd = open(path, O_RDONLY);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n > 0) {
-            buf[n] = 0;
-            const char *st = strrchr(buf, ')');
-            if (st && st[1] == ' ' && st[2] == 'S')
-                return;
-        }
-        usleep(500);
-    }
-    hps_test_fail("thread %d never went to sleep", (int)tid);
-}
-
 /* ---- handoff ------------------------------------------------------------- */
 
 #define HO_READERS 3
@@ -79,7 +56,7 @@ static void wait_asleep(pid_t tid)
 struct ho_thread {
     pthread_rwlock_t *l;
     int writer;
-    _Atomic pid_t tid;
+    _Atomic int tid;
     _Atomic unsigned *next;             /* order of acquisition */
     unsigned order;
 };
@@ -87,7 +64,7 @@ struct ho_thread {
 static void *ho_main(void *arg)
 {
     struct ho_thread *t = arg;
-    atomic_store(&t->tid, (pid_t)syscall(SYS_gettid));
+    atomic_store(&t->tid, hps_test_gettid());
     int rc = t->writer ? pthread_rwlock_wrlock(t->l) : pthread_rwlock_rdlock(t->l);
     if (rc)
         hps_test_fail("%s returned %s", t->writer ? "wrlock" : "rdlock", hps_errno_name(rc));
@@ -114,7 +91,7 @@ static void handoff_once(int k, int writer_queued_first)
             hps_test_fail("pthread_create failed");
         while (atomic_load(&th[i].tid) == 0)
             sched_yield();
-        wait_asleep(atomic_load(&th[i].tid));
+        hps_test_wait_asleep(atomic_load(&th[i].tid));
     }
     HPS_CHECK_RC("unlock (write)", pthread_rwlock_unlock(&l), 0);
     unsigned writer_order = 0;

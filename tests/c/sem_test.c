@@ -397,16 +397,14 @@ static void *ds_waiter(void *arg)
     /* Legal at once: no other call on it is still running (POSIX counts
      * the post that gave our token as finished). */
     HPS_CHECK_RC("sem_destroy", eno(sem_destroy(s)), 0);
-    munmap(s, (size_t)sysconf(_SC_PAGESIZE));
+    hps_test_unmap_page(s);
     return NULL;
 }
 
 static void case_destroy(void)
 {
-    long page = sysconf(_SC_PAGESIZE);
     for (unsigned r = 0; r < DS_ROUNDS; r++) {
-        sem_t *s = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        HPS_CHECK(s != MAP_FAILED, "mmap failed");
+        sem_t *s = hps_test_page();
         sem_init(s, 0, 0);
         pthread_t t;
         start(&t, ds_waiter, s);

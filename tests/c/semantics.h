@@ -39,6 +39,5 @@ void sem_rwlock_all(void);
 void sem_glibc_kinds_all(void);     /* robust, pshared, PI */
 void sem_c11_and_cond(void);
 void sem_semaphores_barriers_all(void);
-void sem_rwlock_handoff_all(void);  /* who gets a write-unlocked rwlock */
 
 #endif

@@ -18,7 +18,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,28 +33,6 @@ static void value(const char *p, const char *what, sem_t *s)
     int rc = sem_getvalue(s, &v);
     printf("%s.%s: rc %d value %d\n", p, what, rc, v);
     fflush(stdout);
-}
-
-/* Wait until thread `tid` sleeps in the kernel (state S): then it is
- * blocked in the call, past any spinning. */
-static void wait_asleep(pid_t tid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    for (int i = 0; i < 5000; i++) {
-        int fd = open(path, O_RDONLY);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n > 0) {
-            buf[n] = 0;
-            const char *st = strrchr(buf, ')');
-            if (st && st[1] == ' ' && st[2] == 'S')
-                return;
-        }
-        usleep(1000);
-    }
-    hps_test_fail("thread %d never went to sleep", (int)tid);
 }
 
 /* ---- single-thread answers ---------------------------------------------- */
@@ -112,7 +89,7 @@ static const char *const wnames[] = { "wait", "timedwait", "clockwait" };
 struct waiter {
     sem_t *s;
     enum wkind kind;
-    _Atomic pid_t tid;
+    _Atomic int tid;
     int rc;
 };
 
@@ -121,7 +98,7 @@ static void *waiter_main(void *arg)
     struct waiter *w = arg;
     struct timespec rt = hps_test_deadline(CLOCK_REALTIME, 10000000000LL);
     struct timespec mono = hps_test_deadline(CLOCK_MONOTONIC, 10000000000LL);
-    atomic_store(&w->tid, (pid_t)syscall(SYS_gettid));
+    atomic_store(&w->tid, hps_test_gettid());
     switch (w->kind) {
     case W_WAIT:  w->rc = se(sem_wait(w->s)); break;
     case W_TIMED: w->rc = se(sem_timedwait(w->s, &rt)); break;
@@ -137,7 +114,7 @@ static pthread_t start_waiter(struct waiter *w)
         hps_test_fail("pthread_create failed");
     while (atomic_load(&w->tid) == 0)
         sched_yield();
-    wait_asleep(atomic_load(&w->tid));
+    hps_test_wait_asleep(atomic_load(&w->tid));
     return t;
 }
 
@@ -241,6 +218,18 @@ static void sem_cancel(void)
 
 /* ---- semaphores made elsewhere: sem_open, and shared across fork ---------- */
 
+/* The child `pid` waits on `s`: let it go to sleep, post, and report how
+ * it ended. */
+static void post_for_child(const char *p, sem_t *s, pid_t pid)
+{
+    struct timespec nap = { 0, 50000000 };
+    nanosleep(&nap, NULL);
+    S(p, "post_for_child", sem_post(s));
+    int st;
+    waitpid(pid, &st, 0);
+    SEM(p, "child_exit_status", WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+}
+
 static void sem_named(void)
 {
     const char *p = "sem.named";
@@ -267,12 +256,7 @@ static void sem_named(void)
         struct timespec dl = hps_test_deadline(CLOCK_REALTIME, 10000000000LL);
         _exit(sem_timedwait(c, &dl) == 0 ? 0 : 11);
     }
-    struct timespec nap = { 0, 50000000 };
-    nanosleep(&nap, NULL);
-    S(p, "post_for_child", sem_post(s));
-    int st;
-    waitpid(pid, &st, 0);
-    SEM(p, "child_exit_status", WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+    post_for_child(p, s, pid);
     value(p, "after_child", s);
     S(p, "close", sem_close(s));
     S(p, "unlink", sem_unlink(name));
@@ -293,12 +277,7 @@ static void sem_pshared(void)
             _exit(11);
         _exit(sem_post(s) == 0 && sem_post(s) == 0 ? 0 : 12);
     }
-    struct timespec nap = { 0, 50000000 };
-    nanosleep(&nap, NULL);
-    S(p, "post_for_child", sem_post(s));
-    int st;
-    waitpid(pid, &st, 0);
-    SEM(p, "child_exit_status", WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+    post_for_child(p, s, pid);
     value(p, "child_posted_two", s);
     S(p, "destroy", sem_destroy(s));
     munmap(s, sizeof *s);
@@ -327,6 +306,24 @@ static void *bar_thread(void *arg)
     return NULL;
 }
 
+/* `n` threads wait `rounds` times each; prints the serial and 0 returns. */
+static void bar_threads(const char *p, const char *what, pthread_barrier_t *b, int n, int rounds)
+{
+    struct bar_arg args[8];
+    pthread_t t[8];
+    for (int i = 0; i < n; i++) {
+        args[i] = (struct bar_arg){ .b = b, .rounds = rounds };
+        pthread_create(&t[i], NULL, bar_thread, &args[i]);
+    }
+    int serial = 0, zero = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_join(t[i], NULL);
+        serial += args[i].serial;
+        zero += args[i].zero;
+    }
+    printf("%s.%s: serial %d zero %d\n", p, what, serial, zero);
+}
+
 static void barriers(void)
 {
     const char *p = "barrier";
@@ -347,35 +344,11 @@ static void barriers(void)
 
     /* Three threads, four rounds: one SERIAL per round, and reuse. */
     SEM(p, "init_count_3", pthread_barrier_init(&b, NULL, 3));
-    struct bar_arg args[3];
-    pthread_t t[3];
-    for (int i = 0; i < 3; i++) {
-        args[i] = (struct bar_arg){ .b = &b, .rounds = 4 };
-        pthread_create(&t[i], NULL, bar_thread, &args[i]);
-    }
-    int serial = 0, zero = 0;
-    for (int i = 0; i < 3; i++) {
-        pthread_join(t[i], NULL);
-        serial += args[i].serial;
-        zero += args[i].zero;
-    }
-    printf("%s.three_threads_four_rounds: serial %d zero %d\n", p, serial, zero);
+    bar_threads(p, "three_threads_four_rounds", &b, 3, 4);
     SEM(p, "destroy", pthread_barrier_destroy(&b));
-    SEM(p, "reinit_count_2", pthread_barrier_init(&b, NULL, 2));
     /* Four threads arrive once each at a barrier of two: two rounds. */
-    struct bar_arg four[4];
-    pthread_t t4[4];
-    for (int i = 0; i < 4; i++) {
-        four[i] = (struct bar_arg){ .b = &b, .rounds = 1 };
-        pthread_create(&t4[i], NULL, bar_thread, &four[i]);
-    }
-    serial = zero = 0;
-    for (int i = 0; i < 4; i++) {
-        pthread_join(t4[i], NULL);
-        serial += four[i].serial;
-        zero += four[i].zero;
-    }
-    printf("%s.four_threads_count_2: serial %d zero %d\n", p, serial, zero);
+    SEM(p, "reinit_count_2", pthread_barrier_init(&b, NULL, 2));
+    bar_threads(p, "four_threads_count_2", &b, 4, 1);
     SEM(p, "destroy", pthread_barrier_destroy(&b));
 
     /* Process-shared, across fork. */
