@@ -56,7 +56,7 @@ int hps_pl_stats_on(void);
  * The learned state is 8 bytes inside the user's object, all-zero to start.
  * hps_pl_ncpus() is the CPUs this process may run on. */
 typedef struct hps_pl_spin {
-    _Atomic uint16_t est;       /* rounds a spin is expected to need */
+    _Atomic uint16_t bound;     /* rounds the next spin may last (0: not learned yet) */
     _Atomic uint16_t left;      /* waits at the minimum until the next probe */
     _Atomic uint16_t period;    /* the probe interval (16 .. 1024) */
     uint16_t pad;

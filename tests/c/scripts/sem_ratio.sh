@@ -1,31 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# glibc's semaphores against the interposer's, as ratios from one session:
-#   sem_ratio.sh PRELOAD_SO SEM_PINGPONG RUNS [busy]
-# Runs SEM_PINGPONG (tests/c/progs/sem_pingpong.c) bare and under the
-# interposer in turn, RUNS times each, and prints each metric's median per
-# side and the ratio hpsync/glibc (below 1: the interposer is faster).  With
-# "busy", a process spinning on one core competes for the CPUs throughout.
-# A measurement, not a test: the figures go to docs/preload.md.
+# glibc's semaphores against the interposer's, as ratios from one process:
+#   sem_ratio.sh PRELOAD_SO SEM_PINGPONG [busy] [ARGS...]
+# Runs SEM_PINGPONG (tests/c/progs/sem_pingpong.c), which measures both
+# implementations in alternating repetitions and prints medians and the
+# ratio hpsync/glibc (below 1: the interposer is faster).  With "busy", a
+# process spinning on one core competes for the CPUs throughout.  ARGS go
+# to SEM_PINGPONG after the library.  A measurement, not a test: the
+# figures go to docs/preload.md.
 set -u
-so=$1 prog=$2 runs=$3 busy=${4:-}
-tmp=$(mktemp -d) || exit 2
+so=$1 prog=$2
+shift 2
+busy=
+if [ "${1:-}" = busy ]; then busy=1; shift; fi
 hog=
-cleanup() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-if [ "$busy" = busy ]; then
+trap '[ -n "$hog" ] && kill "$hog" 2>/dev/null' EXIT
+if [ -n "$busy" ]; then
     sh -c 'while :; do :; done' &
     hog=$!
 fi
-i=0
-while [ $i -lt "$runs" ]; do
-    env -u LD_PRELOAD "$prog" >>"$tmp/glibc" || exit 1
-    env LD_PRELOAD="$so" "$prog" >>"$tmp/hpsync" || exit 1
-    i=$((i + 1))
-done
-median() { grep "^$1 " "$2" | cut -d' ' -f2 | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-echo "sem_ratio: $runs runs each, interleaved${busy:+, with a busy process}"
-for m in pair pingpong; do
-    g=$(median $m "$tmp/glibc") h=$(median $m "$tmp/hpsync")
-    awk -v m=$m -v g="$g" -v h="$h" 'BEGIN {printf "%-9s glibc %9.1f ns  hpsync %9.1f ns  ratio %.2f\n", m, g, h, h / g}'
-done
+echo "sem_ratio: $(date +%T)${busy:+, with a busy process}"
+env -u LD_PRELOAD "$prog" "$so" "$@"
