@@ -14,7 +14,8 @@
  * pair on one semaphore, and two threads bouncing a token over two
  * semaphores (per round trip).  Prints the medians over the repetitions and
  * the median of the per-repetition ratios hpsync/glibc (below 1: the
- * interposer is faster).
+ * interposer is faster).  SEM_PINGPONG_VERBOSE=1 also prints every
+ * repetition on stderr.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -154,9 +155,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "rep %u: pair %.1f %.1f pingpong %.0f %.0f\n", r, pair[0][r], pair[1][r], pp[0][r], pp[1][r]);
     }
     printf("%-9s %9s %9s %7s\n", "ns", "glibc", "hpsync", "ratio");
-    printf("%-9s %9.1f %9.1f %7.2f\n", "pair", median(pair[0], reps), median(pair[1], reps),
+    printf("%-9s %9.1f %9.1f %7.3f\n", "pair", median(pair[0], reps), median(pair[1], reps),
            median(pair_ratio, reps));
-    printf("%-9s %9.0f %9.0f %7.2f\n", "pingpong", median(pp[0], reps), median(pp[1], reps),
+    printf("%-9s %9.0f %9.0f %7.3f\n", "pingpong", median(pp[0], reps), median(pp[1], reps),
            median(pp_ratio, reps));
     free(v);
     return 0;
