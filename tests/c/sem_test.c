@@ -321,9 +321,11 @@ static const char *sem_post_object(void)
 
 /* Every 8th trip one side naps first, so the other really sleeps in the
  * kernel, registered by its own library's rules. */
-static void io_loop(sem_t *mine, sem_t *theirs, int first, unsigned salt)
+static void io_loop(sem_t *mine, sem_t *theirs, int first, unsigned salt, void (*after_first_trip)(void))
 {
     for (unsigned i = 0; i < IO_TRIPS; i++) {
+        if (i == 1 && after_first_trip)
+            after_first_trip();
         if (first) {
             if ((i + salt) % 8 == 0)
                 usleep(300);
@@ -347,17 +349,27 @@ static void case_interop_peer(const char *base)
         hps_test_fail("the peer's sem_post comes from %s, not glibc", sem_post_object());
     sem_t *sa = sem_open(a, 0), *sb = sem_open(b, 0);
     HPS_CHECK(sa != SEM_FAILED && sb != SEM_FAILED, "peer: sem_open failed: %s", strerror(errno));
-    io_loop(sa, sb, 0, 3);
+    io_loop(sa, sb, 0, 3, NULL);
     sem_close(sa);
     sem_close(sb);
 }
 
+static char io_a[96], io_b[96];
+
+/* Once the peer has answered, it has both open: the names can go, so that
+ * nothing is left in /dev/shm even if this test dies. */
+static void io_unlink(void)
+{
+    sem_unlink(io_a);
+    sem_unlink(io_b);
+}
+
 static void case_interop(void)
 {
-    char base[64], a[96], b[96];
+    char base[64], *a = io_a, *b = io_b;
     snprintf(base, sizeof base, "/hpsync-sem-test-%d", (int)getpid());
-    snprintf(a, sizeof a, "%s-a", base);
-    snprintf(b, sizeof b, "%s-b", base);
+    snprintf(io_a, sizeof io_a, "%s-a", base);
+    snprintf(io_b, sizeof io_b, "%s-b", base);
     sem_unlink(a);
     sem_unlink(b);
     sem_t *sa = sem_open(a, O_CREAT | O_EXCL, 0600, 0), *sb = sem_open(b, O_CREAT | O_EXCL, 0600, 0);
@@ -372,11 +384,9 @@ static void case_interop(void)
         execl("/proc/self/exe", "sem_test", "interop_peer", base, (char *)NULL);
         _exit(127);
     }
-    io_loop(sb, sa, 1, 0);
+    io_loop(sb, sa, 1, 0, io_unlink);
     int st;
     waitpid(pid, &st, 0);
-    sem_unlink(a);
-    sem_unlink(b);
     HPS_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the bare peer failed (status 0x%x)", st);
     expect_value(sa, 0, "a at the end");
     expect_value(sb, 0, "b at the end");
