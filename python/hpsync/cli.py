@@ -350,7 +350,8 @@ def build_parser() -> Parser:
                         "libhpsync-malloc-rand.so) or none (glibc's malloc, the default)")
     r.add_argument("--elide", action="store_true",
                    help="elide normal mutexes with Intel RTM where the CPU allows (HPSYNC_ELIDE=1)")
-    r.add_argument("--stats", action="store_true", help="print per-lock statistics at exit (stderr)")
+    r.add_argument("--stats", action="store_true",
+                   help="print statistics of mutexes, semaphores and barriers at exit (stderr)")
     r.add_argument("--stats-file", metavar="F", help="write the statistics to F (implies --stats)")
     r.add_argument("command", nargs=argparse.REMAINDER, help="program and its arguments")
     r.set_defaults(func=cmd_run)

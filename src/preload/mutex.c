@@ -21,6 +21,7 @@
 hps_lock_algo_t hps_pl_fast_algo;   /* 0 until init, and 0 when stats are on */
 hps_lock_algo_t hps_pl_algo = HPS_LOCK_DEFAULT;
 static int pl_stats;
+int hps_pl_plain;           /* see preload.h */
 static int pl_elide;        /* HPSYNC_ELIDE=1 and a backend that can run it */
 int hps_pl_is_preload = 1;  /* see src/elide/backend.c */
 
@@ -64,7 +65,15 @@ void hps_pl_init(void)
     /* Release: a thread that sees 2 (or the fast algorithm) sees all above.
      * With statistics or elision on, every call takes the out-of-line path. */
     __atomic_store_n(&hps_pl_fast_algo, pl_stats || pl_elide ? 0 : hps_pl_algo, __ATOMIC_RELEASE);
+    __atomic_store_n(&hps_pl_plain, !pl_stats, __ATOMIC_RELEASE);
     hps_store_release(&pl_state, 2);
+}
+
+int hps_pl_stats_on(void)
+{
+    if (hps_unlikely(hps_load_acquire(&pl_state) != 2))
+        hps_pl_init();
+    return pl_stats;
 }
 
 __attribute__((constructor)) static void pl_ctor(void) { hps_pl_init(); }
@@ -107,7 +116,7 @@ static int acquire_counted(hps_pmutex_t *p, clockid_t clock, const struct timesp
         return 0;
     }
     if (hps_lockstate_trylock(&p->s, a)) {
-        hps_stats_record(p, caller, 0, 0);
+        hps_stats_record(p, HPS_STATS_MUTEX, caller, 0, 0);
         return 0;
     }
     uint64_t t0 = hps_now_ns();
@@ -117,7 +126,7 @@ static int acquire_counted(hps_pmutex_t *p, clockid_t clock, const struct timesp
     else
         hps_lockstate_lock(&p->s, a);
     if (r == 0)
-        hps_stats_record(p, caller, 1, hps_now_ns() - t0);
+        hps_stats_record(p, HPS_STATS_MUTEX, caller, 1, hps_now_ns() - t0);
     return r;
 }
 
@@ -179,7 +188,7 @@ int hps_pm_trylock(pthread_mutex_t *m, void *caller)
     if (!hps_lockstate_trylock(&p->s, algo()))
         return EBUSY;
     if (pl_stats)
-        hps_stats_record(p, caller, 0, 0);
+        hps_stats_record(p, HPS_STATS_MUTEX, caller, 0, 0);
     set_owner(p, type);
     return 0;
 }

@@ -45,6 +45,25 @@ extern hps_lock_algo_t hps_pl_fast_algo;
 extern hps_lock_algo_t hps_pl_algo;
 void hps_pl_init(void);
 
+/* 1 once the settings are read and statistics are off: the semaphore and
+ * barrier fast paths need nothing else.  0 sends them out of line, where
+ * hps_pl_stats_on() reads the settings if nobody has yet. */
+extern int hps_pl_plain;
+int hps_pl_stats_on(void);
+
+/* Spin-then-futex (spin.c): poll *word while (*word & mask) == expect, for
+ * at most the rounds learned in *sp; 1 = the word changed, 0 = go to sleep.
+ * The learned state is 8 bytes inside the user's object, all-zero to start.
+ * hps_pl_ncpus() is the CPUs this process may run on. */
+typedef struct hps_pl_spin {
+    _Atomic uint16_t bound;     /* rounds the next spin may last (0: not learned yet) */
+    _Atomic uint16_t left;      /* waits at the minimum until the next probe */
+    _Atomic uint16_t period;    /* the probe interval (16 .. 1024) */
+    uint16_t pad;
+} hps_pl_spin_t;
+int hps_pl_spin(hps_au64 *word, uint64_t mask, uint64_t expect, hps_pl_spin_t *sp);
+int hps_pl_ncpus(void);
+
 /* The calling thread's kernel tid, cached in initial-exec TLS. */
 int hps_pl_tid(void);
 
@@ -77,8 +96,13 @@ struct hps_real {
 };
 const struct hps_real *hps_real(void);
 
-/* Statistics (stats.c); only called when HPSYNC_STATS is on. */
-void hps_stats_record(const void *lock, void *caller, int contended, uint64_t wait_ns);
+/* Statistics (stats.c); only called when HPSYNC_STATS is on.  Objects are
+ * keyed by address and listed in one table per kind.  `record` counts an
+ * acquisition (a mutex lock, a semaphore taken, a barrier passed), `extra`
+ * the kind's other event (a semaphore's post, a barrier's serial return). */
+typedef enum hps_stats_kind { HPS_STATS_MUTEX, HPS_STATS_SEM, HPS_STATS_BARRIER } hps_stats_kind_t;
+void hps_stats_record(const void *obj, hps_stats_kind_t kind, void *caller, int contended, uint64_t wait_ns);
+void hps_stats_extra(const void *obj, hps_stats_kind_t kind, void *caller);
 hps_elide_stats_t *hps_stats_elide(const void *lock, void *caller);
 void hps_stats_start(void);
 uint64_t hps_now_ns(void);

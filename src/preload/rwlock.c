@@ -1,20 +1,34 @@
 // SPDX-License-Identifier: MIT
 /*
- * pthread_rwlock_* where readers really share: one state word holds the
- * reader count and a writer bit, so a read lock is one CAS when no writer
+ * pthread_rwlock_* where readers really share: one state word holds a count
+ * of readers and a writer bit, so a read lock is one CAS when no writer
  * holds the lock.  Waiters sleep on two futex sequence words (one for
  * readers, one for writers) and say so in two counters, so unlock enters the
  * kernel only when someone sleeps.
  *
- * Preference follows glibc: readers by default (a thread may take a read
- * lock again while a writer waits); writers first only for
- * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP.  Process-shared rwlocks are
- * glibc's.  The interposer's HPSYNC_LOCK choice does not apply here: a
- * reader-writer lock is its own algorithm.
+ * Preference follows glibc's rules exactly, including who gets the lock when
+ * a writer releases it (nptl/pthread_rwlock_common.c):
+ *  - While the writer holds it, arriving readers count themselves into the
+ *    state word at once (a write phase's readers are waiting, not holding).
+ *    Releasing, the writer clears its bit and every counted reader holds the
+ *    lock in the same atomic step: no race with a woken writer decides it.
+ *  - Default and PTHREAD_RWLOCK_PREFER_READER_NP: the counted readers get
+ *    the lock; writers wait for the last of them.  Readers may also join
+ *    readers while a writer waits (so a thread may read-lock recursively).
+ *  - PTHREAD_RWLOCK_PREFER_WRITER_NP and ..._NONRECURSIVE_NP: writers that
+ *    wait register in `wwait`, and a releasing writer that sees one hands
+ *    over directly: it keeps the writer bit set and adds HANDOVER, which
+ *    exactly one waiting writer claims; the counted readers keep waiting.
+ *  - ..._NONRECURSIVE_NP only: a reader that finds readers holding and a
+ *    writer waiting waits too, without counting itself in.
+ * A waiting writer that times out must not strand a handover nobody claims:
+ * it unregisters, then claims a pending HANDOVER itself (and then holds the
+ * lock, as glibc does); the releasing writer, after setting HANDOVER,
+ * re-reads `wwait` and takes the handover back if nobody is left.  Each side
+ * writes one word and then reads the other's (Dekker), hence seq_cst.
  *
- * Ordering: waiter and waker each write one variable and then read the
- * other's (state vs. waiter counts), a Dekker pattern, so those accesses are
- * seq_cst.
+ * Process-shared rwlocks are glibc's.  The interposer's HPSYNC_LOCK choice
+ * does not apply here: a reader-writer lock is its own algorithm.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,12 +37,12 @@
 #include "../common/futex.h"
 
 typedef struct hps_prw {
-    _Atomic uint32_t state;        /* 0: readers count (low 31 bits) | WRITER */
-    _Atomic uint32_t rwait;        /* 4: readers asleep or about to be */
-    _Atomic uint32_t wwait;        /* 8: writers asleep or about to be */
+    _Atomic uint32_t state;        /* 0: WRITER | HANDOVER | readers */
+    _Atomic uint32_t rsleep;       /* 4: readers asleep (or about to be) */
+    _Atomic uint32_t wwait;        /* 8: writers waiting (registered) */
     _Atomic uint32_t rseq;         /* 12: futex word readers sleep on */
     _Atomic uint32_t wseq;         /* 16: futex word writers sleep on */
-    uint32_t pad0;                 /* 20 */
+    _Atomic uint32_t wsleep;       /* 20: writers asleep (or about to be) */
     _Atomic int cur_writer;        /* 24: glibc's __cur_writer: writer's tid */
     int shared;                    /* 28: glibc's __shared: nonzero = glibc's */
     uint32_t pad1[4];              /* 32..47 */
@@ -39,11 +53,20 @@ _Static_assert(offsetof(hps_prw_t, shared) == offsetof(pthread_rwlock_t, __data.
 _Static_assert(offsetof(hps_prw_t, flags) == offsetof(pthread_rwlock_t, __data.__flags), "flags");
 _Static_assert(offsetof(hps_prw_t, cur_writer) == offsetof(pthread_rwlock_t, __data.__cur_writer), "writer");
 
-#define WRITER     0x80000000u
-#define READERS    0x7fffffffu
+#define WRITER     0x80000000u     /* a write phase: a writer holds the lock */
+#define HANDOVER   0x40000000u     /* the write lock waits for a writer to claim it */
+#define READERS    0x3fffffffu     /* holding, or (WRITER set) waiting for the phase to end */
 #define RW(l)      ((hps_prw_t *)(void *)(l))
+#define SPIN_STEPS 32              /* hps_wait_step()s before sleeping */
 
-static int writer_first(hps_prw_t *r)
+/* Writer-to-writer hand-over: every kind but the reader-preferring ones. */
+static int writers_first(hps_prw_t *r)
+{
+    return r->flags != PTHREAD_RWLOCK_PREFER_READER_NP;
+}
+
+/* New readers wait for waiting writers: the non-recursive kind only. */
+static int readers_yield(hps_prw_t *r)
 {
     return r->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
 }
@@ -53,7 +76,7 @@ static int try_read(hps_prw_t *r)
 {
     uint32_t s = atomic_load(&r->state);
     for (;;) {
-        if ((s & WRITER) || (writer_first(r) && atomic_load(&r->wwait) != 0))
+        if ((s & WRITER) || (readers_yield(r) && atomic_load(&r->wwait) != 0))
             return EBUSY;
         if ((s & READERS) == READERS)
             return EAGAIN;
@@ -72,58 +95,176 @@ static int try_write(hps_prw_t *r)
     return EBUSY;
 }
 
-/* Wake sleepers after the state changed in a way that may admit them. */
-static void wake(hps_prw_t *r, int readers, int writer)
+/* Wake sleepers after the state changed in a way that may admit them.
+ * seq_cst: the bump is ordered after the caller's state change and before
+ * the sleeper count is read (see sleep_on). */
+static void wake_readers(hps_prw_t *r)
 {
-    if (writer && atomic_load(&r->wwait) != 0) {
-        atomic_fetch_add(&r->wseq, 1);
-        hps_futex_wake(&r->wseq, 1, 0);
-    }
-    if (readers && atomic_load(&r->rwait) != 0) {
+    if (atomic_load(&r->rsleep) != 0) {
         atomic_fetch_add(&r->rseq, 1);
         hps_futex_wake(&r->rseq, 0x7fffffff, 0);
     }
 }
 
-static int acquire(hps_prw_t *r, int write, clockid_t clock, const struct timespec *abs)
+static void wake_writer(hps_prw_t *r)
+{
+    if (atomic_load(&r->wsleep) != 0) {
+        atomic_fetch_add(&r->wseq, 1);
+        hps_futex_wake(&r->wseq, 1, 0);
+    }
+}
+
+/*
+ * Wait until ready(r) or the deadline: spin a little (read sections are
+ * often short), then sleep on `seq` counted in `sleepers`.  The sleeper
+ * reads `seq` before re-checking, so a state change plus bump that it
+ * missed makes futex_wait return at once.  0 or ETIMEDOUT.
+ */
+static int sleep_on(hps_prw_t *r, int (*ready)(hps_prw_t *), _Atomic uint32_t *seq,
+                    _Atomic uint32_t *sleepers, clockid_t clock, const struct timespec *abs)
+{
+    hps_wait_t w = HPS_WAIT_INIT;
+    for (int i = 0; i < SPIN_STEPS; i++) {
+        if (ready(r))
+            return 0;
+        hps_wait_step(&w);
+    }
+    int rc = 0;
+    atomic_fetch_add(sleepers, 1);
+    for (;;) {
+        uint32_t v = atomic_load(seq);
+        if (ready(r))
+            break;
+        if (hps_futex_wait(seq, v, clock, abs, 0) == ETIMEDOUT) {
+            rc = ready(r) ? 0 : ETIMEDOUT;
+            break;
+        }
+    }
+    atomic_fetch_sub(sleepers, 1);
+    return rc;
+}
+
+/* Conditions the waiters wait for. */
+static int phase_over(hps_prw_t *r) { return !(atomic_load(&r->state) & WRITER); }
+static int may_read(hps_prw_t *r)
+{
+    return (atomic_load(&r->state) & WRITER) || atomic_load(&r->wwait) == 0;
+}
+static int may_write(hps_prw_t *r)
+{
+    uint32_t s = atomic_load(&r->state);
+    return s == 0 || (s & HANDOVER);
+}
+
+static int check_args(hps_prw_t *r, clockid_t clock, const struct timespec *abs)
 {
     if (abs && ((clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) || !hps_deadline_valid(abs)))
         return EINVAL;
     if (atomic_load_explicit(&r->cur_writer, memory_order_relaxed) == hps_pl_tid() &&
         (atomic_load(&r->state) & WRITER))
         return EDEADLK;
-    int rc = write ? try_write(r) : try_read(r);
-    if (rc != EBUSY)
+    return 0;
+}
+
+static int acquire_read(hps_prw_t *r, clockid_t clock, const struct timespec *abs)
+{
+    int rc = check_args(r, clock, abs);
+    if (rc)
         return rc;
-
-    /* Spin briefly: read sections are often short. */
-    hps_wait_t w = HPS_WAIT_INIT;
-    for (int i = 0; i < 32; i++) {
-        hps_wait_step(&w);
-        rc = write ? try_write(r) : try_read(r);
-        if (rc != EBUSY)
-            return rc;
-    }
-
-    _Atomic uint32_t *cnt = write ? &r->wwait : &r->rwait;
-    _Atomic uint32_t *seq = write ? &r->wseq : &r->rseq;
-    atomic_fetch_add(cnt, 1);
     for (;;) {
-        uint32_t s = atomic_load(seq);
-        rc = write ? try_write(r) : try_read(r);
-        if (rc != EBUSY)
-            break;
-        int f = hps_futex_wait(seq, s, clock, abs, 0);
-        if (f == ETIMEDOUT) {
-            rc = write ? try_write(r) : try_read(r);
-            if (rc == EBUSY)
-                rc = ETIMEDOUT;
-            break;
+        uint32_t s = atomic_load(&r->state);
+        if ((s & READERS) == READERS)
+            return EAGAIN;
+        if (s & WRITER) {
+            /* A write phase: count ourselves in; the writer's release
+             * makes us a holder. */
+            if (!atomic_compare_exchange_weak(&r->state, &s, s + 1))
+                continue;
+            if (sleep_on(r, phase_over, &r->rseq, &r->rsleep, clock, abs) == 0)
+                return 0;
+            /* Timed out: leave, unless the phase ended meanwhile (then we
+             * hold the lock, as if it happened before the deadline). */
+            s = atomic_load(&r->state);
+            while (s & WRITER)
+                if (atomic_compare_exchange_weak(&r->state, &s, s - 1))
+                    return ETIMEDOUT;
+            return 0;
         }
+        if (readers_yield(r) && atomic_load(&r->wwait) != 0) {
+            /* Readers hold it and a writer waits: wait for the writer. */
+            if (sleep_on(r, may_read, &r->rseq, &r->rsleep, clock, abs) != 0)
+                return ETIMEDOUT;
+            continue;
+        }
+        if (atomic_compare_exchange_weak(&r->state, &s, s + 1))
+            return 0;
     }
-    if (atomic_fetch_sub(cnt, 1) == 1 && write && rc != 0 && writer_first(r))
-        wake(r, 1, 0);  /* readers held back for us may go now */
-    return rc;
+}
+
+/* Claim the lock as a registered waiting writer: 1 = ours. */
+static int claim_write(hps_prw_t *r)
+{
+    uint32_t s = atomic_load(&r->state);
+    if (s == 0)
+        return atomic_compare_exchange_strong(&r->state, &s, WRITER);
+    if (s & HANDOVER)
+        return atomic_compare_exchange_strong(&r->state, &s, s & ~HANDOVER);
+    return 0;
+}
+
+static int acquire_write(hps_prw_t *r, clockid_t clock, const struct timespec *abs)
+{
+    int rc = check_args(r, clock, abs);
+    if (rc || try_write(r) == 0)
+        return rc;
+    /* seq_cst: registered before we look at the state (hand-over Dekker). */
+    atomic_fetch_add(&r->wwait, 1);
+    for (;;) {
+        if (claim_write(r))
+            break;
+        if (sleep_on(r, may_write, &r->wseq, &r->wsleep, clock, abs) == 0)
+            continue;
+        /* Timed out: unregister, then take a hand-over made to us all. */
+        uint32_t left = atomic_fetch_sub(&r->wwait, 1) - 1;
+        uint32_t s = atomic_load(&r->state);
+        if ((s & HANDOVER) && atomic_compare_exchange_strong(&r->state, &s, s & ~HANDOVER)) {
+            atomic_store_explicit(&r->cur_writer, hps_pl_tid(), memory_order_relaxed);
+            return 0;
+        }
+        if (left == 0 && readers_yield(r))
+            wake_readers(r);        /* readers held back for us may go now */
+        return ETIMEDOUT;
+    }
+    atomic_fetch_sub(&r->wwait, 1);
+    atomic_store_explicit(&r->cur_writer, hps_pl_tid(), memory_order_relaxed);
+    return 0;
+}
+
+static int unlock_write(hps_prw_t *r)
+{
+    atomic_store_explicit(&r->cur_writer, 0, memory_order_relaxed);
+    if (writers_first(r) && atomic_load(&r->wwait) != 0) {
+        /* Hand over to a waiting writer: the lock stays write-held. */
+        atomic_fetch_or(&r->state, HANDOVER);
+        if (atomic_load(&r->wwait) != 0) {
+            wake_writer(r);
+            return 0;
+        }
+        /* They all timed out meanwhile: take it back, unless one of them
+         * already claimed it. */
+        uint32_t s = atomic_load(&r->state);
+        if (!(s & HANDOVER) || !atomic_compare_exchange_strong(&r->state, &s, s & ~HANDOVER))
+            return 0;
+    }
+    /* End the write phase: the readers counted in now hold the lock. */
+    uint32_t s = atomic_load(&r->state);
+    while (!atomic_compare_exchange_weak(&r->state, &s, s & READERS))
+        ;
+    if ((s & READERS) != 0 || atomic_load(&r->wwait) == 0)
+        wake_readers(r);
+    if ((s & READERS) == 0)
+        wake_writer(r);
+    return 0;
 }
 
 HPS_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
@@ -151,20 +292,20 @@ HPS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     if (hps_unlikely(RW(l)->shared))
         return hps_real()->rw_rdlock(l);
-    /* Fast path: no writer, no preference to honour. */
+    /* Fast path: no writer, and no waiting writer to let go first. */
     hps_prw_t *r = RW(l);
     uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
-    if (hps_likely(!(s & WRITER) && r->flags == 0 && s < READERS &&
+    if (hps_likely(!(s & WRITER) && !readers_yield(r) && s < READERS &&
                    atomic_compare_exchange_strong(&r->state, &s, s + 1)))
         return 0;
-    return acquire(r, 0, CLOCK_REALTIME, NULL);
+    return acquire_read(r, CLOCK_REALTIME, NULL);
 }
 
 HPS_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     if (hps_unlikely(RW(l)->shared))
         return hps_real()->rw_wrlock(l);
-    return acquire(RW(l), 1, CLOCK_REALTIME, NULL);
+    return acquire_write(RW(l), CLOCK_REALTIME, NULL);
 }
 
 HPS_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
@@ -185,28 +326,28 @@ HPS_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct time
 {
     if (RW(l)->shared)
         return hps_real()->rw_timedrdlock(l, abs);
-    return acquire(RW(l), 0, CLOCK_REALTIME, abs);
+    return acquire_read(RW(l), CLOCK_REALTIME, abs);
 }
 
 HPS_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
     if (RW(l)->shared)
         return hps_real()->rw_timedwrlock(l, abs);
-    return acquire(RW(l), 1, CLOCK_REALTIME, abs);
+    return acquire_write(RW(l), CLOCK_REALTIME, abs);
 }
 
 HPS_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
     if (RW(l)->shared)
         return hps_real()->rw_clockrdlock(l, clock, abs);
-    return acquire(RW(l), 0, clock, abs);
+    return acquire_read(RW(l), clock, abs);
 }
 
 HPS_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
     if (RW(l)->shared)
         return hps_real()->rw_clockwrlock(l, clock, abs);
-    return acquire(RW(l), 1, clock, abs);
+    return acquire_write(RW(l), clock, abs);
 }
 
 HPS_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
@@ -215,20 +356,12 @@ HPS_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
     if (r->shared)
         return hps_real()->rw_unlock(l);
     uint32_t s = atomic_load(&r->state);
-    if (s & WRITER) {
-        atomic_store_explicit(&r->cur_writer, 0, memory_order_relaxed);
-        atomic_store(&r->state, 0);
-        /* Writer-first: hand to a writer, readers only if none waits. */
-        if (writer_first(r) && atomic_load(&r->wwait) != 0)
-            wake(r, 0, 1);
-        else
-            wake(r, 1, 1);
-        return 0;
-    }
+    if (s & WRITER)
+        return unlock_write(r);
     if ((s & READERS) == 0)
         return EPERM;           /* not locked: refuse rather than corrupt */
     s = atomic_fetch_sub(&r->state, 1) - 1;
-    if ((s & READERS) == 0)
-        wake(r, writer_first(r), 1);
+    if (s == 0)
+        wake_writer(r);         /* the last reader: a writer may go */
     return 0;
 }

@@ -26,7 +26,9 @@
 struct entry {
     _Atomic uintptr_t key;
     void *caller;                     /* first call site seen */
+    uint32_t kind;                    /* hps_stats_kind_t, set by whoever added the entry */
     hps_au64 acq, contended, wait_sum;
+    hps_au64 extra;                   /* semaphore posts, barrier serial returns */
     hps_au32 hist[NHIST];
     hps_elide_stats_t el;             /* only used with HPSYNC_ELIDE=1 */
 };
@@ -72,7 +74,7 @@ void hps_stats_start(void)
         g_err_fd = fd;
 }
 
-static struct entry *find(const void *lock, void *caller)
+static struct entry *find(const void *lock, hps_stats_kind_t kind, void *caller)
 {
     if (!g_tab)
         return NULL;
@@ -85,16 +87,20 @@ static struct entry *find(const void *lock, void *caller)
             return e;
         if (cur == 0) {
             e->caller = caller;   /* benign race: some first caller wins */
-            if (atomic_compare_exchange_strong(&e->key, &cur, k) || cur == k)
+            if (atomic_compare_exchange_strong(&e->key, &cur, k)) {
+                e->kind = kind;   /* read only at exit */
+                return e;
+            }
+            if (cur == k)
                 return e;
         }
     }
     return NULL;
 }
 
-void hps_stats_record(const void *lock, void *caller, int contended, uint64_t wait_ns)
+void hps_stats_record(const void *lock, hps_stats_kind_t kind, void *caller, int contended, uint64_t wait_ns)
 {
-    struct entry *e = find(lock, caller);
+    struct entry *e = find(lock, kind, caller);
     if (!e) {
         hps_faa_relaxed(&g_untracked, 1);
         return;
@@ -108,9 +114,18 @@ void hps_stats_record(const void *lock, void *caller, int contended, uint64_t wa
     }
 }
 
+void hps_stats_extra(const void *obj, hps_stats_kind_t kind, void *caller)
+{
+    struct entry *e = find(obj, kind, caller);
+    if (e)
+        hps_faa_relaxed(&e->extra, 1);
+    else
+        hps_faa_relaxed(&g_untracked, 1);
+}
+
 hps_elide_stats_t *hps_stats_elide(const void *lock, void *caller)
 {
-    struct entry *e = find(lock, caller);
+    struct entry *e = find(lock, HPS_STATS_MUTEX, caller);
     return e ? &e->el : NULL;
 }
 
@@ -164,11 +179,12 @@ static void describe(char *buf, size_t n, struct entry *e)
         return;
     }
     if (e->caller && dladdr(e->caller, &di)) {
+        const char *verb = e->kind == HPS_STATS_MUTEX ? "locked" : "used";
         if (di.dli_sname)
-            snprintf(buf, n, "first locked in %s+0x%zx (%s)", di.dli_sname,
+            snprintf(buf, n, "first %s in %s+0x%zx (%s)", verb, di.dli_sname,
                      (size_t)((char *)e->caller - (char *)di.dli_saddr), base_name(di.dli_fname));
         else
-            snprintf(buf, n, "first locked at %s+0x%zx", base_name(di.dli_fname),
+            snprintf(buf, n, "first %s at %s+0x%zx", verb, base_name(di.dli_fname),
                      (size_t)((char *)e->caller - (char *)di.dli_fbase));
         return;
     }
@@ -197,7 +213,9 @@ static struct entry *next_best(unsigned char *shown, keep_fn keep, before_fn bef
     return best;
 }
 
-static int any_lock(const struct entry *e) { (void)e; return 1; }
+/* The kind the table being printed lists. */
+static hps_stats_kind_t g_table_kind;
+static int of_table_kind(const struct entry *e) { return e->kind == g_table_kind; }
 
 /* Most contended first, then most acquired. */
 static int more_contended(const struct entry *a, const struct entry *b)
@@ -242,6 +260,68 @@ static void report_elision(FILE *out)
     }
 }
 
+/*
+ * One table per kind of object.  Mutexes always get theirs (its first line
+ * is the report's header); semaphores and barriers only when the program
+ * used some.  Columns: how often the object was taken (semaphore waits,
+ * barrier passes), how many of those had to wait, the waits' mean and p99,
+ * and the kind's other event (posts; a barrier's rounds, i.e. its serial
+ * returns, in place of "contended", which for a barrier is every arrival
+ * but the last of each round).
+ */
+static const struct table_def {
+    hps_stats_kind_t kind;
+    const char *title, *noun, *taken, *second, *extra;
+} g_tables[] = {
+    { HPS_STATS_MUTEX, "locks", "lock", "acquisitions", "contended", NULL },
+    { HPS_STATS_SEM, "semaphores", "semaphore", "waits", "contended", "posts" },
+    { HPS_STATS_BARRIER, "barriers", "barrier", "waits", "rounds", NULL },
+};
+
+static void report_table(FILE *out, const struct table_def *t, unsigned top_max, int pid)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < NENT; i++)
+        used += atomic_load_explicit(&g_tab[i].key, memory_order_relaxed) != 0 && g_tab[i].kind == t->kind;
+    if (used == 0 && t->kind != HPS_STATS_MUTEX)
+        return;
+    unsigned top = top_max < used ? top_max : (unsigned)used;
+    if (t->kind == HPS_STATS_MUTEX) {
+        fprintf(out, "hpsync stats: pid %d, lock %s, %zu locks seen, %u shown (most contended first)",
+                pid, hps_lock_algo_name(hps_pl_algo), used, top);
+        uint64_t un = hps_load_relaxed(&g_untracked);
+        if (un)
+            fprintf(out, ", %llu calls on objects beyond the table", (unsigned long long)un);
+        fputc('\n', out);
+    } else {
+        fprintf(out, "hpsync %s: %zu seen, %u shown (most contended first)\n", t->title, used, top);
+    }
+    fprintf(out, "%-18s %14s %12s %12s %12s", t->noun, t->taken, t->second, "mean wait", "p99 wait");
+    if (t->extra)
+        fprintf(out, " %12s", t->extra);
+    fprintf(out, "  %s\n", "where");
+    memset(g_shown, 0, sizeof g_shown);
+    g_table_kind = t->kind;
+    for (unsigned k = 0; k < top; k++) {
+        struct entry *e = next_best(g_shown, of_table_kind, more_contended);
+        if (!e)
+            break;
+        uint64_t c = hps_load_relaxed(&e->contended);
+        char mean[32] = "-", p99[32] = "-", where[256];
+        if (c) {
+            fmt_ns(mean, sizeof mean, (double)hps_load_relaxed(&e->wait_sum) / (double)c);
+            fmt_ns(p99, sizeof p99, (double)p99_of(e));
+        }
+        describe(where, sizeof where, e);
+        uint64_t second = t->kind == HPS_STATS_BARRIER ? hps_load_relaxed(&e->extra) : c;
+        fprintf(out, "%-18p %14llu %12llu %12s %12s", (void *)atomic_load_explicit(&e->key, memory_order_relaxed),
+                LD(e->acq), (unsigned long long)second, mean, p99);
+        if (t->extra)
+            fprintf(out, " %12llu", LD(e->extra));
+        fprintf(out, "  %s\n", where);
+    }
+}
+
 __attribute__((destructor)) static void stats_report(void)
 {
     if (!g_tab)
@@ -258,32 +338,8 @@ __attribute__((destructor)) static void stats_report(void)
             out = err;
         }
     }
-    size_t used = 0;
-    for (size_t i = 0; i < NENT; i++)
-        used += atomic_load_explicit(&g_tab[i].key, memory_order_relaxed) != 0;
-    unsigned top = s->stats_top < used ? s->stats_top : (unsigned)used;
-    fprintf(out, "hpsync stats: pid %d, lock %s, %zu locks seen, %u shown (most contended first)",
-            (int)getpid(), hps_lock_algo_name(hps_pl_algo), used, top);
-    uint64_t un = hps_load_relaxed(&g_untracked);
-    if (un)
-        fprintf(out, ", %llu acquisitions on locks beyond the table", (unsigned long long)un);
-    fprintf(out, "\n%-18s %14s %12s %12s %12s  %s\n", "lock", "acquisitions", "contended",
-            "mean wait", "p99 wait", "where");
-    memset(g_shown, 0, sizeof g_shown);
-    for (unsigned k = 0; k < top; k++) {
-        struct entry *e = next_best(g_shown, any_lock, more_contended);
-        if (!e)
-            break;
-        uint64_t c = hps_load_relaxed(&e->contended);
-        char mean[32] = "-", p99[32] = "-", where[256];
-        if (c) {
-            fmt_ns(mean, sizeof mean, (double)hps_load_relaxed(&e->wait_sum) / (double)c);
-            fmt_ns(p99, sizeof p99, (double)p99_of(e));
-        }
-        describe(where, sizeof where, e);
-        fprintf(out, "%-18p %14llu %12llu %12s %12s  %s\n", (void *)atomic_load_explicit(&e->key, memory_order_relaxed),
-                (unsigned long long)hps_load_relaxed(&e->acq), (unsigned long long)c, mean, p99, where);
-    }
+    for (size_t t = 0; t < sizeof g_tables / sizeof g_tables[0]; t++)
+        report_table(out, &g_tables[t], s->stats_top, (int)getpid());
     report_elision(out);
     fflush(out);
     if (out != err)

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "../../src/common/hps_rand.h"
 
@@ -73,6 +76,7 @@ const char *hps_errno_name(int e)
     case ENOSYS:     return "ENOSYS";
     case ENOTSUP:    return "ENOTSUP";
     case EINTR:      return "EINTR";
+    case EOVERFLOW:  return "EOVERFLOW";
     default: {
         static __thread char buf[32];
         snprintf(buf, sizeof buf, "errno%d", e);
@@ -135,6 +139,40 @@ void hps_test_rss_check(const hps_test_rss_t *r, long max_growth_kb, unsigned lo
     if (r->warm > 0 && r->peak - r->warm > max_growth_kb)
         hps_test_fail("RSS grew from %ld kB to %ld kB over %lu threads", r->warm, r->peak, threads);
 }
+
+int hps_test_gettid(void) { return (int)syscall(SYS_gettid); }
+
+void hps_test_wait_asleep(int tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    for (int i = 0; i < 10000; i++) {
+        int fd = open(path, O_RDONLY);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (n > 0) {
+            buf[n] = 0;
+            /* The state follows the command name, which may hold spaces. */
+            const char *st = strrchr(buf, ')');
+            if (st && st[1] == ' ' && st[2] == 'S')
+                return;
+        }
+        usleep(1000);
+    }
+    hps_test_fail("thread %d never went to sleep", tid);
+}
+
+void *hps_test_page(void)
+{
+    void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        hps_test_fail("mmap of a page failed");
+    return p;
+}
+
+void hps_test_unmap_page(void *page) { munmap(page, (size_t)sysconf(_SC_PAGESIZE)); }
 
 unsigned long hps_test_ulong(const char *arg, const char *what)
 {

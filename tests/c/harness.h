@@ -78,6 +78,15 @@ typedef struct hps_test_rss {
 void hps_test_rss_sample(hps_test_rss_t *r, int warmed_up);
 /* Fail if the peak exceeds the warm sample by more than max_growth_kb. */
 void hps_test_rss_check(const hps_test_rss_t *r, long max_growth_kb, unsigned long threads);
+/* The calling thread's kernel id, and a wait until thread `tid` of this
+ * process sleeps in the kernel (state S in /proc): it is then blocked in
+ * the call it made, past any spinning.  Fails the test after 10 s. */
+int hps_test_gettid(void);
+void hps_test_wait_asleep(int tid);
+/* A fresh private page of memory (fails the test if it cannot), and its
+ * unmapping: an object alone on a page faults on any touch once unmapped. */
+void *hps_test_page(void);
+void hps_test_unmap_page(void *page);
 /* Parse a positive integer argument or fail. */
 unsigned long hps_test_ulong(const char *arg, const char *what);
 

@@ -209,5 +209,6 @@ int main(void)
     sem_rwlock_all();
     sem_glibc_kinds_all();
     sem_c11_and_cond();
+    sem_semaphores_barriers_all();
     return 0;
 }

@@ -38,5 +38,6 @@ void sem_mutex_all(void);
 void sem_rwlock_all(void);
 void sem_glibc_kinds_all(void);     /* robust, pshared, PI */
 void sem_c11_and_cond(void);
+void sem_semaphores_barriers_all(void);
 
 #endif

@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -124,24 +126,29 @@ static void rw_basic(const char *p, pthread_rwlock_t *l)
  * second reader asks.  Reader-preferring (the default) lets it in; the
  * writer-preferring non-recursive kind makes it wait for the writer.
  */
-static int timed_writer(void *l)
+struct queued_writer { pthread_rwlock_t *l; _Atomic int tid; };
+static void *writer_thread(void *arg)
 {
+    struct queued_writer *w = arg;
     struct timespec t = hps_test_deadline(CLOCK_REALTIME, 5000000000LL);
-    int rc = pthread_rwlock_timedwrlock(l, &t);
+    atomic_store(&w->tid, hps_test_gettid());
+    int rc = pthread_rwlock_timedwrlock(w->l, &t);
     if (!rc)
-        rc = pthread_rwlock_unlock(l);
-    return rc;
+        rc = pthread_rwlock_unlock(w->l);
+    return (void *)(intptr_t)rc;
 }
-static void *writer_thread(void *l) { return (void *)(intptr_t)timed_writer(l); }
 
 static void rw_preference(const char *p, pthread_rwlock_t *l)
 {
     pthread_t w;
     void *wrc;
+    struct queued_writer qw = { .l = l };
     SEM(p, "rdlock", pthread_rwlock_rdlock(l));
-    pthread_create(&w, NULL, writer_thread, l);
-    struct timespec nap = { 0, 200000000 };   /* let the writer queue up */
-    nanosleep(&nap, NULL);
+    pthread_create(&w, NULL, writer_thread, &qw);
+    /* Let the writer queue up: asleep in the kernel, whatever the load. */
+    while (atomic_load(&qw.tid) == 0)
+        sched_yield();
+    hps_test_wait_asleep(atomic_load(&qw.tid));
     SEM(p, "other_tryrdlock_writer_waiting", sem_other(r_tryrd, l));
     SEM(p, "other_timedrdlock_writer_waiting", sem_other(r_timedrd_near, l));
     SEM(p, "unlock_read", pthread_rwlock_unlock(l));

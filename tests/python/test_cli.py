@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Callable
@@ -96,6 +97,26 @@ def test_run_sets_environment(hpsync: Run, tmp_path: Path) -> None:
     lock, stats, preload = proc.stdout.split()
     assert (lock, stats) == ("ticket", "1")
     assert preload.split(":")[0].endswith("libhpsync-preload.so")
+
+
+def test_run_stats_shows_semaphores_and_barriers(hpsync: Run, repo: Path) -> None:
+    """`run --stats` lists a program's semaphores and barriers, named, with their counts."""
+    prog = Path(os.environ.get("HPSYNC_BUILD", repo / "build")) / "bin" / "stats_global"
+    proc = hpsync("run", "--stats", "--", str(prog))
+    assert proc.returncode == 0, proc.stderr
+    tables: dict[str, list[str]] = {}
+    current = ""
+    for line in proc.stderr.splitlines():
+        if line.startswith("hpsync "):
+            current = line.split(":")[0]
+            tables[current] = []
+        elif current:
+            tables[current].append(line)
+    sem_row = next(r for r in tables["hpsync semaphores"] if "hps_stats_global_sem" in r)
+    bar_row = next(r for r in tables["hpsync barriers"] if "hps_stats_global_barrier" in r)
+    assert sem_row.split()[1] == "3000"          # waits
+    assert bar_row.split()[1:3] == ["300", "100"]  # waits, rounds
+    assert any("hps_stats_global_mutex" in r for r in tables["hpsync stats"])
 
 
 @pytest.mark.parametrize("args", [
