@@ -81,7 +81,7 @@ static void print_info(int n, int nodes_ofi)
     fflush(stdout);
 }
 
-static void wire_up(void)
+static void wire_up(int requested)
 {
     const char *fn = "shmem_init";
     hps_shmem_settings_load();
@@ -144,15 +144,23 @@ static void wire_up(void)
     hps_shm_unlink(&g_data_seg);
 
     if (need_ofi) {
-        hps_ofi_region_t regions[HPS_OFI_REGIONS] = {
-            { g_heap, g_heap_size }, { (void *)dbase, dsize } };
-        if (hps_ofi_init(regions) != 0)
+        /* Only now is libfabric loaded: an on-node job never maps it. */
+        if (hps_ofi_load(fn, hps_sh.transport_ofi ? "HPSYNC_SHMEM_TRANSPORT=ofi"
+                                                  : "a job with PEs on other nodes") != 0)
+            hps_rt_abort(1);
+        hps_ofi_setup_t s = {
+            .region = { { g_heap, g_heap_size }, { (void *)dbase, dsize } },
+            .dflt = &hps_ofi_dflt,
+            .thread_multiple = 0,
+        };
+        (void)requested;
+        if (hps_ofi_init(&s) != 0)
             hps_rt_abort(1);
         hps_sh.ofi = 1;
         for (int r = 0; r < HPS_NREG; r++)
             for (int pe = 0; pe < n; pe++)
                 if (!hps_sh.peer[r][pe])
-                    hps_sh.peer[r][pe] = (char *)&hps_ofi_fast.target[r][pe] + HPS_PEER_OFI;
+                    hps_sh.peer[r][pe] = (char *)&s.row[r][pe] + HPS_PEER_OFI;
     }
     hps_heap_init(g_heap_size, HPS_HEAP_RESERVED);
     hps_sh.state = HPS_ST_RUNNING;
@@ -180,7 +188,7 @@ HPS_API int shmem_init_thread(int requested, int *provided)
     if (hps_sh.state == HPS_ST_FINALIZED)
         hps_fatal("shmem_init", "called after shmem_finalize");
     if (hps_sh.state == HPS_ST_NEVER) {
-        wire_up();
+        wire_up(requested);
         on_exit(finalize_at_exit, NULL);
     }
     /* On-node operations are loads, stores and atomics: any thread may

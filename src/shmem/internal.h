@@ -74,6 +74,11 @@ HPS_INLINE int hps_peer_is_ofi(const char *b)
 {
     return ((uintptr_t)b & HPS_PEER_OFI) != 0;
 }
+/* The transport's row behind a tagged peer entry. */
+HPS_INLINE const hps_ofi_target_t *hps_peer_row(const char *b)
+{
+    return (const hps_ofi_target_t *)(b - HPS_PEER_OFI);
+}
 /* pe's region r as mapped here, or NULL (reached through libfabric). */
 HPS_INLINE char *hps_peer_map(int r, int pe)
 {
@@ -187,7 +192,7 @@ HPS_P_OFI_DECL(8, uint64_t)
         } else if (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) { \
             HPS_P_OFI(T, o_, v_, b_, (fn)); \
         } else { \
-            HPS_OFI((fn), hps_ofi_put(r_, o_, &v_, sizeof(T), (pe))); \
+            HPS_OFI((fn), hps_ofi_put(&hps_ofi_dflt, hps_peer_row(b_), o_, &v_, sizeof(T))); \
         } \
     } while (0)
 
@@ -221,19 +226,21 @@ HPS_INLINE void hps_rma(enum hps_rma_kind kind, const char *fn, void *dest, cons
     int put = kind == HPS_PUT || kind == HPS_PUT_NBI;
     int r;
     size_t o;
-    char *p = hps_target(fn, put ? dest : src, len, pe, &r, &o);
-    if (hps_likely(p != NULL)) {
+    char *p = hps_target_raw(fn, put ? dest : src, len, pe, &r, &o);
+    if (hps_likely(!hps_peer_is_ofi(p))) {
         if (put)
-            hps_shm_put(p, src, len);
+            hps_shm_put(p + o, src, len);
         else
-            hps_shm_get(dest, p, len);
+            hps_shm_get(dest, p + o, len);
         return;
     }
+    hps_ofi_ctx_t *c = &hps_ofi_dflt;
+    const hps_ofi_target_t *t = hps_peer_row(p);
     switch (kind) {
-    case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_fast(r, o, src, len, pe)); break;
-    case HPS_PUT_NBI: HPS_OFI(fn, hps_ofi_put_nbi(r, o, src, len, pe)); break;
-    case HPS_GET:     HPS_OFI(fn, hps_ofi_get(dest, r, o, len, pe)); break;
-    case HPS_GET_NBI: HPS_OFI(fn, hps_ofi_get_nbi(dest, r, o, len, pe)); break;
+    case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_fast(c, t, o, src, len)); break;
+    case HPS_PUT_NBI: HPS_OFI(fn, hps_ofi_put_nbi(c, t, o, src, len)); break;
+    case HPS_GET:     HPS_OFI(fn, hps_ofi_get(c, dest, t, o, len)); break;
+    case HPS_GET_NBI: HPS_OFI(fn, hps_ofi_get_nbi(c, dest, t, o, len)); break;
     }
 }
 
@@ -257,13 +264,15 @@ HPS_INLINE void hps_amo(const char *fn, enum hps_ofi_aop op, void *dest, const v
 {
     int r;
     size_t o;
-    char *p = hps_target(fn, dest, size, pe, &r, &o);
-    if (hps_likely(p != NULL))
-        hps_shm_amo(op, p, operand, compare, result, size);
+    char *p = hps_target_raw(fn, dest, size, pe, &r, &o);
+    if (hps_likely(!hps_peer_is_ofi(p)))
+        hps_shm_amo(op, p + o, operand, compare, result, size);
     else if (nbi)
-        HPS_OFI(fn, hps_ofi_atomic_nbi(op, r, o, operand, compare, result, size, pe));
+        HPS_OFI(fn, hps_ofi_atomic_nbi(&hps_ofi_dflt, op, hps_peer_row(p), o, operand, compare,
+                                       result, size));
     else
-        HPS_OFI(fn, hps_ofi_atomic(op, r, o, operand, compare, result, size, pe));
+        HPS_OFI(fn, hps_ofi_atomic(&hps_ofi_dflt, op, hps_peer_row(p), o, operand, compare,
+                                   result, size));
 }
 
 /* Internal 64-bit helpers (barriers, locks, signals). */
@@ -278,7 +287,7 @@ HPS_INLINE void hps_amo64(const char *fn, enum hps_ofi_aop op, uint64_t *dest, u
 HPS_INLINE void hps_fence(const char *fn)
 {
     if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_fence());
+        HPS_OFI(fn, hps_ofi_fence(&hps_ofi_dflt));
     /* On-node puts are plain stores: order them before later ones. */
     atomic_thread_fence(memory_order_release);
 }
@@ -286,7 +295,7 @@ HPS_INLINE void hps_fence(const char *fn)
 HPS_INLINE void hps_quiet(const char *fn)
 {
     if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_quiet_fast());
+        HPS_OFI(fn, hps_ofi_quiet_fast(&hps_ofi_dflt));
     /* Full fence: a later load (say, of a flag the target answers in) must
      * not pass this PE's stores into the target (StoreLoad). */
     hps_fence_seq_cst();

@@ -26,8 +26,7 @@ struct p_args {
 /* A full queue: the general put progresses and retries. */
 static HPS_NOINLINE void p_retry(struct p_args a, size_t size)
 {
-    const hps_ofi_target_t *t = (const void *)(a.row - HPS_PEER_OFI);
-    HPS_OFI(a.fn, hps_ofi_put(t->region, a.off, &a.bits, size, t->pe));
+    HPS_OFI(a.fn, hps_ofi_put(&hps_ofi_dflt, hps_peer_row(a.row), a.off, &a.bits, size));
 }
 
 #define P_OFI(N, UT) \
@@ -38,9 +37,8 @@ static HPS_NOINLINE void p_retry(struct p_args a, size_t size)
         a.off = off; \
         a.row = row; \
         a.fn = fn; \
-        const hps_ofi_target_t *t = (const void *)(row - HPS_PEER_OFI); \
-        if (hps_likely(hps_ofi_inject_target(&a.bits, N, t, off) == 0)) \
-            hps_ofi_injected(((const hps_ofi_target_t *)(a.row - HPS_PEER_OFI))->pe); \
+        if (hps_likely(hps_ofi_inject_target(&hps_ofi_dflt, &a.bits, N, hps_peer_row(row), off) == 0)) \
+            hps_ofi_injected(&hps_ofi_dflt, hps_peer_row(a.row)->pe); \
         else \
             p_retry(a, N); \
     }
@@ -70,13 +68,14 @@ void hps_iput(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdif
     size_t len, o;
     int r;
     strided_span(fn, dest, dst, nelems, es, &lo, &len);
-    char *p = hps_target(fn, lo, len, pe, &r, &o);
+    char *p = hps_target_raw(fn, lo, len, pe, &r, &o);
     for (size_t i = 0; i < nelems; i++) {
         size_t d = i * (size_t)dst * es;
-        if (p)
-            hps_shm_put(p + d, s + i * (size_t)sst * es, es);
+        if (!hps_peer_is_ofi(p))
+            hps_shm_put(p + o + d, s + i * (size_t)sst * es, es);
         else
-            HPS_OFI(fn, hps_ofi_put(r, o + d, s + i * (size_t)sst * es, es, pe));
+            HPS_OFI(fn, hps_ofi_put(&hps_ofi_dflt, hps_peer_row(p), o + d,
+                                    s + i * (size_t)sst * es, es));
     }
 }
 
@@ -90,17 +89,18 @@ void hps_iget(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdif
     size_t len, o;
     int r;
     strided_span(fn, src, sst, nelems, es, &lo, &len);
-    const char *p = hps_target(fn, lo, len, pe, &r, &o);
+    const char *p = hps_target_raw(fn, lo, len, pe, &r, &o);
     for (size_t i = 0; i < nelems; i++) {
         size_t s = i * (size_t)sst * es;
-        if (p)
-            hps_shm_get(d + i * (size_t)dst * es, p + s, es);
+        if (!hps_peer_is_ofi(p))
+            hps_shm_get(d + i * (size_t)dst * es, p + o + s, es);
         else
-            HPS_OFI(fn, hps_ofi_get_nbi(d + i * (size_t)dst * es, r, o + s, es, pe));
+            HPS_OFI(fn, hps_ofi_get_nbi(&hps_ofi_dflt, d + i * (size_t)dst * es, hps_peer_row(p),
+                                        o + s, es));
     }
     /* The gets above were issued non-blocking: iget returns with data. */
-    if (!p)
-        HPS_OFI(fn, hps_ofi_get_wait());
+    if (hps_peer_is_ofi(p))
+        HPS_OFI(fn, hps_ofi_get_wait(&hps_ofi_dflt));
 }
 
 /* ---- put with signal ----------------------------------------------------------- */
@@ -112,13 +112,15 @@ static void put_signal(const char *fn, void *dest, const void *src, size_t len, 
         hps_fatal(fn, "sig_op %d is not SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD", op);
     int r;
     size_t o;
-    char *p = hps_target(fn, dest, len, pe, &r, &o);
-    if (p) {
+    char *p = hps_target_raw(fn, dest, len, pe, &r, &o);
+    if (!hps_peer_is_ofi(p)) {
         /* The signal's release (SET) or acq_rel (ADD) orders it after the data. */
-        hps_shm_put(p, src, len);
+        hps_shm_put(p + o, src, len);
     } else {
-        HPS_OFI(fn, nbi ? hps_ofi_put_nbi(r, o, src, len, pe) : hps_ofi_put(r, o, src, len, pe));
-        HPS_OFI(fn, hps_ofi_fence());
+        hps_ofi_ctx_t *c = &hps_ofi_dflt;
+        const hps_ofi_target_t *t = hps_peer_row(p);
+        HPS_OFI(fn, nbi ? hps_ofi_put_nbi(c, t, o, src, len) : hps_ofi_put(c, t, o, src, len));
+        HPS_OFI(fn, hps_ofi_fence(c));
     }
     hps_amo64(fn, op == SHMEM_SIGNAL_SET ? HPS_AOP_SET : HPS_AOP_ADD, sig, signal, pe);
 }

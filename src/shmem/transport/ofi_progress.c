@@ -43,6 +43,15 @@
 
 static uint64_t traffic(void);
 
+/* What moves on s's endpoint (reading its counters also drives its
+ * progress); for the default context also what arrives. */
+static uint64_t ctx_traffic(hps_ofi_cstate_t *s)
+{
+    if (s == &hps_ofi.dflt)
+        return traffic();
+    return fi_cntr_read(s->put_cntr) + fi_cntr_read(s->get_cntr);
+}
+
 /* Called after each unsuccessful poll, with what the poll saw of traffic
  * (a stamp that only grows). */
 static void pause_once(hps_waiter_t *w, uint64_t seen)
@@ -51,11 +60,12 @@ static void pause_once(hps_waiter_t *w, uint64_t seen)
     hps_waiter_step(w, 1, seen);
 }
 
-void hps_ofi_progress(void)
+int hps_ofi_progress(void)
 {
     hps_faa_relaxed(&hps_ofi.progress_calls, 1);
     /* Reading a counter is how manual-progress providers are driven. */
-    fi_cntr_read(hps_ofi.put_cntr);
+    fi_cntr_read(hps_ofi.dflt.put_cntr);
+    return 0;
 }
 
 uint64_t hps_ofi_poll(void)
@@ -64,35 +74,37 @@ uint64_t hps_ofi_poll(void)
     return traffic();
 }
 
-int hps_ofi_issue(const char *call, const char *what, hps_ofi_issue_fn op, void *arg)
+int hps_ofi_issue(const char *call, const char *what, hps_ofi_cstate_t *s, hps_ofi_issue_fn op,
+                  void *arg)
 {
     hps_waiter_t b = { 0 };
     for (;;) {
-        ssize_t rc = op(arg);
+        ssize_t rc = op(s, arg);
         if (hps_likely(rc == 0))
             return 0;
         if (rc != -FI_EAGAIN)
             return hps_ofi_fail_rc(call, what, rc);
         /* The transmit queue is full, or the provider is still connecting:
          * both clear with progress, which the counter reads drive. */
-        pause_once(&b, traffic());
+        pause_once(&b, ctx_traffic(s));
     }
 }
 
 /* An operation completed in error: say which and why, from the error
  * entry the provider queued. */
-static int report_error(const char *call)
+static int report_error(const char *call, hps_ofi_cstate_t *s)
 {
     struct fi_cq_err_entry e = { 0 };
-    if (fi_cq_readerr(hps_ofi.cq, &e, 0) == 1) {
-        const char *why = fi_cq_strerror(hps_ofi.cq, e.prov_errno, e.err_data, NULL, 0);
+    if (fi_cq_readerr(s->cq, &e, 0) == 1) {
+        const char *why = fi_cq_strerror(s->cq, e.prov_errno, e.err_data, NULL, 0);
         return hps_ofi_fail(call, "a remote operation failed: %s (%s)", fi_strerror(e.err),
                             why ? why : "no detail");
     }
     return hps_ofi_fail(call, "a remote operation failed (no error entry from the provider)");
 }
 
-static int wait_cntr(const char *call, struct fid_cntr *c, hps_au64 *err_seen, hps_au64 *issued)
+static int wait_cntr(const char *call, hps_ofi_cstate_t *s, struct fid_cntr *c, hps_au64 *err_seen,
+                     hps_au64 *issued)
 {
     uint64_t target = hps_load_relaxed(issued);
     hps_waiter_t b = { 0 };
@@ -102,7 +114,7 @@ static int wait_cntr(const char *call, struct fid_cntr *c, hps_au64 *err_seen, h
         /* The exchange makes one waiting thread, not each, report a new
          * error (its ordering is not needed, only its atomicity). */
         if (hps_unlikely(err != hps_load_relaxed(err_seen)) && hps_xchg_acq_rel(err_seen, err) != err)
-            failed = report_error(call);
+            failed = report_error(call, s);
         /* Failed operations count as finished too, so no wait hangs on
          * them; the caller hears of them once. */
         if (ok + err >= target)
@@ -113,14 +125,14 @@ static int wait_cntr(const char *call, struct fid_cntr *c, hps_au64 *err_seen, h
     }
 }
 
-int hps_ofi_wait_puts(const char *call)
+int hps_ofi_wait_puts(const char *call, hps_ofi_cstate_t *s)
 {
-    return wait_cntr(call, hps_ofi.put_cntr, &hps_ofi.put_err, &hps_ofi_fast.put_issued);
+    return wait_cntr(call, s, s->put_cntr, &s->put_err, &s->c->put_issued);
 }
 
-int hps_ofi_wait_gets(const char *call)
+int hps_ofi_wait_gets(const char *call, hps_ofi_cstate_t *s)
 {
-    return wait_cntr(call, hps_ofi.get_cntr, &hps_ofi.get_err, &hps_ofi_fast.get_issued);
+    return wait_cntr(call, s, s->get_cntr, &s->get_err, &s->c->get_issued);
 }
 
 /* ---- quiet and fence ------------------------------------------------------- */
@@ -129,19 +141,16 @@ typedef struct flush_arg {
     int pe, atomic;
 } flush_arg_t;
 
-static ssize_t flush_op(void *p)
+static ssize_t flush_op(hps_ofi_cstate_t *s, void *p)
 {
     const flush_arg_t *a = p;
-    int r = hps_ofi.flush_region;
-    const hps_ofi_target_t *t = hps_ofi_tgt(r, a->pe);
-    uint64_t *land = &hps_ofi.scratch->flush[a->atomic];
+    const hps_ofi_target_t *t = &hps_ofi.row[hps_ofi.flush_region][a->pe];
+    uint64_t *land = &s->scratch->flush[a->atomic];
     uint64_t raddr = t->base + hps_ofi.flush_off;
     if (a->atomic)
-        return fi_fetch_atomic(hps_ofi.ep, land, 1, hps_ofi.scratch_desc, land,
-                               hps_ofi.scratch_desc, t->addr, raddr, t->key,
-                               FI_UINT64, FI_ATOMIC_READ, NULL);
-    return fi_read(hps_ofi.ep, land, sizeof *land, hps_ofi.scratch_desc, t->addr, raddr,
-                   t->key, NULL);
+        return fi_fetch_atomic(s->ep, land, 1, s->scratch_desc, land, s->scratch_desc, t->addr,
+                               raddr, t->key, FI_UINT64, FI_ATOMIC_READ, NULL);
+    return fi_read(s->ep, land, sizeof *land, s->scratch_desc, t->addr, raddr, t->key, NULL);
 }
 
 /*
@@ -152,45 +161,52 @@ static ssize_t flush_op(void *p)
  * round trip 0.7 us).  Without more, the target may not have the data when
  * quiet returns: the rma case of tests/c/shmem_ofi, which looks at the
  * target's memory after an out-of-band barrier, then fails on both.  A
- * read from the same peer issued after them is processed after them
- * (FI_ORDER_RMA_RAW / FI_ORDER_ATOMIC_RAW, asked for at init) and completes
- * only with its data back, so one small read per written peer turns
- * "sent" into "processed".
+ * read from the same peer issued after them on the same endpoint is
+ * processed after them (FI_ORDER_RMA_RAW / FI_ORDER_ATOMIC_RAW, asked for
+ * at init) and completes only with its data back, so one small read per
+ * written peer turns "sent" into "processed".
  */
-static int flush(const char *call)
+static int flush(const char *call, hps_ofi_cstate_t *s)
 {
     if (hps_ofi.flush_region < 0)
         return 0;
+    hps_ofi_ctx_t *c = s->c;
     for (int pe = 0; pe < hps_ofi.npes; pe++) {
-        hps_ofi_peer_t *peer = &hps_ofi_fast.peer[pe];
-        int dirty[2] = { hps_load_relaxed(&peer->dirty_rma), hps_load_relaxed(&peer->dirty_amo) };
+        hps_ofi_dirty_t d = c->dirty[pe];
+        if (!(d.rma | d.amo))
+            continue;
+        c->dirty[pe] = (hps_ofi_dirty_t){ 0, 0 };
         for (int k = 0; k < 2; k++) {
-            if (!dirty[k])
+            if (!(k ? d.amo : d.rma))
                 continue;
-            hps_store_relaxed(k ? &peer->dirty_amo : &peer->dirty_rma, 0);
             flush_arg_t a = { pe, k && hps_ofi.flush_atomic };
-            if (hps_ofi_issue(call, "flush read", flush_op, &a))
+            if (hps_ofi_issue(call, "flush read", s, flush_op, &a))
                 return -1;
-            hps_faa_relaxed(&hps_ofi_fast.get_issued, 1);
+            hps_add_owned(&c->get_issued, 1);
         }
     }
     return 0;
 }
 
-int hps_ofi_quiet(void)
+int hps_ofi_quiet_locked(const char *call, hps_ofi_cstate_t *s)
 {
-    const char *call = "hps_ofi_quiet";
+    hps_ofi_ctx_t *c = s->c;
     /* The flush reads go out at once, behind the writes, rather than after
      * their counter: one round trip, not two. */
-    uint64_t puts = hps_load_relaxed(&hps_ofi_fast.put_issued);
-    if (flush(call))
+    uint64_t puts = hps_load_relaxed(&c->put_issued);
+    if (flush(call, s))
         return -1;
-    uint64_t gets = hps_load_relaxed(&hps_ofi_fast.get_issued);
-    if (hps_ofi_wait_puts(call) || hps_ofi_wait_gets(call))
+    uint64_t gets = hps_load_relaxed(&c->get_issued);
+    if (hps_ofi_wait_puts(call, s) || hps_ofi_wait_gets(call, s))
         return -1;
-    hps_store_relaxed(&hps_ofi_fast.done, puts + gets);
-    hps_ofi_amo_release(gets);
+    hps_store_relaxed(&c->done, puts + gets);
+    hps_ofi_amo_release(s, gets);
     return 0;
+}
+
+int hps_ofi_quiet(hps_ofi_ctx_t *c)
+{
+    return HPS_OFI_LOCKED(c, hps_ofi_quiet_locked("hps_ofi_quiet", s_));
 }
 
 /*
@@ -201,11 +217,11 @@ int hps_ofi_quiet(void)
  * FI_FENCE flag on the next operation was the other choice; of the three
  * providers only sockets offers it, and sockets needs no fence at all.
  */
-int hps_ofi_fence(void)
+int hps_ofi_fence(hps_ofi_ctx_t *c)
 {
     if (hps_ofi.fence_is_free)
         return 0;
-    return hps_ofi_quiet_fast();
+    return hps_ofi_quiet_fast(c);
 }
 
 /* ---- the progress thread ------------------------------------------------- */
@@ -217,7 +233,8 @@ int hps_ofi_fence(void)
  * shm when the thread keeps polling, 24 us and 1 us when it naps. */
 static uint64_t app_activity(void)
 {
-    return hps_load_relaxed(&hps_ofi_fast.put_issued) + hps_load_relaxed(&hps_ofi_fast.get_issued) +
+    const hps_ofi_ctx_t *c = hps_ofi.dflt.c;
+    return hps_load_relaxed(&c->put_issued) + hps_load_relaxed(&c->get_issued) +
            hps_load_relaxed(&hps_ofi.progress_calls);
 }
 
@@ -225,7 +242,7 @@ static uint64_t app_activity(void)
  * counts them, operations that target this PE. */
 static uint64_t traffic(void)
 {
-    uint64_t t = fi_cntr_read(hps_ofi.put_cntr) + fi_cntr_read(hps_ofi.get_cntr);
+    uint64_t t = fi_cntr_read(hps_ofi.dflt.put_cntr) + fi_cntr_read(hps_ofi.dflt.get_cntr);
     if (hps_ofi.remote_cntr)
         t += fi_cntr_read(hps_ofi.remote_cntr);
     return t;

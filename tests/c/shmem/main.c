@@ -32,7 +32,7 @@ static const struct {
 } families[] = {
     { "rma", t_rma }, { "amo", t_amo }, { "sync", t_sync }, { "coll", t_coll },
     { "reduce", t_reduce }, { "team", t_team }, { "lock_ctx", t_lock_ctx }, { "mem", t_mem },
-    { "compat", t_compat }, { "generic", t_generic },
+    { "compat", t_compat }, { "generic", t_generic }, { "transport", t_transport },
 };
 
 int main(int argc, char **argv)
@@ -54,6 +54,6 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic\n");
+    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|transport\n");
     return 2;
 }

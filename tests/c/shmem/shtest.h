@@ -41,5 +41,6 @@ void t_lock_ctx(void);
 void t_mem(void);
 void t_compat(void);
 void t_generic(void);
+void t_transport(void);
 
 #endif
