@@ -29,6 +29,7 @@
 hps_shmem_state_t hps_sh;
 
 static hps_shm_seg_t g_heap_seg, g_data_seg;
+static int g_ofi_mt;            /* the libfabric default context takes its lock */
 static void *g_heap;
 static size_t g_heap_size;
 
@@ -148,14 +149,18 @@ static void wire_up(int requested)
         if (hps_ofi_load(fn, hps_sh.transport_ofi ? "HPSYNC_SHMEM_TRANSPORT=ofi"
                                                   : "a job with PEs on other nodes") != 0)
             hps_rt_abort(1);
+        /* Threads may then share the default context at once: the
+         * transport locks it, and shmem_TYPENAME_p goes through its put. */
+        int mt = requested >= SHMEM_THREAD_MULTIPLE;
         hps_ofi_setup_t s = {
             .region = { { g_heap, g_heap_size }, { (void *)dbase, dsize } },
             .dflt = &hps_ofi_dflt,
-            .thread_multiple = 0,
+            .thread_multiple = mt,
         };
-        (void)requested;
         if (hps_ofi_init(&s) != 0)
             hps_rt_abort(1);
+        hps_p_ofi_select(mt);
+        g_ofi_mt = mt;
         hps_sh.ofi = 1;
         for (int r = 0; r < HPS_NREG; r++)
             for (int pe = 0; pe < n; pe++)
@@ -192,9 +197,11 @@ HPS_API int shmem_init_thread(int requested, int *provided)
         on_exit(finalize_at_exit, NULL);
     }
     /* On-node operations are loads, stores and atomics: any thread may
-     * issue them.  The libfabric transport promises no thread safety, so
-     * with it in use callers must serialise. */
-    int supported = hps_sh.ofi ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE;
+     * issue them.  Over libfabric the default context takes a lock when
+     * the first shmem_init_thread asked for SHMEM_THREAD_MULTIPLE (and
+     * only then: the others pay nothing for it); a later call cannot get
+     * more than the first one asked for. */
+    int supported = hps_sh.ofi && !g_ofi_mt ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE;
     hps_sh.thread_level = requested < supported ? requested : supported;
     if (hps_sh.thread_level < SHMEM_THREAD_SINGLE)
         hps_sh.thread_level = SHMEM_THREAD_SINGLE;

@@ -167,14 +167,20 @@ HPS_INLINE char *hps_target(const char *fn, const void *addr, size_t len, int pe
  * libfabric branch (which needs the value in memory, so a stack frame) is a
  * tail call out of line, so the on-node path has no frame at all; it gets
  * the tagged transport row, so it looks up nothing else before the fabric
- * call. */
+ * call.  The call goes through a pointer per size (an indirect jump costs
+ * the instructions of a direct one), set once at init (rma.c): the
+ * unlocked inject, or, when threads may share the default context
+ * (SHMEM_THREAD_MULTIPLE), the transport's put, which takes its lock. */
 #define HPS_P_OFI_DECL(N, UT) \
-    HPS_NOINLINE void hps_p_ofi##N(size_t off, UT bits, const char *tagged_row, const char *fn);
+    extern void (*hps_p_ofi##N)(size_t off, UT bits, const char *tagged_row, const char *fn) \
+        __attribute__((visibility("hidden")));
 HPS_P_OFI_DECL(1, uint8_t)
 HPS_P_OFI_DECL(2, uint16_t)
 HPS_P_OFI_DECL(4, uint32_t)
 HPS_P_OFI_DECL(8, uint64_t)
 #undef HPS_P_OFI_DECL
+/* Choose those (after the transport is up). */
+void hps_p_ofi_select(int thread_multiple);
 /* The one for sizeof(T), which is a constant: the branches fold away. */
 #define HPS_P_OFI(T, off, v, row, fn) do { \
         if (sizeof(T) == 1) { uint8_t w_; memcpy(&w_, &(v), 1); hps_p_ofi1(off, w_, row, fn); } \

@@ -30,7 +30,7 @@ static HPS_NOINLINE void p_retry(struct p_args a, size_t size)
 }
 
 #define P_OFI(N, UT) \
-    void hps_p_ofi##N(size_t off, UT bits, const char *row, const char *fn) \
+    static void p_ofi##N(size_t off, UT bits, const char *row, const char *fn) \
     { \
         struct p_args a; \
         memcpy(&a.bits, &bits, N); \
@@ -41,11 +41,24 @@ static HPS_NOINLINE void p_retry(struct p_args a, size_t size)
             hps_ofi_injected(&hps_ofi_dflt, hps_peer_row(a.row)->pe); \
         else \
             p_retry(a, N); \
-    }
+    } \
+    static void p_ofi##N##_locked(size_t off, UT bits, const char *row, const char *fn) \
+    { \
+        HPS_OFI(fn, hps_ofi_put(&hps_ofi_dflt, hps_peer_row(row), off, &bits, N)); \
+    } \
+    void (*hps_p_ofi##N)(size_t, UT, const char *, const char *) = p_ofi##N;
 P_OFI(1, uint8_t)
 P_OFI(2, uint16_t)
 P_OFI(4, uint32_t)
 P_OFI(8, uint64_t)
+
+void hps_p_ofi_select(int thread_multiple)
+{
+    hps_p_ofi1 = thread_multiple ? p_ofi1_locked : p_ofi1;
+    hps_p_ofi2 = thread_multiple ? p_ofi2_locked : p_ofi2;
+    hps_p_ofi4 = thread_multiple ? p_ofi4_locked : p_ofi4;
+    hps_p_ofi8 = thread_multiple ? p_ofi8_locked : p_ofi8;
+}
 
 /* ---- strided ---------------------------------------------------------------- */
 

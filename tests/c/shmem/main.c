@@ -33,6 +33,7 @@ static const struct {
     { "rma", t_rma }, { "amo", t_amo }, { "sync", t_sync }, { "coll", t_coll },
     { "reduce", t_reduce }, { "team", t_team }, { "lock_ctx", t_lock_ctx }, { "mem", t_mem },
     { "compat", t_compat }, { "generic", t_generic }, { "transport", t_transport },
+    { "threads", t_threads },
 };
 
 int main(int argc, char **argv)
@@ -43,8 +44,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], families[i].name))
             continue;
         t_family = families[i].name;
-        /* mem checks shmem_init_thread itself. */
-        if (strcmp(t_family, "mem"))
+        /* mem and threads call shmem_init_thread themselves. */
+        if (strcmp(t_family, "mem") && strcmp(t_family, "threads"))
             shmem_init();
         families[i].run();
         shmem_barrier_all();
@@ -54,6 +55,6 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|transport\n");
+    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|transport|threads\n");
     return 2;
 }

@@ -42,5 +42,6 @@ void t_mem(void);
 void t_compat(void);
 void t_generic(void);
 void t_transport(void);
+void t_threads(void);
 
 #endif
