@@ -161,6 +161,7 @@ static void wire_up(int requested)
             hps_rt_abort(1);
         hps_p_ofi_select(mt);
         g_ofi_mt = mt;
+        hps_shmem_ctx_default.ofi = &hps_ofi_dflt;
         hps_sh.ofi = 1;
         for (int r = 0; r < HPS_NREG; r++)
             for (int pe = 0; pe < n; pe++)
@@ -237,6 +238,7 @@ HPS_API void shmem_finalize(void)
         hps_ofi_finalize();
     hps_sh.npes = 0;
     hps_sh.ofi = 0;
+    hps_shmem_ctx_default.ofi = NULL;
     hps_sh.state = HPS_ST_FINALIZED;
     /* The peers' mappings and the heap go; the data segment stays, it
      * holds the program's globals (now private to this process again in

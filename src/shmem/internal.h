@@ -188,30 +188,61 @@ void hps_p_ofi_select(int thread_multiple);
         else if (sizeof(T) == 4) { uint32_t w_; memcpy(&w_, &(v), 4); hps_p_ofi4(off, w_, row, fn); } \
         else { uint64_t w_; memcpy(&w_, &(v), 8); hps_p_ofi8(off, w_, row, fn); } \
     } while (0)
-#define HPS_P(fn, T, dest, value, pe) do { \
+/* ---- contexts ----------------------------------------------------------------- */
+
+/* A communication context: its team, and over libfabric its transport
+ * state (an endpoint and counters of its own, ctx.c); the default
+ * context's is the core's hps_ofi_dflt.  On-node, operations have nothing
+ * to complete, so contexts differ only over libfabric. */
+struct hps_shmem_ctx {
+    shmem_team_t team;
+    long options;
+    hps_ofi_ctx_t *ofi;         /* NULL without libfabric */
+};
+
+/* ctx's libfabric state, for an operation that goes over libfabric.  The
+ * default context's is a constant, so the routines without a context
+ * compile as if there were none. */
+HPS_INLINE hps_ofi_ctx_t *hps_ctx_ofi(const char *fn, shmem_ctx_t ctx)
+{
+    if (__builtin_constant_p(ctx == SHMEM_CTX_DEFAULT) && ctx == SHMEM_CTX_DEFAULT)
+        return &hps_ofi_dflt;
+    if (hps_unlikely(ctx == SHMEM_CTX_INVALID))
+        hps_fatal(fn, "invalid context (SHMEM_CTX_INVALID)");
+    return ctx->ofi;
+}
+#define HPS_CTX_IS_DEFAULT(ctx) \
+    (__builtin_constant_p((ctx) == SHMEM_CTX_DEFAULT) && (ctx) == SHMEM_CTX_DEFAULT)
+
+/* A context's shmem_TYPENAME_p over libfabric: the value in memory. */
+void hps_p_ofi_ctx(const char *fn, shmem_ctx_t ctx, size_t off, const void *v, size_t size,
+                   const char *tagged_row);
+
+#define HPS_P(ctx, fn, T, dest, value, pe) do { \
         int r_; \
         size_t o_; \
         T v_ = (value); \
         char *b_ = hps_target_raw((fn), (dest), sizeof(T), (pe), &r_, &o_); \
         if (hps_likely(!hps_peer_is_ofi(b_))) { \
             memcpy(b_ + o_, &v_, sizeof(T)); \
-        } else if (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) { \
+        } else if (HPS_CTX_IS_DEFAULT(ctx) && \
+                   (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)) { \
             HPS_P_OFI(T, o_, v_, b_, (fn)); \
         } else { \
-            HPS_OFI((fn), hps_ofi_put(&hps_ofi_dflt, hps_peer_row(b_), o_, &v_, sizeof(T))); \
+            hps_p_ofi_ctx((fn), (ctx), o_, &v_, sizeof(T), b_); \
         } \
     } while (0)
 
 /* Define shmem_NAME(PARAMS) and its context twin shmem_ctx_NAME(ctx, PARAMS)
- * running STMT (BOTH) or returning EXPR (BOTH_R): contexts share the
- * transport state, so the twins are the same code. */
+ * running STMT (BOTH) or returning EXPR (BOTH_R), with the context as ctx_
+ * (SHMEM_CTX_DEFAULT in the first). */
 #define HPS_UNPAREN(...) __VA_ARGS__
 #define BOTH(NAME, PARAMS, STMT) \
-    HPS_API void shmem_##NAME PARAMS { STMT; } \
-    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; STMT; }
+    HPS_API void shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; STMT; } \
+    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) { STMT; }
 #define BOTH_R(R, NAME, PARAMS, EXPR) \
-    HPS_API R shmem_##NAME PARAMS { return EXPR; } \
-    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; return EXPR; }
+    HPS_API R shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; return EXPR; } \
+    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) { return EXPR; }
 
 /* ---- RMA ------------------------------------------------------------------------ */
 
@@ -224,8 +255,8 @@ void hps_p_ofi_select(int thread_multiple);
  * straight path. */
 enum hps_rma_kind { HPS_PUT, HPS_PUT_NBI, HPS_GET, HPS_GET_NBI };
 
-HPS_INLINE void hps_rma(enum hps_rma_kind kind, const char *fn, void *dest, const void *src,
-                        size_t len, int pe)
+HPS_INLINE void hps_rma(enum hps_rma_kind kind, shmem_ctx_t ctx, const char *fn, void *dest,
+                        const void *src, size_t len, int pe)
 {
     if (HPS_EMPTY(len))
         return;
@@ -240,7 +271,7 @@ HPS_INLINE void hps_rma(enum hps_rma_kind kind, const char *fn, void *dest, cons
             hps_shm_get(dest, p + o, len);
         return;
     }
-    hps_ofi_ctx_t *c = &hps_ofi_dflt;
+    hps_ofi_ctx_t *c = hps_ctx_ofi(fn, ctx);
     const hps_ofi_target_t *t = hps_peer_row(p);
     switch (kind) {
     case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_fast(c, t, o, src, len)); break;
@@ -250,23 +281,31 @@ HPS_INLINE void hps_rma(enum hps_rma_kind kind, const char *fn, void *dest, cons
     }
 }
 
-#define hps_put(fn, dest, src, len, pe)     hps_rma(HPS_PUT, fn, dest, src, len, pe)
-#define hps_put_nbi(fn, dest, src, len, pe) hps_rma(HPS_PUT_NBI, fn, dest, src, len, pe)
-#define hps_get(fn, dest, src, len, pe)     hps_rma(HPS_GET, fn, dest, src, len, pe)
-#define hps_get_nbi(fn, dest, src, len, pe) hps_rma(HPS_GET_NBI, fn, dest, src, len, pe)
+#define hps_ctx_put(ctx, fn, dest, src, len, pe)     hps_rma(HPS_PUT, ctx, fn, dest, src, len, pe)
+#define hps_ctx_put_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_PUT_NBI, ctx, fn, dest, src, len, pe)
+#define hps_ctx_get(ctx, fn, dest, src, len, pe)     hps_rma(HPS_GET, ctx, fn, dest, src, len, pe)
+#define hps_ctx_get_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_GET_NBI, ctx, fn, dest, src, len, pe)
+/* The same on the default context (the collectives' and the library's own). */
+#define hps_put(...)     hps_ctx_put(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_put_nbi(...) hps_ctx_put_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_get(...)     hps_ctx_get(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_get_nbi(...) hps_ctx_get_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* Strided: element size es, strides in elements (OpenSHMEM's dst/sst). */
-void hps_iput(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-              size_t nelems, size_t es, int pe);
-void hps_iget(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-              size_t nelems, size_t es, int pe);
+void hps_ctx_iput(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t nelems, size_t es, int pe);
+void hps_ctx_iget(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t nelems, size_t es, int pe);
+#define hps_iput(...) hps_ctx_iput(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_iget(...) hps_ctx_iget(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* ---- atomics ---------------------------------------------------------------------- */
 
 /* One AMO of size 4 or 8 (see ofi.h for the operands); nbi: a fetching
  * result may arrive as late as the next quiet. */
-HPS_INLINE void hps_amo(const char *fn, enum hps_ofi_aop op, void *dest, const void *operand,
-                        const void *compare, void *result, size_t size, int pe, int nbi)
+HPS_INLINE void hps_ctx_amo(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op, void *dest,
+                            const void *operand, const void *compare, void *result, size_t size,
+                            int pe, int nbi)
 {
     int r;
     size_t o;
@@ -274,38 +313,42 @@ HPS_INLINE void hps_amo(const char *fn, enum hps_ofi_aop op, void *dest, const v
     if (hps_likely(!hps_peer_is_ofi(p)))
         hps_shm_amo(op, p + o, operand, compare, result, size);
     else if (nbi)
-        HPS_OFI(fn, hps_ofi_atomic_nbi(&hps_ofi_dflt, op, hps_peer_row(p), o, operand, compare,
-                                       result, size));
+        HPS_OFI(fn, hps_ofi_atomic_nbi(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand,
+                                       compare, result, size));
     else
-        HPS_OFI(fn, hps_ofi_atomic(&hps_ofi_dflt, op, hps_peer_row(p), o, operand, compare,
+        HPS_OFI(fn, hps_ofi_atomic(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, compare,
                                    result, size));
 }
+#define hps_amo(...) hps_ctx_amo(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* Internal 64-bit helpers (barriers, locks, signals). */
-HPS_INLINE void hps_amo64(const char *fn, enum hps_ofi_aop op, uint64_t *dest, uint64_t v,
-                          int pe)
+HPS_INLINE void hps_ctx_amo64(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op,
+                              uint64_t *dest, uint64_t v, int pe)
 {
-    hps_amo(fn, op, dest, &v, NULL, NULL, 8, pe, 0);
+    hps_ctx_amo(ctx, fn, op, dest, &v, NULL, NULL, 8, pe, 0);
 }
+#define hps_amo64(...) hps_ctx_amo64(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* ---- ordering ------------------------------------------------------------------------ */
 
-HPS_INLINE void hps_fence(const char *fn)
+HPS_INLINE void hps_ctx_fence(shmem_ctx_t ctx, const char *fn)
 {
     if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_fence(&hps_ofi_dflt));
+        HPS_OFI(fn, hps_ofi_fence(hps_ctx_ofi(fn, ctx)));
     /* On-node puts are plain stores: order them before later ones. */
     atomic_thread_fence(memory_order_release);
 }
 
-HPS_INLINE void hps_quiet(const char *fn)
+HPS_INLINE void hps_ctx_quiet(shmem_ctx_t ctx, const char *fn)
 {
     if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_quiet_fast(&hps_ofi_dflt));
+        HPS_OFI(fn, hps_ofi_quiet_fast(hps_ctx_ofi(fn, ctx)));
     /* Full fence: a later load (say, of a flag the target answers in) must
      * not pass this PE's stores into the target (StoreLoad). */
     hps_fence_seq_cst();
 }
+#define hps_fence(fn) hps_ctx_fence(SHMEM_CTX_DEFAULT, fn)
+#define hps_quiet(fn) hps_ctx_quiet(SHMEM_CTX_DEFAULT, fn)
 
 /* ---- waiting (sync.c) --------------------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Teams, contexts and the synchronisation every collective is built on.
+ * Teams and the synchronisation every collective is built on (contexts:
+ * ctx.c).
  *
  * Barriers only use the internal RMA/AMO layer (hps_amo64 and local
  * polling), so they run unchanged over shared memory and libfabric:
@@ -381,47 +382,3 @@ HPS_API int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_tea
     return -1;
 }
 
-/* ---- contexts ------------------------------------------------------------------ */
-/* Contexts share the one transport state: their operations complete at any
- * quiet, which is stronger than OpenSHMEM asks and so correct. */
-
-HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
-{
-    hps_check_running(__func__);
-    *ctx = SHMEM_CTX_INVALID;
-    if (!team || team->me < 0)
-        return -1;
-    struct hps_shmem_ctx *c = malloc(sizeof *c);
-    if (!c)
-        return -1;
-    (void)options;
-    c->team = team;
-    *ctx = c;
-    return 0;
-}
-
-HPS_API int shmem_ctx_create(long options, shmem_ctx_t *ctx)
-{
-    return shmem_team_create_ctx(SHMEM_TEAM_WORLD, options, ctx);
-}
-
-HPS_API void shmem_ctx_destroy(shmem_ctx_t ctx)
-{
-    hps_check_running(__func__);
-    if (!ctx || ctx == SHMEM_CTX_DEFAULT)
-        return;
-    hps_quiet(__func__);
-    free(ctx);
-}
-
-HPS_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
-{
-    hps_check_running(__func__);
-    if (!ctx || !team) {
-        if (team)
-            *team = SHMEM_TEAM_INVALID;
-        return -1;
-    }
-    *team = ctx->team;
-    return 0;
-}

@@ -8,6 +8,7 @@
  * the endpoint every PE's operations target.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -50,7 +51,7 @@ int hps_ofi_ctx_bind(hps_ofi_cstate_t *s, struct fid_ep *ep, int main)
 /* The issuing half (c) and the rest of s, once s->ep works. */
 static int ctx_setup(hps_ofi_ctx_t *c, hps_ofi_cstate_t *s, int locked)
 {
-    const char *call = "hps_ofi_init";
+    const char *call = "hps_ofi_ctx_create";
     s->c = c;
     s->inject_max = hps_ofi.info->tx_attr->inject_size;
     s->locked = locked;
@@ -100,11 +101,35 @@ static void ctx_release(hps_ofi_cstate_t *s)
 
 int hps_ofi_ctx_init_default(hps_ofi_ctx_t *c, int thread_multiple)
 {
+    hps_ofi.thread_multiple = thread_multiple;
     return ctx_setup(c, &hps_ofi.dflt, thread_multiple);
+}
+
+/* A context made by ctx_create: both halves in one allocation, each on
+ * lines of its own. */
+typedef struct own_ctx {
+    hps_ofi_ctx_t c;
+    hps_ofi_cstate_t s __attribute__((aligned(HPS_CACHELINE)));
+} own_ctx_t;
+
+static void ctx_free(hps_ofi_cstate_t *s)
+{
+    ctx_release(s);
+    free((own_ctx_t *)((char *)s - offsetof(own_ctx_t, s)));
 }
 
 void hps_ofi_ctx_fini_all(void)
 {
+    pthread_mutex_lock(&hps_ofi.ctx_lock);
+    hps_ofi_cstate_t *lists[2] = { hps_ofi.dflt.next, hps_ofi.idle };
+    hps_ofi.dflt.next = hps_ofi.idle = NULL;
+    hps_ofi.nidle = 0;
+    pthread_mutex_unlock(&hps_ofi.ctx_lock);
+    for (int l = 0; l < 2; l++)
+        for (hps_ofi_cstate_t *s = lists[l], *next; s; s = next) {
+            next = s->next;
+            ctx_free(s);
+        }
 }
 
 void hps_ofi_ctx_fini_default(void)
@@ -112,14 +137,106 @@ void hps_ofi_ctx_fini_default(void)
     ctx_release(&hps_ofi.dflt);
 }
 
+/* Its own endpoint on the domain, bound to the one address vector (so a
+ * peer's fi_addr_t is the same on every context) and to counters of its
+ * own; operations from it target the peers' main endpoints. */
+static int open_ep(hps_ofi_cstate_t *s)
+{
+    struct fid_ep *ep;
+    if (fi_endpoint(hps_ofi.domain, hps_ofi.info, &ep, NULL))
+        return -1;
+    s->ep = ep;
+    s->own_ep = 1;
+    if (fi_ep_bind(ep, &hps_ofi.av->fid, 0) || hps_ofi_ctx_bind(s, ep, 0) || fi_enable(ep))
+        return -1;
+    return 0;
+}
+
+/*
+ * A context with its own endpoint and counters, so its quiet waits for its
+ * own operations only, and a context one thread uses at a time
+ * (HPS_OFI_CTX_SINGLE: OpenSHMEM's private and serialized contexts)
+ * writes only its own lines: the issuing half, the peers' dirty flags and
+ * its scratch are its own, and its waits leave the shared count of
+ * progress calls alone.  Under thread-multiple, any other context takes a
+ * lock as the default one does.  Where an endpoint cannot be made (or
+ * the provider binds registrations to one endpoint, FI_MR_ENDPOINT, which
+ * the regions are not bound to), the context shares the default one: its
+ * quiet then completes more than its own, which OpenSHMEM allows (a
+ * libfabric call that failed has printed its line).
+ */
+/* Whether s may be used by several threads at once, which decides its
+ * lock and whether its puts may take the inline path. */
+static void ctx_mode(hps_ofi_cstate_t *s, int options)
+{
+    s->single = !!(options & HPS_OFI_CTX_SINGLE);
+    s->locked = hps_ofi.thread_multiple && !s->single;
+    s->c->inject_max = s->locked ? 0 : s->inject_max;
+}
+
 int hps_ofi_ctx_create(int options, hps_ofi_ctx_t **out)
 {
-    (void)options;
     *out = hps_ofi.dflt.c;
+    if (hps_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT)
+        return 0;
+    /* A destroyed context's endpoint first: it is quiet, its counts carry
+     * on from its counters, and its connections are up (an endpoint costs
+     * 50-250 ms to enable on tcp;ofi_rxm, which preposts its receive
+     * buffers, and a connection each peer's progress to accept). */
+    pthread_mutex_lock(&hps_ofi.ctx_lock);
+    hps_ofi_cstate_t *s = hps_ofi.idle;
+    if (s) {
+        hps_ofi.idle = s->next;
+        hps_ofi.nidle--;
+        s->next = hps_ofi.dflt.next;
+        hps_ofi.dflt.next = s;
+    }
+    pthread_mutex_unlock(&hps_ofi.ctx_lock);
+    if (s) {
+        ctx_mode(s, options);
+        *out = s->c;
+        return 0;
+    }
+    own_ctx_t *o = aligned_alloc(HPS_CACHELINE, sizeof *o);
+    if (!o)
+        return -1;
+    memset(o, 0, sizeof *o);
+    s = &o->s;
+    if (open_ep(s) || ctx_setup(&o->c, s, 0)) {
+        ctx_free(s);
+        return 0;
+    }
+    ctx_mode(s, options);
+    pthread_mutex_lock(&hps_ofi.ctx_lock);
+    s->next = hps_ofi.dflt.next;
+    hps_ofi.dflt.next = s;
+    pthread_mutex_unlock(&hps_ofi.ctx_lock);
+    *out = &o->c;
     return 0;
 }
 
 int hps_ofi_ctx_destroy(hps_ofi_ctx_t *c)
 {
-    return hps_ofi_quiet(c);
+    int rc = hps_ofi_quiet(c);
+    hps_ofi_cstate_t *s = c->st;
+    if (s == &hps_ofi.dflt)
+        return rc;
+    pthread_mutex_lock(&hps_ofi.ctx_lock);
+    for (hps_ofi_cstate_t **p = &hps_ofi.dflt.next; *p; p = &(*p)->next)
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    /* Kept for the next create, up to a few (the progress thread does not
+     * drive idle ones: they have nothing outstanding). */
+    int keep = !rc && hps_ofi.nidle < HPS_OFI_IDLE_CTX;
+    if (keep) {
+        s->next = hps_ofi.idle;
+        hps_ofi.idle = s;
+        hps_ofi.nidle++;
+    }
+    pthread_mutex_unlock(&hps_ofi.ctx_lock);
+    if (!keep)
+        ctx_free(s);
+    return rc;
 }

@@ -25,6 +25,8 @@
 /* Bounce area for operands of non-blocking fetching atomics, which must
  * stay valid until the operation completes (the caller's may not). */
 #define HPS_OFI_AMO_SLOTS 256
+/* Destroyed contexts kept, endpoints open, for the next ones. */
+#define HPS_OFI_IDLE_CTX 8
 typedef struct hps_ofi_amo_slot {
     uint64_t operand, compare;
 } hps_ofi_amo_slot_t;
@@ -52,6 +54,7 @@ typedef struct hps_ofi_cstate {
     int locked;
     pthread_mutex_t lock;
     int own_ep;                     /* its own endpoint (not the default one) */
+    int single;                     /* one thread at a time: writes only its own lines */
     hps_ofi_scratch_t *scratch;
     struct fid_mr *scratch_mr;
     void *scratch_desc;
@@ -80,8 +83,11 @@ typedef struct hps_ofi_state {
     size_t max_msg;                 /* largest single transfer */
     char provider[64];
 
-    hps_ofi_cstate_t dflt;          /* the default context's part */
-    pthread_mutex_t ctx_lock;       /* the list of contexts */
+    hps_ofi_cstate_t dflt;          /* the default context's part; .next: the others */
+    hps_ofi_cstate_t *idle;         /* destroyed contexts kept for reuse */
+    int nidle;
+    pthread_mutex_t ctx_lock;       /* those lists */
+    int thread_multiple;            /* contexts threads may share at once take a lock */
 
     pthread_t progress_thread;
     int progress_running;

@@ -52,11 +52,22 @@ static uint64_t ctx_traffic(hps_ofi_cstate_t *s)
     return fi_cntr_read(s->put_cntr) + fi_cntr_read(s->get_cntr);
 }
 
-/* Called after each unsuccessful poll, with what the poll saw of traffic
- * (a stamp that only grows). */
-static void pause_once(hps_waiter_t *w, uint64_t seen)
+/* Called after each unsuccessful poll on s, with what the poll saw of
+ * traffic (a stamp that only grows).  The shared count of the
+ * application's calls tells the progress thread to keep away; a context
+ * one thread uses writes only its own lines.  A wait on a context of its
+ * own also drives the endpoint every peer targets: the operation waited
+ * for may be one into this very PE, or a peer may be waiting in turn for
+ * one of its operations into this PE (two PEs each in a context's quiet,
+ * each waiting for the other's main endpoint, would otherwise wait for
+ * their progress threads, which keep away while the application calls
+ * in). */
+static void pause_once(hps_ofi_cstate_t *s, hps_waiter_t *w, uint64_t seen)
 {
-    hps_faa_relaxed(&hps_ofi.progress_calls, 1);
+    if (!s->single)
+        hps_faa_relaxed(&hps_ofi.progress_calls, 1);
+    if (s != &hps_ofi.dflt)
+        traffic();
     hps_waiter_step(w, 1, seen);
 }
 
@@ -86,7 +97,7 @@ int hps_ofi_issue(const char *call, const char *what, hps_ofi_cstate_t *s, hps_o
             return hps_ofi_fail_rc(call, what, rc);
         /* The transmit queue is full, or the provider is still connecting:
          * both clear with progress, which the counter reads drive. */
-        pause_once(&b, ctx_traffic(s));
+        pause_once(s, &b, ctx_traffic(s));
     }
 }
 
@@ -121,7 +132,7 @@ static int wait_cntr(const char *call, hps_ofi_cstate_t *s, struct fid_cntr *c, 
             return failed;
         /* The counter just read is the traffic that matters here: no
          * further reads (each one a progress call on tcp;ofi_rxm). */
-        pause_once(&b, ok + err);
+        pause_once(s, &b, ok + err);
     }
 }
 
@@ -248,13 +259,34 @@ static uint64_t traffic(void)
     return t;
 }
 
+/* The contexts' own endpoints, at most once a millisecond: a put_nbi on
+ * one whose thread then waits elsewhere (for the signal of a
+ * put_signal_nbi, say) must still go out, and a provider with manual
+ * progress sends a large one only when its endpoint is driven.  Reading
+ * their counters touches the provider's state, none of the contexts'
+ * lines. */
+static void progress_contexts(void)
+{
+    pthread_mutex_lock(&hps_ofi.ctx_lock);
+    for (hps_ofi_cstate_t *s = hps_ofi.dflt.next; s; s = s->next) {
+        fi_cntr_read(s->put_cntr);
+        fi_cntr_read(s->get_cntr);
+    }
+    pthread_mutex_unlock(&hps_ofi.ctx_lock);
+}
+
 static void *progress_main(void *unused)
 {
     /* Short naps should be short: the default 50 us of timer slack would
      * double the polling interval (this thread only). */
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    uint64_t interval = HPS_OFI_THREAD_POLL_MIN_NS, app = app_activity(), seen = 0;
+    uint64_t interval = HPS_OFI_THREAD_POLL_MIN_NS, app = app_activity(), seen = 0, ctx_at = 0;
     while (!hps_load_relaxed(&hps_ofi.progress_stop)) {
+        uint64_t clock = hps_mono_ns();
+        if (clock - ctx_at >= HPS_OFI_THREAD_NAP_NS) {
+            progress_contexts();
+            ctx_at = clock;
+        }
         uint64_t now = app_activity();
         if (now != app) {
             app = now;

@@ -99,7 +99,7 @@ static inline int ot_quiet(void) { return hps_ofi_quiet(ot.c); }
 static inline int ot_quiet_fast(void) { return hps_ofi_quiet_fast(ot.c); }
 static inline int ot_fence(void) { return hps_ofi_fence(ot.c); }
 
-/* The cases (ofi_test_rma.c, ofi_test_amo.c). */
+/* The cases (ofi_test_rma.c, ofi_test_amo.c, ofi_test_ctx.c). */
 void ot_case_rma(void);
 void ot_case_nbi(void);
 void ot_case_data(void);
@@ -107,6 +107,8 @@ void ot_case_fence(void);
 void ot_case_compute(void);
 void ot_case_atomics(void);
 void ot_case_lock(void);
+void ot_case_ctx_private(void);
+void ot_case_ctx_independent(void);
 void ot_case_latency(void);
 void ot_case_icount(void);
 
