@@ -80,6 +80,7 @@ typedef struct hps_ofi_state {
     int flush_region;               /* a region with 8 readable bytes, or -1 */
     size_t flush_off;               /* where in it: the first 8-byte aligned word */
     int flush_atomic;               /* flush atomics with an atomic read */
+    int progress_rx;                /* waits also read remote_cntr, to receive (sockets) */
     size_t max_msg;                 /* largest single transfer */
     char provider[64];
 

@@ -119,6 +119,15 @@ static struct fi_info *hints_new(const char *prov)
     h->domain_attr->mr_mode = HPS_OFI_MR_MODES;
     /* A progress thread may call in while the application does. */
     h->domain_attr->threading = FI_THREAD_SAFE;
+    /* We drive progress (our waits, and a progress thread that naps):
+     * where a provider offers both, its own threads would only compete
+     * for the CPUs.  The sockets provider's spin up to 1 ms after every
+     * event (its FI_SOCKETS_PE_WAITTIME is in whole milliseconds and
+     * compared with '>'), so with 4 PEs on 2 cores each PE's thread took
+     * 40-50 % of a CPU and the PEs crawled: the shmem coll test took 49 s
+     * at 4 PEs (0.8 s with manual progress), and a benchmark's 4-PE
+     * collectives did not finish in 150 s. */
+    h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     /* Counters count an operation once the target has processed it, which
      * is what shmem_quiet promises (see hps_ofi_quiet for injects). */
     h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
@@ -137,12 +146,6 @@ static int choose_provider(void)
     const char *want = secure_getenv("HPSYNC_SHMEM_PROVIDER");
     if (want && !*want)
         want = NULL;
-    /* The sockets provider's progress threads spin 10 ms after each event
-     * by default: with a few PEs per core that turns a 0.1 ms round trip
-     * into 5 ms (measured, 2 PEs on 2 cores).  Unless the user chose,
-     * they block at once.  Read when libfabric first loads the provider,
-     * which is the fi_getinfo below. */
-    setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
     struct fi_info *hints = hints_new(want), *list = NULL;
     if (!hints)
         return hps_ofi_fail(call, "out of memory");
@@ -409,6 +412,13 @@ int hps_ofi_init(hps_ofi_setup_t *setup)
         goto fail;
     struct fi_info *fi = hps_ofi.info;
     hps_ofi.mr_local = force_mr_local || !!(fi->domain_attr->mr_mode & FI_MR_LOCAL);
+    /* sockets progresses per counter: a read of the write or read counter
+     * drives the transmit side only, the receiving side needs a counter of
+     * operations into us (sock_cntr_progress walks the counter's tx and rx
+     * lists).  shm and tcp;ofi_rxm progress the whole endpoint on any
+     * counter, so there one read is enough. */
+    hps_ofi.progress_rx = hps_ofi.remote_cntr && fi->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+                          !strcmp(hps_ofi.provider, "sockets");
     hps_ofi.max_msg = fi->ep_attr->max_msg_size;
     /* Writes placed in order for any size we may send: a fence need not
      * wait (hps_ofi_fence). */

@@ -94,7 +94,8 @@ static int pe_main(void *arg)
     static const struct { const char *name; void (*fn)(void); } cases[] = {
         { "rma", ot_case_rma }, { "nbi", ot_case_nbi }, { "data", ot_case_data },
         { "atomics", ot_case_atomics }, { "lock", ot_case_lock }, { "fence", ot_case_fence },
-        { "compute", ot_case_compute }, { "ctx_private", ot_case_ctx_private },
+        { "compute", ot_case_compute }, { "window", ot_case_window }, { "blind", ot_case_blind },
+        { "ctx_private", ot_case_ctx_private },
         { "ctx_indep", ot_case_ctx_independent },
     };
     if (only_case)

@@ -107,6 +107,8 @@ void ot_case_fence(void);
 void ot_case_compute(void);
 void ot_case_atomics(void);
 void ot_case_lock(void);
+void ot_case_window(void);
+void ot_case_blind(void);
 void ot_case_ctx_private(void);
 void ot_case_ctx_independent(void);
 void ot_case_latency(void);

@@ -88,6 +88,53 @@ void ot_case_nbi(void)
     free(dst);
 }
 
+/*
+ * Windows of 1 MiB non-blocking puts (8 MiB in flight), then one quiet:
+ * the transmit queue fills, and the full-queue path (drain, retry) must
+ * neither stall nor lose a put.  Every put of a round carries the same
+ * bytes, so the target's slot holds them whatever order they land in.
+ */
+void ot_case_window(void)
+{
+    enum { WIN = 8 };
+    int rounds = ot.quick ? 2 : 4;
+    char *src[WIN];
+    for (int i = 0; i < WIN; i++)
+        src[i] = xmalloc(OT_MAX_MSG);
+    char what[64];
+    for (int r = 0; r < rounds; r++) {
+        uint64_t seed = 4000 + (uint64_t)r * 16 + (uint64_t)ot.me;
+        for (int i = 0; i < WIN; i++)
+            ot_fill(src[i], OT_MAX_MSG, seed);
+        for (int i = 0; i < WIN; i++)
+            OT_OK(ot_put_nbi(0, OT_HEAP_RMA(ot.me), src[i], OT_MAX_MSG, right()));
+        OT_OK(ot_quiet());
+        ot_barrier();
+        snprintf(what, sizeof what, "round %d of 1 MiB put windows from PE %d", r, left());
+        ot_expect(ot.heap + OT_HEAP_RMA(left()), OT_MAX_MSG, 4000 + (uint64_t)r * 16 + (uint64_t)left(),
+                  what);
+        ot_barrier();
+    }
+    for (int i = 0; i < WIN; i++)
+        free(src[i]);
+}
+
+/*
+ * Where the provider cannot count operations into this PE (no remote
+ * counter: tcp;ofi_rxm), the poll stamp must still move now and then, or
+ * a waiting PE naps between polls and every operation into it waits for
+ * its next poll (docs/shmem.md: 16 000 blocking puts/s instead of 60 000).
+ */
+void ot_case_blind(void)
+{
+    if (hps_ofi.remote_cntr || ot.me != 0)
+        return;
+    uint64_t s0 = hps_ofi_poll(), t0 = hps_test_now_ns();
+    while (hps_ofi_poll() == s0)
+        if (hps_test_now_ns() - t0 > 300000000ull)
+            OT_FAIL("PE 0: without a remote counter the poll stamp stood still for 300 ms");
+}
+
 /* The second region (the program's static data), including to oneself. */
 void ot_case_data(void)
 {
