@@ -312,6 +312,8 @@ HPS_INLINE void hps_ctx_amo(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op
     char *p = hps_target_raw(fn, dest, size, pe, &r, &o);
     if (hps_likely(!hps_peer_is_ofi(p)))
         hps_shm_amo(op, p + o, operand, compare, result, size);
+    else if (__builtin_constant_p(result == NULL) && result == NULL)
+        HPS_OFI(fn, hps_ofi_amo_fast(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, size));
     else if (nbi)
         HPS_OFI(fn, hps_ofi_atomic_nbi(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand,
                                        compare, result, size));

@@ -18,39 +18,33 @@
 
 enum form { NOFETCH, FETCH, FORMS };
 
-/* The libfabric operation and whether the values are bit patterns
- * (unsigned types) or numbers (signed), per hps_ofi_aop. */
-static const struct {
-    const char *name;
-    enum fi_op op;
-    int bits;
-} ops[] = {
-    [HPS_AOP_SET] = { "set", FI_ATOMIC_WRITE, 0 },
-    [HPS_AOP_FETCH] = { "fetch", FI_ATOMIC_READ, 0 },
-    [HPS_AOP_SWAP] = { "swap", FI_ATOMIC_WRITE, 0 },
-    [HPS_AOP_CSWAP] = { "compare-swap", FI_CSWAP, 0 },
-    [HPS_AOP_ADD] = { "add", FI_SUM, 0 },
-    [HPS_AOP_AND] = { "and", FI_BAND, 1 },
-    [HPS_AOP_OR] = { "or", FI_BOR, 1 },
-    [HPS_AOP_XOR] = { "xor", FI_BXOR, 1 },
+/* The names, for messages (the libfabric operation and type:
+ * hps_ofi_fi_op and hps_ofi_fi_type in ofi_inline.h). */
+static const char *const names[] = {
+    [HPS_AOP_SET] = "set", [HPS_AOP_FETCH] = "fetch", [HPS_AOP_SWAP] = "swap",
+    [HPS_AOP_CSWAP] = "compare-swap", [HPS_AOP_ADD] = "add", [HPS_AOP_AND] = "and",
+    [HPS_AOP_OR] = "or", [HPS_AOP_XOR] = "xor",
 };
-#define NOPS ((int)(sizeof ops / sizeof ops[0]))
+#define NOPS ((int)(sizeof names / sizeof names[0]))
 
 /* native[op][size is 8][form]: the provider does it in one call. */
 static unsigned char native[NOPS][2][FORMS];
 
-static enum fi_datatype dtype(enum hps_ofi_aop op, size_t size)
+uint32_t hps_ofi_amo_inject_mask(void)
 {
-    if (ops[op].bits)
-        return size == 4 ? FI_UINT32 : FI_UINT64;
-    return size == 4 ? FI_INT32 : FI_INT64;
+    uint32_t m = 0;
+    for (int op = 0; op < NOPS; op++)
+        for (int w = 0; w < 2; w++)
+            if (native[op][w][NOFETCH])
+                m |= HPS_OFI_AMO_BIT(op, w ? 8 : 4);
+    return m;
 }
 
 int hps_ofi_atomic_setup(void)
 {
     for (int op = 0; op < NOPS; op++) {
         for (int s = 0; s < 2; s++) {
-            enum fi_datatype dt = dtype(op, s ? 8 : 4);
+            enum fi_datatype dt = hps_ofi_fi_type(op, s ? 8 : 4);
             size_t count = 0;
             if (op == HPS_AOP_CSWAP) {
                 native[op][s][FETCH] = !fi_compare_atomicvalid(hps_ofi.ep, dt, FI_CSWAP, &count) &&
@@ -58,10 +52,10 @@ int hps_ofi_atomic_setup(void)
                 continue;
             }
             if (op != HPS_AOP_FETCH && op != HPS_AOP_SWAP)
-                native[op][s][NOFETCH] = !fi_atomicvalid(hps_ofi.ep, dt, ops[op].op, &count) &&
+                native[op][s][NOFETCH] = !fi_atomicvalid(hps_ofi.ep, dt, hps_ofi_fi_op(op), &count) &&
                                          count >= 1;
             count = 0;
-            native[op][s][FETCH] = !fi_fetch_atomicvalid(hps_ofi.ep, dt, ops[op].op, &count) &&
+            native[op][s][FETCH] = !fi_fetch_atomicvalid(hps_ofi.ep, dt, hps_ofi_fi_op(op), &count) &&
                                    count >= 1;
         }
     }
@@ -88,8 +82,8 @@ static ssize_t amo_op(hps_ofi_cstate_t *s, void *p)
     const amo_arg_t *a = p;
     const hps_ofi_target_t *t = a->t;
     uint64_t raddr = t->base + a->off, key = t->key;
-    enum fi_datatype dt = dtype(a->op, a->size);
-    enum fi_op op = ops[a->op].op;
+    enum fi_datatype dt = hps_ofi_fi_type(a->op, a->size);
+    enum fi_op op = hps_ofi_fi_op(a->op);
     if (a->op == HPS_AOP_CSWAP)
         return fi_compare_atomic(s->ep, a->operand, 1, a->desc[0], a->compare, a->desc[1],
                                  a->result, a->desc[2], t->addr, raddr, key, dt, op, NULL);
@@ -127,7 +121,7 @@ static int issue_native(const char *call, hps_ofi_cstate_t *s, amo_arg_t *a, int
     if (amo_descs(call, s, a, tmp))
         return -1;
     hps_ofi_ctx_t *c = s->c;
-    int rc = hps_ofi_issue(call, ops[a->op].name, s, amo_op, a);
+    int rc = hps_ofi_issue(call, names[a->op], s, amo_op, a);
     if (!rc) {
         if (a->result) {
             hps_add_owned(&c->get_issued, 1);
@@ -225,11 +219,11 @@ static int atomic(const char *call, hps_ofi_cstate_t *s, enum hps_ofi_aop op,
         return hps_ofi_fail(call, "%zu-byte atomic at offset %zu is misaligned", size, off);
     int fetching = op == HPS_AOP_FETCH || op == HPS_AOP_SWAP || op == HPS_AOP_CSWAP;
     if (hps_unlikely(fetching && !result))
-        return hps_ofi_fail(call, "%s needs a result buffer", ops[op].name);
+        return hps_ofi_fail(call, "%s needs a result buffer", names[op]);
     if (hps_unlikely(op == HPS_AOP_CSWAP && !compare))
         return hps_ofi_fail(call, "compare-swap needs a compare value");
     if (hps_unlikely(op != HPS_AOP_FETCH && !operand))
-        return hps_ofi_fail(call, "%s needs an operand", ops[op].name);
+        return hps_ofi_fail(call, "%s needs an operand", names[op]);
 
     amo_arg_t a = { op, op == HPS_AOP_FETCH ? result : operand, compare, result, { 0 }, size,
                     t, off };
@@ -240,7 +234,7 @@ static int atomic(const char *call, hps_ofi_cstate_t *s, enum hps_ofi_aop op,
         return emulate(call, s, &a);
     return hps_ofi_fail(call, "libfabric provider %s has no %zu-byte atomic %s (fi_atomicvalid) "
                         "nor the compare-and-swap to emulate it", hps_ofi.provider, size,
-                        ops[op].name);
+                        names[op]);
 }
 
 int hps_ofi_atomic(hps_ofi_ctx_t *c, enum hps_ofi_aop op, const hps_ofi_target_t *t, size_t off,

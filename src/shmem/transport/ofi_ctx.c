@@ -72,8 +72,10 @@ static int ctx_setup(hps_ofi_ctx_t *c, hps_ofi_cstate_t *s, int locked)
     if (!c->dirty)
         return hps_ofi_fail(call, "out of memory");
     c->ep = s->ep;
-    /* A locked context's puts all go through hps_ofi_put, which locks. */
+    /* A locked context's puts and atomics all go through the transport's
+     * entry points, which lock. */
     c->inject_max = locked ? 0 : s->inject_max;
+    c->amo_inject = locked ? 0 : hps_ofi_amo_inject_mask();
     c->st = s;
     return 0;
 }
@@ -172,6 +174,7 @@ static void ctx_mode(hps_ofi_cstate_t *s, int options)
     s->single = !!(options & HPS_OFI_CTX_SINGLE);
     s->locked = hps_ofi.thread_multiple && !s->single;
     s->c->inject_max = s->locked ? 0 : s->inject_max;
+    s->c->amo_inject = s->locked ? 0 : hps_ofi_amo_inject_mask();
 }
 
 int hps_ofi_ctx_create(int options, hps_ofi_ctx_t **out)

@@ -19,6 +19,7 @@
 #define HPS_SHMEM_OFI_INLINE_H
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
 #include "hpsync/pr.h"
@@ -68,7 +69,34 @@ struct hps_ofi_ctx {
     hps_au64 put_issued, get_issued;
     hps_au64 done;
     struct hps_ofi_cstate *st;
+    /* Non-fetching atomics the provider injects natively, bit
+     * HPS_OFI_AMO_BIT(op, size); 0 for a context that takes a lock. */
+    uint32_t amo_inject;
 } __attribute__((aligned(HPS_CACHELINE)));
+#define HPS_OFI_AMO_BIT(op, size) (1u << ((unsigned)(op) * 2 + ((size) == 8)))
+
+/* libfabric's operation for an hps_ofi_aop, and its type: bit patterns
+ * (unsigned) for the bitwise ones, numbers (signed) for the rest.  Both
+ * fold to constants where op and size are. */
+HPS_INLINE enum fi_op hps_ofi_fi_op(enum hps_ofi_aop op)
+{
+    switch (op) {
+    case HPS_AOP_FETCH: return FI_ATOMIC_READ;
+    case HPS_AOP_CSWAP: return FI_CSWAP;
+    case HPS_AOP_ADD: return FI_SUM;
+    case HPS_AOP_AND: return FI_BAND;
+    case HPS_AOP_OR: return FI_BOR;
+    case HPS_AOP_XOR: return FI_BXOR;
+    default: return FI_ATOMIC_WRITE;            /* set, swap */
+    }
+}
+HPS_INLINE enum fi_datatype hps_ofi_fi_type(enum hps_ofi_aop op, size_t size)
+{
+    int bits = op == HPS_AOP_AND || op == HPS_AOP_OR || op == HPS_AOP_XOR;
+    if (bits)
+        return size == 4 ? FI_UINT32 : FI_UINT64;
+    return size == 4 ? FI_INT32 : FI_INT64;
+}
 
 #ifndef HPS_OFI_TRANSPORT
 /* The default context's issuing state: the core's memory, so its fast
@@ -105,6 +133,23 @@ HPS_INLINE int hps_ofi_put_fast(hps_ofi_ctx_t *c, const hps_ofi_target_t *t, siz
         return 0;
     }
     return hps_ofi_put(c, t, off, src, len);
+}
+
+/* A non-fetching atomic (set, add, and, or, xor) with the inject case
+ * inline, injected and counted like a put: quiet flushes the peer with an
+ * atomic read.  Anything else (a full queue, an op the provider does not
+ * inject, a misaligned target, a locked context) goes to hps_ofi_atomic. */
+HPS_INLINE int hps_ofi_amo_fast(hps_ofi_ctx_t *c, enum hps_ofi_aop op, const hps_ofi_target_t *t,
+                                size_t off, const void *operand, size_t size)
+{
+    if (hps_likely(c->amo_inject & HPS_OFI_AMO_BIT(op, size)) && hps_likely(!(off & (size - 1))) &&
+        hps_likely(fi_inject_atomic(c->ep, operand, 1, t->addr, t->base + off, t->key,
+                                    hps_ofi_fi_type(op, size), hps_ofi_fi_op(op)) == 0)) {
+        c->dirty[t->pe].amo = 1;
+        hps_add_owned(&c->put_issued, 1);
+        return 0;
+    }
+    return hps_ofi_atomic(c, op, t, off, operand, NULL, NULL, size);
 }
 
 /* hps_ofi_quiet() with the idle case inline: nothing issued since the last

@@ -171,8 +171,10 @@ void hps_ofi_ctx_fini_default(void) HPS_OFI_HIDDEN;
  * (main: also the counter of operations targeting this PE). */
 int hps_ofi_ctx_bind(hps_ofi_cstate_t *s, struct fid_ep *ep, int main) HPS_OFI_HIDDEN;
 
-/* Atomic capability table, filled at init from fi_atomicvalid & co. */
+/* Atomic capability table, filled at init from fi_atomicvalid & co.; the
+ * non-fetching ones the provider injects, as hps_ofi_ctx_t.amo_inject. */
 int hps_ofi_atomic_setup(void) HPS_OFI_HIDDEN;
+uint32_t hps_ofi_amo_inject_mask(void) HPS_OFI_HIDDEN;
 /* Quiet saw every fetching operation up to gets complete: the operand
  * slots of those may be reused. */
 void hps_ofi_amo_release(hps_ofi_cstate_t *s, uint64_t gets) HPS_OFI_HIDDEN;

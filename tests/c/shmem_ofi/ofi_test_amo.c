@@ -35,7 +35,13 @@ static uint64_t amo(enum hps_ofi_aop op, int w, uint64_t operand, uint64_t compa
                     size_t size, int pe)
 {
     uint64_t result = 0;
-    int rc = ot_atomic(op, 0, WORD(w), &operand, &compare, fetch ? &result : NULL, size, pe);
+    int rc;
+    /* Non-fetching ones the way the core issues them: injected inline
+     * where the provider can. */
+    if (!fetch && op != HPS_AOP_FETCH && op != HPS_AOP_SWAP && op != HPS_AOP_CSWAP)
+        rc = hps_ofi_amo_fast(ot.c, op, OT_T(0, pe), WORD(w), &operand, size);
+    else
+        rc = ot_atomic(op, 0, WORD(w), &operand, &compare, fetch ? &result : NULL, size, pe);
     if (rc)
         OT_FAIL("PE %d: atomic %d on %zu bytes to PE %d failed", ot.me, (int)op, size, pe);
     return result;
