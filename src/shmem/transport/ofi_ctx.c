@@ -65,7 +65,7 @@ static int ctx_setup(hps_ofi_ctx_t *c, hps_ofi_cstate_t *s, int locked)
         return hps_ofi_fail(call, "out of memory");
     }
     if (hps_ofi_reg_local(call, "fi_mr_reg (scratch)", s->ep, s->scratch, sizeof *s->scratch,
-                          &s->scratch_mr, &s->scratch_desc))
+                          FI_READ | FI_WRITE, &s->scratch_mr, &s->scratch_desc))
         return -1;
     memset(c, 0, sizeof *c);
     c->dirty = calloc((size_t)hps_ofi.npes, sizeof *c->dirty);

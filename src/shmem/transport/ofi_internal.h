@@ -113,10 +113,10 @@ const hps_ofi_target_t *hps_ofi_row(int region, int pe) HPS_OFI_HIDDEN;
 int hps_ofi_local_desc(const char *call, hps_ofi_cstate_t *s, const void *buf, size_t len,
                        uint64_t access, void **desc, struct fid_mr **tmp) HPS_OFI_HIDDEN;
 void hps_ofi_local_done(struct fid_mr *tmp) HPS_OFI_HIDDEN;
-/* Register len bytes at buf for this PE's own use on endpoint ep (FI_READ
- * | FI_WRITE); 0 or -1. */
+/* Register len bytes at buf for this PE's own use (access: FI_READ,
+ * FI_WRITE) on endpoint ep, with a key of its own; 0 or -1. */
 int hps_ofi_reg_local(const char *call, const char *what, struct fid_ep *ep, void *buf,
-                      size_t len, struct fid_mr **mr, void **desc) HPS_OFI_HIDDEN;
+                      size_t len, uint64_t access, struct fid_mr **mr, void **desc) HPS_OFI_HIDDEN;
 /* Initialized, the row one of ours, [off, off + len) inside its region;
  * -1 after one error line otherwise. */
 int hps_ofi_check(const char *call, const hps_ofi_target_t *t, size_t off, size_t len) HPS_OFI_HIDDEN;

@@ -253,10 +253,10 @@ static int register_memory(const hps_ofi_region_t regions[HPS_OFI_REGIONS])
 }
 
 int hps_ofi_reg_local(const char *call, const char *what, struct fid_ep *ep, void *buf,
-                      size_t len, struct fid_mr **mr, void **desc)
+                      size_t len, uint64_t access, struct fid_mr **mr, void **desc)
 {
     uint64_t key = hps_faa_relaxed(&next_key, 1);
-    int rc = fi_mr_reg(hps_ofi.domain, buf, len, FI_READ | FI_WRITE, 0, key, 0, mr, NULL);
+    int rc = fi_mr_reg(hps_ofi.domain, buf, len, access, 0, key, 0, mr, NULL);
     if (rc)
         return hps_ofi_fail_rc(call, what, rc);
     if (hps_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
@@ -291,8 +291,8 @@ int hps_ofi_local_desc(const char *call, hps_ofi_cstate_t *st, const void *buf, 
         return 0;
     }
     /* Neither symmetric nor ours: register it for this one operation. */
-    (void)access;
-    return hps_ofi_reg_local(call, "fi_mr_reg (local buffer)", st->ep, (void *)buf, len, tmp, desc);
+    return hps_ofi_reg_local(call, "fi_mr_reg (local buffer)", st->ep, (void *)buf, len, access, tmp,
+                             desc);
 }
 
 void hps_ofi_local_done(struct fid_mr *tmp)
