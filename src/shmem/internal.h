@@ -331,6 +331,22 @@ HPS_INLINE void hps_ctx_amo64(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop 
 }
 #define hps_amo64(...) hps_ctx_amo64(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
+/* A barrier's signal (HPS_AOP_ADD or HPS_AOP_SET of v) on the default
+ * context: a non-fetching atomic its target waits for, which the next
+ * quiet need not make sure has been processed (hps_ofi_signal_fast).
+ * Only for signals that follow the quiet completing what they announce. */
+HPS_INLINE void hps_signal64(const char *fn, enum hps_ofi_aop op, uint64_t *dest, uint64_t v,
+                             int pe)
+{
+    int r;
+    size_t o;
+    char *p = hps_target_raw(fn, dest, sizeof v, pe, &r, &o);
+    if (hps_likely(!hps_peer_is_ofi(p)))
+        hps_shm_amo(op, p + o, &v, NULL, NULL, sizeof v);
+    else
+        HPS_OFI(fn, hps_ofi_signal_fast(&hps_ofi_dflt, op, hps_peer_row(p), o, &v));
+}
+
 /* ---- ordering ------------------------------------------------------------------------ */
 
 HPS_INLINE void hps_ctx_fence(shmem_ctx_t ctx, const char *fn)

@@ -51,7 +51,7 @@ static void team_sync(const char *fn, struct hps_shmem_team *t)
     hps_team_sync_t *s = hps_slot_sync(t->slot);
     for (int k = 0, d = 1; d < t->size; k++, d <<= 1) {
         int to = hps_team_pe(t, (t->me + d) % t->size);
-        hps_amo64(fn, HPS_AOP_ADD, &s->flag[k], 1, to);
+        hps_signal64(fn, HPS_AOP_ADD, &s->flag[k], 1, to);
         hps_wait_ge64(&s->flag[k], e);
     }
 }

@@ -152,6 +152,24 @@ HPS_INLINE int hps_ofi_amo_fast(hps_ofi_ctx_t *c, enum hps_ofi_aop op, const hps
     return hps_ofi_atomic(c, op, t, off, operand, NULL, NULL, size);
 }
 
+/* A 64-bit set or add that its target waits for (a barrier's or a
+ * lock's signal): injected and counted like hps_ofi_amo_fast, but its peer
+ * is not marked for quiet's flush.  Nobody needs it processed by the next
+ * quiet: the target sees it when it arrives, and operations before it
+ * were completed by the quiet the caller made first.  Saves the next
+ * quiet a round trip (a 2-PE shmem_barrier_all on shm: 1.2 -> 0.4 us). */
+HPS_INLINE int hps_ofi_signal_fast(hps_ofi_ctx_t *c, enum hps_ofi_aop op,
+                                   const hps_ofi_target_t *t, size_t off, const uint64_t *v)
+{
+    if (hps_likely(c->amo_inject & HPS_OFI_AMO_BIT(op, 8)) &&
+        hps_likely(fi_inject_atomic(c->ep, v, 1, t->addr, t->base + off, t->key,
+                                    hps_ofi_fi_type(op, 8), hps_ofi_fi_op(op)) == 0)) {
+        hps_add_owned(&c->put_issued, 1);
+        return 0;
+    }
+    return hps_ofi_atomic(c, op, t, off, v, NULL, NULL, 8);
+}
+
 /* hps_ofi_quiet() with the idle case inline: nothing issued since the last
  * quiet finished means nothing to wait for.  Read without the context's
  * lock: a thread's own operations are counted before it calls quiet, and
