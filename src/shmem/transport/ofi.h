@@ -12,8 +12,9 @@
  * the runtime.  Works unchanged on the shm, tcp;ofi_rxm and sockets
  * providers; HPSYNC_SHMEM_PROVIDER names one.  Waiting follows the
  * library's one policy (../wait.h), and a PE that sits in computation while
- * others target it still progresses (the provider's auto progress, or a
- * progress thread that naps between polls).
+ * others target it still progresses (a progress thread that naps between
+ * polls).  Thread-safe: a context several threads may use at once takes a
+ * lock (ofi_internal.h).
  *
  * Why a module: loading libfabric costs every process ~0.2 s before main
  * (libfabric 1.17 as Debian builds it pulls in libpsm_infinipath, whose

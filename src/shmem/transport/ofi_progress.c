@@ -7,11 +7,14 @@
  * CPU another PE needs (4 PEs on 2 cores is a normal test), and traffic
  * on this endpoint restarts its clock.
  *
- * Providers with manual data progress (shm, tcp;ofi_rxm) only move data
- * when someone calls in, so a PE that sits in computation would stall
- * every peer that targets it.  A progress thread calls in for it, polling
- * with a backoff that restarts whenever it sees work, and keeping away
- * while the application thread calls in itself.
+ * Data progress is manual on every provider (ofi_setup.c asks for it):
+ * data moves only when someone calls in, so a PE that sits in computation
+ * would stall every peer that targets it.  A progress thread calls in for
+ * it, polling with a backoff that restarts whenever it sees work, and
+ * keeping away while the application thread calls in itself.  A full
+ * transmit queue drains the context before the retry (flow control), and
+ * where incoming operations cannot be counted the poll stamp assumes some
+ * now and then (hps_ofi_poll).
  *
  * Nothing here blocks inside the provider.  Blocking needs wait objects,
  * and on tcp;ofi_rxm their mere existence makes every completion signal a
