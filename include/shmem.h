@@ -5,8 +5,9 @@
  * The typed routine families are declared by macros over the type tables of
  * the OpenSHMEM 1.5 specification (section 9), so the list of types lives in
  * one place: HPS_SHMEM_*_TYPES(X, A) call X(TYPE, TYPENAME, A) once per row (A
- * is passed through, for the _Generic lists' routine suffix).  The library defines the routines with the same tables, so a type cannot be
- * declared here and missing there.  Names starting with HPS_SHMEM_/hps_shmem_
+ * is passed through, for the _Generic lists' routine suffix).  The library
+ * defines the routines with the same tables, so a type cannot be declared
+ * here and missing there.  Names starting with HPS_SHMEM_/hps_shmem_
  * are this header's plumbing, not API.
  *
  * Build: build/bin/oshcc prog.c, or cc prog.c $(pkg-config --cflags --libs
@@ -104,64 +105,80 @@ extern struct hps_shmem_team hps_shmem_team_world, hps_shmem_team_shared;
 
 /* ---- type tables (OpenSHMEM 1.5, section 9) ------------------------------------ */
 
-/* Standard RMA types whose C types are distinct (usable in _Generic). */
-#define HPS_SHMEM_STD_TYPES(X, A) \
+/*
+ * Each table is two lists: _C, the rows whose C types are distinct from one
+ * another (int, unsigned long ...), and _FIX, the fixed-width rows (int32_t,
+ * size_t ...), which alias some C type or other depending on the platform.
+ * _TYPES is both, for declaring and defining the typed routines.  The C11
+ * generics (hpsync/shmem/generic.h) keep the two apart: a _Generic list
+ * may not name one type twice, so the _FIX rows are chained one per nested
+ * selection after the _C list, where an alias of a listed type is never
+ * reached and a row that aliases nothing listed (int32_t in the bitwise
+ * AMO table, which lists no int) still is.
+ */
+
+/* Table 5: standard RMA types (RMA and collective data movement). */
+#define HPS_SHMEM_RMA_C(X, A) \
     X(float, float, A) X(double, double, A) X(long double, longdouble, A) X(char, char, A) \
     X(signed char, schar, A) X(short, short, A) X(int, int, A) X(long, long, A) X(long long, longlong, A) \
     X(unsigned char, uchar, A) X(unsigned short, ushort, A) X(unsigned int, uint, A) \
     X(unsigned long, ulong, A) X(unsigned long long, ulonglong, A)
-/* The fixed-width rows: aliases of the above, so never in a _Generic list. */
-#define HPS_SHMEM_FIXED_TYPES(X, A) \
+#define HPS_SHMEM_RMA_FIX(X, A) \
     X(int8_t, int8, A) X(int16_t, int16, A) X(int32_t, int32, A) X(int64_t, int64, A) \
     X(uint8_t, uint8, A) X(uint16_t, uint16, A) X(uint32_t, uint32, A) X(uint64_t, uint64, A) \
     X(size_t, size, A) X(ptrdiff_t, ptrdiff, A)
-/* Table 5: RMA and collective data movement. */
-#define HPS_SHMEM_RMA_TYPES(X, A) HPS_SHMEM_STD_TYPES(X, A) HPS_SHMEM_FIXED_TYPES(X, A)
+#define HPS_SHMEM_RMA_TYPES(X, A) HPS_SHMEM_RMA_C(X, A) HPS_SHMEM_RMA_FIX(X, A)
+#define HPS_SHMEM_STD_TYPES HPS_SHMEM_RMA_C
+#define HPS_SHMEM_FIXED_TYPES HPS_SHMEM_RMA_FIX
 /* Sized RMA: SIZE in bits, the C type that carries one element. */
 #define HPS_SHMEM_SIZES(X, A) X(8, uint8_t, A) X(16, uint16_t, A) X(32, uint32_t, A) \
     X(64, uint64_t, A) X(128, hps_shmem_u128_t, A)
 typedef struct { uint64_t w[2]; } hps_shmem_u128_t;
 
-/* Table 6: standard AMO types (all operations but the bitwise ones). */
+/* Table 6: standard AMO types (compare_swap, fetch_inc, inc, fetch_add, add). */
 #define HPS_SHMEM_AMO_STD_C(X, A) \
     X(int, int, A) X(long, long, A) X(long long, longlong, A) \
     X(unsigned int, uint, A) X(unsigned long, ulong, A) X(unsigned long long, ulonglong, A)
-#define HPS_SHMEM_AMO_STD_TYPES(X, A) HPS_SHMEM_AMO_STD_C(X, A) \
+#define HPS_SHMEM_AMO_STD_FIX(X, A) \
     X(int32_t, int32, A) X(int64_t, int64, A) X(uint32_t, uint32, A) X(uint64_t, uint64, A) \
     X(size_t, size, A) X(ptrdiff_t, ptrdiff, A)
-/* Extended AMO types (fetch, set, swap) add the floating types. */
+#define HPS_SHMEM_AMO_STD_TYPES(X, A) HPS_SHMEM_AMO_STD_C(X, A) HPS_SHMEM_AMO_STD_FIX(X, A)
+/* Table 7: extended AMO types (fetch, set, swap) add the floating types. */
 #define HPS_SHMEM_AMO_EXT_C(X, A) HPS_SHMEM_AMO_STD_C(X, A) X(float, float, A) X(double, double, A)
+#define HPS_SHMEM_AMO_EXT_FIX HPS_SHMEM_AMO_STD_FIX
 #define HPS_SHMEM_AMO_EXT_TYPES(X, A) HPS_SHMEM_AMO_STD_TYPES(X, A) X(float, float, A) X(double, double, A)
-/* Bitwise AMO types (and, or, xor and their fetching forms). */
+/* Table 8: bitwise AMO types (and, or, xor and their fetching forms). */
 #define HPS_SHMEM_AMO_BIT_C(X, A) X(unsigned int, uint, A) X(unsigned long, ulong, A) X(unsigned long long, ulonglong, A)
-#define HPS_SHMEM_AMO_BIT_TYPES(X, A) HPS_SHMEM_AMO_BIT_C(X, A) \
+#define HPS_SHMEM_AMO_BIT_FIX(X, A) \
     X(int32_t, int32, A) X(int64_t, int64, A) X(uint32_t, uint32, A) X(uint64_t, uint64, A)
+#define HPS_SHMEM_AMO_BIT_TYPES(X, A) HPS_SHMEM_AMO_BIT_C(X, A) HPS_SHMEM_AMO_BIT_FIX(X, A)
 
 /* Table 10: point-to-point synchronisation (wait_until, test). */
 #define HPS_SHMEM_SYNC_C(X, A) \
     X(short, short, A) X(int, int, A) X(long, long, A) X(long long, longlong, A) \
     X(unsigned short, ushort, A) X(unsigned int, uint, A) X(unsigned long, ulong, A) \
     X(unsigned long long, ulonglong, A)
-#define HPS_SHMEM_SYNC_TYPES(X, A) HPS_SHMEM_SYNC_C(X, A) \
-    X(int32_t, int32, A) X(int64_t, int64, A) X(uint32_t, uint32, A) X(uint64_t, uint64, A) \
-    X(size_t, size, A) X(ptrdiff_t, ptrdiff, A)
+#define HPS_SHMEM_SYNC_FIX HPS_SHMEM_AMO_STD_FIX
+#define HPS_SHMEM_SYNC_TYPES(X, A) HPS_SHMEM_SYNC_C(X, A) HPS_SHMEM_SYNC_FIX(X, A)
 
 /* Table 11: reductions.  Bitwise (and, or, xor), ordered (min, max) and
  * arithmetic (sum, prod: the ordered types plus the complex ones). */
 #define HPS_SHMEM_REDUCE_BIT_C(X, A) \
     X(unsigned char, uchar, A) X(unsigned short, ushort, A) X(unsigned int, uint, A) \
     X(unsigned long, ulong, A) X(unsigned long long, ulonglong, A)
-#define HPS_SHMEM_REDUCE_BIT_TYPES(X, A) HPS_SHMEM_REDUCE_BIT_C(X, A) \
+#define HPS_SHMEM_REDUCE_BIT_FIX(X, A) \
     X(int8_t, int8, A) X(int16_t, int16, A) X(int32_t, int32, A) X(int64_t, int64, A) \
     X(uint8_t, uint8, A) X(uint16_t, uint16, A) X(uint32_t, uint32, A) X(uint64_t, uint64, A) X(size_t, size, A)
+#define HPS_SHMEM_REDUCE_BIT_TYPES(X, A) HPS_SHMEM_REDUCE_BIT_C(X, A) HPS_SHMEM_REDUCE_BIT_FIX(X, A)
 #define HPS_SHMEM_REDUCE_ORD_C(X, A) \
     X(char, char, A) X(signed char, schar, A) X(short, short, A) X(int, int, A) X(long, long, A) \
     X(long long, longlong, A) HPS_SHMEM_REDUCE_BIT_C(X, A) \
     X(float, float, A) X(double, double, A) X(long double, longdouble, A)
-#define HPS_SHMEM_REDUCE_ORD_TYPES(X, A) HPS_SHMEM_REDUCE_ORD_C(X, A) X(ptrdiff_t, ptrdiff, A) \
-    X(int8_t, int8, A) X(int16_t, int16, A) X(int32_t, int32, A) X(int64_t, int64, A) \
-    X(uint8_t, uint8, A) X(uint16_t, uint16, A) X(uint32_t, uint32, A) X(uint64_t, uint64, A) X(size_t, size, A)
+#define HPS_SHMEM_REDUCE_ORD_FIX(X, A) X(ptrdiff_t, ptrdiff, A) HPS_SHMEM_REDUCE_BIT_FIX(X, A)
+#define HPS_SHMEM_REDUCE_ORD_TYPES(X, A) HPS_SHMEM_REDUCE_ORD_C(X, A) HPS_SHMEM_REDUCE_ORD_FIX(X, A)
 #define HPS_SHMEM_REDUCE_CPLX_TYPES(X, A) X(double _Complex, complexd, A) X(float _Complex, complexf, A)
+#define HPS_SHMEM_REDUCE_ARITH_C(X, A) HPS_SHMEM_REDUCE_ORD_C(X, A) HPS_SHMEM_REDUCE_CPLX_TYPES(X, A)
+#define HPS_SHMEM_REDUCE_ARITH_FIX HPS_SHMEM_REDUCE_ORD_FIX
 
 /* The deprecated (1.3) *_to_all reductions' tables. */
 #define HPS_SHMEM_TOALL_BIT_TYPES(X, A) X(short, short, A) X(int, int, A) X(long, long, A) X(long long, longlong, A)
@@ -171,6 +188,10 @@ typedef struct { uint64_t w[2]; } hps_shmem_u128_t;
  * swap, fetch, set also on the floating types. */
 #define HPS_SHMEM_OLD_AMO_TYPES(X, A) X(int, int, A) X(long, long, A) X(long long, longlong, A)
 #define HPS_SHMEM_OLD_AMO_EXT_TYPES(X, A) HPS_SHMEM_OLD_AMO_TYPES(X, A) X(float, float, A) X(double, double, A)
+#define HPS_SHMEM_OLD_AMO_C HPS_SHMEM_OLD_AMO_TYPES
+#define HPS_SHMEM_OLD_AMO_EXT_C HPS_SHMEM_OLD_AMO_EXT_TYPES
+#define HPS_SHMEM_OLD_AMO_FIX(X, A)
+#define HPS_SHMEM_OLD_AMO_EXT_FIX(X, A)
 
 /* Operation lists: X(OP, A) per reduction operator. */
 #define HPS_SHMEM_REDUCE_BIT_OPS(X, A) X(and, A) X(or, A) X(xor, A)

@@ -145,15 +145,19 @@ int hps_bench_become_multithreaded(void);
  * the start and stop handshake.
  */
 typedef struct hps_bench_gate {
-    atomic_int go, stop, ready;
+    atomic_int go, stop, ready, started;
 } hps_bench_gate_t;
 
-/* Worker side: announce readiness, then spin until the run starts. */
+/* Worker side: announce readiness, spin until the run starts, then say it
+ * has started (the run lasts at least its duration after the last worker
+ * did, so a worker the scheduler kept off the CPU is not stopped before its
+ * first operation). */
 static inline void hps_bench_gate_enter(hps_bench_gate_t *g)
 {
     atomic_fetch_add_explicit(&g->ready, 1, memory_order_release);
     while (!atomic_load_explicit(&g->go, memory_order_acquire))
         ;
+    atomic_fetch_add_explicit(&g->started, 1, memory_order_relaxed);
 }
 
 /* Worker side, once per operation: nonzero once the run is over. */
@@ -183,9 +187,9 @@ typedef struct hps_bench_totals {
 } hps_bench_totals_t;
 
 /*
- * Allocate n workers of size bytes each (64-byte aligned, zeroed, index set),
- * start fn on each, wait until all are at the gate, release them, sleep
- * duration_ms, stop and join them, and fill *out.  Returns the workers (the
+ * Reset the gate, allocate n workers of size bytes each (64-byte aligned,
+ * zeroed, index set), start fn on each, wait until all are at the gate, release them, sleep
+ * duration_ms once all have started, stop and join them, and fill *out.  Returns the workers (the
  * caller reads what else they counted, then frees them), or NULL after
  * logging.  Elapsed runs to the last thread's exit: a preempted holder is
  * charged.

@@ -61,6 +61,11 @@ void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)
         return NULL;
     }
     memset(mem, 0, size * (size_t)n);
+    /* A program may run several timed runs on one gate. */
+    atomic_store(&g->go, 0);
+    atomic_store(&g->stop, 0);
+    atomic_store(&g->ready, 0);
+    atomic_store(&g->started, 0);
     for (int i = 0; i < n; i++) {
         hps_bench_worker_t *w = (hps_bench_worker_t *)(mem + size * (size_t)i);
         w->index = i;
@@ -77,6 +82,13 @@ void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)
     }
     uint64_t t0 = hps_bench_now_ns();
     atomic_store_explicit(&g->go, 1, memory_order_release);
+    /* On a loaded machine a released worker may not run for a whole time
+     * slice (tens of ms); a short run would then stop it before its first
+     * operation and report 0 ops/s.  The delay stays in the elapsed time. */
+    while (atomic_load_explicit(&g->started, memory_order_relaxed) != n) {
+        struct timespec nap = { 0, 100000 };
+        nanosleep(&nap, NULL);
+    }
     struct timespec d = { duration_ms / 1000, (duration_ms % 1000) * 1000000L };
     while (nanosleep(&d, &d) != 0 && errno == EINTR)
         ;

@@ -19,6 +19,9 @@
  *       block: the run cachegrind simulates.
  *   --mode mix --pattern local|prodcons --threads T --duration-ms D [--window W]
  *       malloc/free operations per second and peak RSS.
+ *   --mode mix --pattern large|stress|server|pipeline --threads T --duration-ms D
+ *       the same figures for the patterns of patterns.c (their own windows
+ *       and sizes; --window does not apply).
  *
  * The L1 geometry used for set indices (and shown to cachegrind by the
  * CLI) is read from sysfs and printed in every document.
@@ -35,7 +38,9 @@ static void usage(void)
             "usage: hps-bench-malloc --mode spread [--warmup N]\n"
             "       hps-bench-malloc --mode ring [--laps N] [--reps R] [--sim]\n"
             "       hps-bench-malloc --mode mix --pattern local|prodcons --threads T "
-            "--duration-ms D [--window W]\n");
+            "--duration-ms D [--window W]\n"
+            "       hps-bench-malloc --mode mix --pattern large|stress|server|pipeline "
+            "--threads T --duration-ms D\n");
 }
 
 /* ---- cache geometry from sysfs --------------------------------------------- */

@@ -6,7 +6,8 @@
  * allocator it measures; every document says which shared object really
  * provided malloc.  Parts: spread.c (where back-to-back blocks land in the
  * L1), ring.c (the ring traversal, timed or under cachegrind), mix.c
- * (malloc/free throughput and peak RSS).  Each part measures first and emits
+ * (malloc/free throughput and peak RSS), patterns.c (large blocks, a
+ * cross-thread stress, a server, a pipeline: throughput and peak RSS).  Each part measures first and emits
  * its rows afterwards, when bench_malloc.c writes the document.
  */
 #ifndef HPS_MALLOC_BENCH_H
@@ -100,8 +101,9 @@ void mb_ring_emit(void);
 
 /* ---- mix.c ---------------------------------------------------------------- */
 
-/* pattern "local" (every thread its own window) or "prodcons" (pairs:
- * producers allocate, consumers free); 0, 1 on failure, 2 on bad args. */
+/* pattern "local" (every thread its own window), "prodcons" (pairs:
+ * producers allocate, consumers free), or one of patterns.c's; 0, 1 on
+ * failure, 2 on bad args. */
 int mb_mix_run(const char *pattern, int threads, long duration_ms, long window);
 void mb_mix_emit(void);
 
@@ -110,6 +112,74 @@ typedef struct mb_window {
     mb_block_t *slot;
     long n;
 } mb_window_t;
+
+/* An array of n empty slots; 0, or -1 when out of memory. */
+int mb_window_init(mb_window_t *w, long n);
+/* Free slot i's block after checking its stamp; -1 if it was damaged. */
+int mb_window_drop(mb_window_t *w, long i);
+/* A new block of a mix size, stamped; 0, or -1 when malloc failed. */
+int mb_new_block(mb_block_t *b, uint64_t *seed);
+/* Wait politely: spin a little, then give the CPU away (a pair may share
+ * one CPU with the other pair, and spinning would only starve the partner). */
+void mb_backoff(int *spins);
+/* The process's peak RSS in KiB; *source says what was read (VmHWM from
+ * /proc/self/status, or getrusage's ru_maxrss where /proc is missing). */
+long mb_peak_rss_kib(const char **source);
+
+/*
+ * The indices of a single-producer single-consumer ring (mix.c's prodcons,
+ * patterns.c's pipeline), each on its own line so the two threads do not
+ * false-share what they each write.  The waits return 0 once the run is
+ * stopped (g), 1 when the slot is there.
+ */
+typedef struct mb_ring {
+    _Alignas(64) atomic_ulong head;          /* consumer's */
+    _Alignas(64) atomic_ulong tail;          /* producer's */
+} mb_ring_t;
+
+/* Producer: wait for room for item tail in a ring of depth slots. */
+static inline int mb_ring_wait_room(mb_ring_t *r, unsigned long tail, unsigned long depth,
+                                    hps_bench_gate_t *g)
+{
+    int spins = 0;
+    /* Acquire: the consumer is done with the slot before we reuse it. */
+    while (tail - atomic_load_explicit(&r->head, memory_order_acquire) == depth)
+        if (hps_bench_gate_stopped(g))
+            return 0;
+        else
+            mb_backoff(&spins);
+    return !hps_bench_gate_stopped(g);
+}
+
+/* Consumer: wait for item head. */
+static inline int mb_ring_wait_item(mb_ring_t *r, unsigned long head, hps_bench_gate_t *g)
+{
+    int spins = 0;
+    /* Acquire: pairs with the producer's release of tail. */
+    while (head == atomic_load_explicit(&r->tail, memory_order_acquire))
+        if (hps_bench_gate_stopped(g))
+            return 0;
+        else
+            mb_backoff(&spins);
+    return !hps_bench_gate_stopped(g);
+}
+
+/* Publish an index: release, so the slot's contents (the producer's block
+ * and its stamp; the consumer being done with it) are seen before it. */
+static inline void mb_ring_publish(atomic_ulong *index, unsigned long value)
+{
+    atomic_store_explicit(index, value, memory_order_release);
+}
+
+/* ---- patterns.c ------------------------------------------------------------- */
+
+/* Is name one of patterns.c's (large, stress, server, pipeline)? */
+int mb_pattern_known(const char *name);
+/* Run pattern name with threads threads for duration_ms; the operation
+ * counts and the peak RSS right after the run.  0, 1 on failure (a broken
+ * block or a failed malloc), 2 on bad arguments. */
+int mb_pattern_run(const char *name, int threads, long duration_ms, hps_bench_totals_t *t,
+                   uint64_t *mallocs, uint64_t *frees, long *rss_peak_kib);
 
 /*
  * The warm-up spread.c runs: ops operations of the mix on a fresh window of

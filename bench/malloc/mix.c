@@ -29,15 +29,14 @@
 #include <sys/resource.h>
 #include "malloc_bench.h"
 
-static int window_init(mb_window_t *w, long n)
+int mb_window_init(mb_window_t *w, long n)
 {
     w->n = n;
     w->slot = calloc((size_t)n, sizeof *w->slot);
     return w->slot ? 0 : -1;
 }
 
-/* Free slot i's block after checking its stamp; -1 if it was damaged. */
-static int window_drop(mb_window_t *w, long i)
+int mb_window_drop(mb_window_t *w, long i)
 {
     int ok = mb_stamp_ok(&w->slot[i]);
     free(w->slot[i].p);
@@ -51,7 +50,7 @@ static int window_thin(mb_window_t *w, long keep)
     int rc = 0;
     for (long i = 0; i < w->n; i++)
         if (w->slot[i].p && !(keep && i % keep == 0))
-            rc |= window_drop(w, i);
+            rc |= mb_window_drop(w, i);
     return rc;
 }
 
@@ -63,8 +62,7 @@ int mb_window_free(mb_window_t *w)
     return rc;
 }
 
-/* A new block of a mix size, stamped; 0, or -1 when malloc failed. */
-static inline int new_block(mb_block_t *b, uint64_t *seed)
+int mb_new_block(mb_block_t *b, uint64_t *seed)
 {
     b->size = mb_mix_size(seed);
     b->tag = hps_xorshift64(seed);
@@ -80,8 +78,8 @@ static inline int window_step(mb_window_t *w, uint64_t *seed)
 {
     long i = (long)(hps_xorshift64(seed) % (uint64_t)w->n);
     if (w->slot[i].p)
-        return window_drop(w, i) ? -1 : 1;
-    return new_block(&w->slot[i], seed);
+        return mb_window_drop(w, i) ? -1 : 1;
+    return mb_new_block(&w->slot[i], seed);
 }
 
 /* ---- warm-up (spread.c) ---------------------------------------------------- */
@@ -89,7 +87,7 @@ static inline int window_step(mb_window_t *w, uint64_t *seed)
 long mb_warm_up(long ops, long slots, mb_window_t *w)
 {
     uint64_t seed = MB_SEED ^ 0x77;
-    if (window_init(w, slots)) {
+    if (mb_window_init(w, slots)) {
         hps_bench_log("out of memory");
         return -1;
     }
@@ -114,11 +112,9 @@ long mb_warm_up(long ops, long slots, mb_window_t *w)
 #define QUEUE_SLOTS 1024          /* power of two */
 #define SPINS_BEFORE_YIELD 64
 
-/* A pair's queue: head and tail on their own lines so the two threads do
- * not false-share the indices they each write. */
+/* A pair's queue of blocks. */
 struct queue {
-    _Alignas(64) atomic_ulong head;          /* consumer's */
-    _Alignas(64) atomic_ulong tail;          /* producer's */
+    mb_ring_t r;
     _Alignas(64) mb_block_t item[QUEUE_SLOTS];
 };
 
@@ -150,7 +146,7 @@ static struct {
  * process reports at least 20 MiB whatever it does itself.  ru_maxrss is
  * the fallback where /proc is missing (*source says which was read).
  */
-static long peak_rss_kib(const char **source)
+long mb_peak_rss_kib(const char **source)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
@@ -190,9 +186,7 @@ out:
     return NULL;
 }
 
-/* Wait politely: spin a little, then give the CPU away (a pair may share
- * one CPU with the other pair, and spinning would only starve the partner). */
-static void backoff(int *spins)
+void mb_backoff(int *spins)
 {
     if (++*spins < SPINS_BEFORE_YIELD) {
         hps_cpu_relax();
@@ -208,20 +202,13 @@ static void *producer(void *arg)
     struct queue *q = me->q;
     uint64_t seed = MB_SEED + (uint64_t)me->head.index * 0x1000193;
     unsigned long tail = 0;
-    int spins = 0;
     hps_bench_gate_enter(&g_gate);
-    while (!hps_bench_gate_stopped(&g_gate)) {
-        /* Acquire: the consumer has finished with a slot before we reuse it. */
-        if (tail - atomic_load_explicit(&q->head, memory_order_acquire) == QUEUE_SLOTS) {
-            backoff(&spins);
-            continue;
-        }
-        if (new_block(&q->item[tail % QUEUE_SLOTS], &seed)) {
+    while (mb_ring_wait_room(&q->r, tail, QUEUE_SLOTS, &g_gate)) {
+        if (mb_new_block(&q->item[tail % QUEUE_SLOTS], &seed)) {
             me->failed = 1;
             break;
         }
-        /* Release: the slot (and the block's stamp) is visible before the index. */
-        atomic_store_explicit(&q->tail, ++tail, memory_order_release);
+        mb_ring_publish(&q->r.tail, ++tail);
         me->mallocs++;
     }
     hps_bench_worker_done(&me->head, me->mallocs);
@@ -234,25 +221,18 @@ static void *consumer(void *arg)
     struct queue *q = me->q;
     uint64_t seed = MB_SEED + (uint64_t)me->head.index * 0x1000193;
     unsigned long head = 0;
-    int spins = 0;
     hps_bench_gate_enter(&g_gate);
-    while (!hps_bench_gate_stopped(&g_gate)) {
-        /* Acquire: pairs with the producer's release of tail. */
-        if (head == atomic_load_explicit(&q->tail, memory_order_acquire)) {
-            backoff(&spins);
-            continue;
-        }
+    while (mb_ring_wait_item(&q->r, head, &g_gate)) {
         long i = (long)(hps_xorshift64(&seed) % (uint64_t)me->w.n);
         if (me->w.slot[i].p) {
-            if (window_drop(&me->w, i)) {
+            if (mb_window_drop(&me->w, i)) {
                 me->failed = 1;
                 break;
             }
             me->frees++;
         }
         me->w.slot[i] = q->item[head % QUEUE_SLOTS];
-        /* Release: we are done reading the slot before the producer may refill it. */
-        atomic_store_explicit(&q->head, ++head, memory_order_release);
+        mb_ring_publish(&q->r.head, ++head);
     }
     hps_bench_worker_done(&me->head, me->frees);
     return NULL;
@@ -268,7 +248,7 @@ static void *start(void *arg)
     }
     /* Each thread allocates its own window: first touch and, for
      * per-thread heaps, ownership belong to the thread that uses it. */
-    if (window_init(&me->w, g_mix.window)) {
+    if (mb_window_init(&me->w, g_mix.window)) {
         me->failed = 1;
         hps_bench_gate_enter(&g_gate);
         hps_bench_worker_done(&me->head, 0);
@@ -287,9 +267,9 @@ static int drain(struct mix_worker *w, int n)
     }
     for (int p = 0; g_mix.prodcons && p < n / 2; p++) {
         struct queue *q = &g_mix.queues[p];
-        for (unsigned long h = atomic_load(&q->head); h != atomic_load(&q->tail); h++) {
+        for (unsigned long h = atomic_load(&q->r.head); h != atomic_load(&q->r.tail); h++) {
             mb_window_t one = { &q->item[h % QUEUE_SLOTS], 1 };
-            rc |= window_drop(&one, 0);
+            rc |= mb_window_drop(&one, 0);
         }
     }
     return rc;
@@ -298,18 +278,28 @@ static int drain(struct mix_worker *w, int n)
 int mb_mix_run(const char *pattern, int threads, long duration_ms, long window)
 {
     int prodcons = !strcmp(pattern, "prodcons");
+    g_mix.pattern = pattern;
+    g_mix.threads = threads;
+    g_mix.duration_ms = duration_ms;
+    if (mb_pattern_known(pattern)) {
+        /* The patterns of patterns.c: their own windows and sizes. */
+        g_mix.window = 0;
+        g_mix.rss_start_kib = mb_peak_rss_kib(&g_mix.rss_source);
+        int rc = mb_pattern_run(pattern, threads, duration_ms, &g_mix.t, &g_mix.mallocs,
+                                &g_mix.frees, &g_mix.rss_peak_kib);
+        if (rc == 1)
+            hps_bench_log("a malloc failed or a block was overwritten: the allocator is broken");
+        return rc;
+    }
     if (!prodcons && strcmp(pattern, "local") != 0) {
-        hps_bench_log("--pattern must be local or prodcons");
+        hps_bench_log("--pattern must be local, prodcons, large, stress, server or pipeline");
         return 2;
     }
     if (prodcons && threads % 2) {
         hps_bench_log("--pattern prodcons needs an even --threads (producer/consumer pairs)");
         return 2;
     }
-    g_mix.pattern = pattern;
-    g_mix.threads = threads;
     g_mix.prodcons = prodcons;
-    g_mix.duration_ms = duration_ms;
     g_mix.window = window;
     if (prodcons) {
         g_mix.queues = aligned_alloc(64, sizeof(struct queue) * (size_t)(threads / 2));
@@ -319,12 +309,12 @@ int mb_mix_run(const char *pattern, int threads, long duration_ms, long window)
         }
         memset(g_mix.queues, 0, sizeof(struct queue) * (size_t)(threads / 2));
     }
-    g_mix.rss_start_kib = peak_rss_kib(&g_mix.rss_source);
+    g_mix.rss_start_kib = mb_peak_rss_kib(&g_mix.rss_source);
     struct mix_worker *w = hps_bench_run_workers(&g_gate, threads, sizeof *w, start,
                                                  duration_ms, &g_mix.t);
     if (!w)
         return 1;
-    g_mix.rss_peak_kib = peak_rss_kib(&g_mix.rss_source);
+    g_mix.rss_peak_kib = mb_peak_rss_kib(&g_mix.rss_source);
     for (int i = 0; i < threads; i++) {
         g_mix.mallocs += w[i].mallocs;
         g_mix.frees += w[i].frees;

@@ -94,9 +94,6 @@ int main(int argc, char **argv)
         for (int m = 0; m < 2; m++)
             for (int t = 1; t <= nt; t++) {
                 memcpy(g_cpus, cpus[m], sizeof(int) * (size_t)t);
-                atomic_store(&g_gate.go, 0);
-                atomic_store(&g_gate.stop, 0);
-                atomic_store(&g_gate.ready, 0);
                 uint64_t before = atomic_load(&g_word.word);
                 hps_bench_totals_t tot;
                 struct worker *w = hps_bench_run_workers(&g_gate, t, sizeof *w, hammer, dur, &tot);

@@ -15,7 +15,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -59,12 +59,13 @@ class Params:
     mix_rounds: int              # interleaved mix processes per scenario and allocator
     window: int                  # slots per thread in the mix
     warmup: int                  # mixed operations before the "warm" spread
+    patterns: list[tuple[str, int]] = field(default_factory=list)  # (pattern, threads)
     quick: bool = False
 
 
 def make_params(quick: bool, allocators: Sequence[str] | None = None, reps: int | None = None,
                 duration_ms: int | None = None, threads: Sequence[int] | None = None) -> Params:
-    """Defaults: --quick takes about 10 s here with six allocators, a full run about 80 s."""
+    """Defaults: --quick takes about 15 s here with six allocators, a full run about 2.5 min."""
     return Params(
         allocators=list(allocators) if allocators else list(mallocs.ALLOCATORS),
         rounds=reps or (3 if quick else 5),
@@ -78,8 +79,16 @@ def make_params(quick: bool, allocators: Sequence[str] | None = None, reps: int 
         mix_rounds=reps or (1 if quick else 5),
         window=16384,
         warmup=20000,
+        patterns=pattern_scenarios(threads or [2, 4]),
         quick=quick,
     )
+
+
+def pattern_scenarios(threads: Sequence[int]) -> list[tuple[str, int]]:
+    """The patterns of existing benchmarks: large blocks on one thread, the
+    stress on the most threads asked for, the server and the pipeline on
+    two (a producer/consumer pair), as the issue measured them."""
+    return [("large", 1), ("stress", max(threads)), ("server", 2), ("pipeline", 2)]
 
 
 def scenarios(threads: Sequence[int]) -> list[tuple[str, int]]:
@@ -212,7 +221,8 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
     run = _Runner(log)
     by_name = {a.name: a for a in present}
     names = [a.name for a in present]
-    samples: dict[str, list[dict[str, Any]]] = {"spread": [], "ring": [], "cachegrind": [], "mix": []}
+    samples: dict[str, list[dict[str, Any]]] = {"spread": [], "ring": [], "cachegrind": [], "mix": [],
+                                                "patterns": []}
     first: dict[str, Any] = {}
     timed_layout: dict[tuple[str, int], list[int]] = {}
     started = time.monotonic()
@@ -243,21 +253,23 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
     cg = _cachegrind(params, prog, [by_name[n] for n in names], first, timed_layout, run, log)
     samples["cachegrind"] = cg.pop("samples")
 
-    mix = scenarios(params.threads)
-    log(f"throughput: {', '.join(f'{p} {t}T' for p, t in mix)}, {params.duration_ms} ms each, "
+    mix = [("mix", p, t) for p, t in scenarios(params.threads)]
+    mix += [("patterns", p, t) for p, t in params.patterns]
+    log(f"throughput: {', '.join(f'{p} {t}T' for _, p, t in mix)}, {params.duration_ms} ms each, "
         f"{params.mix_rounds} round(s)")
     for rnd in range(params.mix_rounds):
-        for pattern, threads in mix:
+        for part, pattern, threads in mix:
+            window = ["--window", str(params.window)] if part == "mix" else []
             for name in locks.interleaved_order(rnd, names):
                 doc = run(by_name[name], [prog, "--mode", "mix", "--pattern", pattern,
                                           "--threads", str(threads), "--duration-ms",
-                                          str(params.duration_ms), "--window", str(params.window)])
+                                          str(params.duration_ms), *window])
                 if doc:
                     row = doc["rows"][0]
-                    samples["mix"].append({"allocator": name, "round": rnd, "pattern": pattern,
-                                           "threads": threads, "ops_per_sec": row["ops_per_sec"],
-                                           "rss_peak_kib": row["rss_peak_kib"],
-                                           "rss_start_kib": row["rss_start_kib"]})
+                    samples[part].append({"allocator": name, "round": rnd, "pattern": pattern,
+                                          "threads": threads, "ops_per_sec": row["ops_per_sec"],
+                                          "rss_peak_kib": row["rss_peak_kib"],
+                                          "rss_start_kib": row["rss_start_kib"]})
         log(f"  round {rnd + 1}/{params.mix_rounds} done")
 
     allocators: dict[str, dict[str, Any]] = {}

@@ -1,24 +1,25 @@
 # SPDX-License-Identifier: MIT
-"""`hpsync bench shmem`: OpenSHMEM at 2 PEs, hpsync on-node, hpsync over
-libfabric (shm and tcp;ofi_rxm) and Open MPI's OSHMEM when installed, plus
-callgrind instruction counts and oshrun launch times.
+"""`hpsync bench shmem`: OpenSHMEM at 2 and 4 PEs, hpsync on-node, hpsync
+over libfabric (shm, tcp;ofi_rxm, sockets) and Open MPI's OSHMEM when
+installed, plus callgrind instruction counts and launch times.
 
 Measurement only: runs build/bin/hps-bench-shmem (and the same source built
 with Open MPI's oshcc) under each launcher, hps-bench-ofi-raw for the bare
-libfabric baseline, hps-shmem-icount under callgrind.  hpsync.shmembench
-turns the samples into rows, verdicts and text.
+libfabric baseline, hps-shmem-icount under callgrind.  Every test has a
+time limit: one that hangs becomes a "did not finish" row and the run goes
+on with the next.  hpsync.shmembench turns the samples into rows, verdicts
+and text.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,7 +33,7 @@ RAW = "hps-bench-ofi-raw"
 OMPI_OSHRUN = "/usr/bin/oshrun"
 OMPI_OSHCC = "/usr/bin/oshcc"
 # Open MPI as root on 2 cores, loopback only.
-OMPI_ARGS = ["--allow-run-as-root", "--oversubscribe", "-np", "2"]
+OMPI_ARGS = ["--allow-run-as-root", "--oversubscribe"]
 OMPI_ENV = {"OMPI_MCA_btl_tcp_if_include": "lo", "OMPI_MCA_oob_tcp_if_include": "lo",
             "UCX_TLS": "self,sm"}
 VARIANT_ENV: dict[str, dict[str, str]] = {
@@ -40,7 +41,10 @@ VARIANT_ENV: dict[str, dict[str, str]] = {
     "hpsync-ofi-shm": {"HPSYNC_SHMEM_TRANSPORT": "ofi", "HPSYNC_SHMEM_PROVIDER": "shm"},
     "hpsync-ofi-tcp": {"HPSYNC_SHMEM_TRANSPORT": "ofi", "HPSYNC_SHMEM_PROVIDER": "tcp;ofi_rxm",
                        "FI_TCP_IFACE": "lo"},
+    "hpsync-ofi-sockets": {"HPSYNC_SHMEM_TRANSPORT": "ofi", "HPSYNC_SHMEM_PROVIDER": "sockets"},
 }
+# The busy loops of --load: plain shell loops at normal priority.
+LOAD_ARGV = ["/bin/sh", "-c", "while :; do :; done"]
 
 
 @dataclass(frozen=True)
@@ -53,22 +57,28 @@ class Params:
     icount_n: int
     launches: int
     quick: bool = False
+    npes: list[int] = field(default_factory=lambda: list(shmembench.NPES))
+    limit_s: float = 30.0
+    load: int = 0
 
 
-def make_params(quick: bool, variants: list[str] | None = None, rounds: int | None = None) -> Params:
-    """--quick: about 30 s here; full: a few minutes."""
+def make_params(quick: bool, variants: list[str] | None = None, rounds: int | None = None,
+                load: int = 0) -> Params:
+    """--quick: about a minute here; full: several minutes."""
     return Params(variants=list(variants) if variants else list(shmembench.VARIANTS),
                   rounds=rounds or (1 if quick else 3), time_ms=10 if quick else 40,
                   reps=3 if quick else 5, max_size=(1 << 16) if quick else (1 << 20),
-                  icount_n=1000, launches=5 if quick else 10, quick=quick)
+                  icount_n=1000, launches=5 if quick else 10, quick=quick,
+                  limit_s=20.0 if quick else 30.0, load=load)
 
 
 def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str]:
     try:
         p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
                            check=False)
-    except subprocess.TimeoutExpired:
-        return -1, "", f"timed out after {timeout:.0f} s"
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        return -1, out, f"timed out after {timeout:.0f} s"
     except OSError as exc:
         return -1, "", exc.strerror or str(exc)
     return p.returncode, p.stdout, p.stderr
@@ -91,31 +101,64 @@ def build_oshmem(tmp: Path) -> tuple[str | None, str | None]:
     return str(out), None
 
 
-def run_variant(variant: str, params: Params, oshmem_prog: str | None,
-                timeout: float = 600) -> tuple[dict[str, Any] | None, str | None]:
-    """One run of the benchmark for a variant: (document, note)."""
-    args = ["--time-ms", str(params.time_ms), "--reps", str(params.reps),
-            "--max-size", str(params.max_size)]
+def launch_argv(variant: str, npes: int, prog: str | None) -> tuple[list[str], dict[str, str]]:
+    """How a variant starts npes PEs of prog (hpsync's benchmark by default)."""
     env = runner.clean_env()
     if variant == shmembench.OSHMEM:
-        if oshmem_prog is None:
-            return None, "not built"
         env.update(OMPI_ENV)
-        argv = [OMPI_OSHRUN, *OMPI_ARGS, oshmem_prog, *args]
-    else:
-        env.update(VARIANT_ENV[variant])
-        argv = [str(runner.program("oshrun")), "-np", "2", str(runner.program(PROGRAM)), *args]
-    rc, out, err = _run(argv, env, timeout)
-    note = None
-    try:
-        doc = json.loads(out[out.index("{"):out.rindex("}") + 1])
-    except ValueError:
-        return None, f"exit status {rc}: {_last_line(err) or 'no output'}"
-    if rc != 0:
-        # Open MPI 4.1 + UCX here crashes in shmem_finalize after the results
-        # are printed; a complete document is kept, with this note.
-        note = f"exit status {rc} after printing complete results ({_last_line(err)[:100]})"
-    return doc, note
+        return [OMPI_OSHRUN, *OMPI_ARGS, "-np", str(npes), str(prog)], env
+    env.update(VARIANT_ENV[variant])
+    return [str(runner.program("oshrun")), "-np", str(npes),
+            str(prog or runner.program(PROGRAM))], env
+
+
+def run_variant(variant: str, npes: int, params: Params, oshmem_prog: str | None,
+                tests: list[tuple[str, int]] | None = None
+                ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], str | None]:
+    """The tests (default: the plan for npes) of one variant: (header,
+    results, note).  A test past its time limit is a row with "dnf"; the
+    run then starts again with the next test, so one hang costs one row."""
+    if variant == shmembench.OSHMEM and oshmem_prog is None:
+        return None, [], "not built"
+    todo = list(tests if tests is not None else shmembench.plan(npes, params.max_size))
+    head: dict[str, Any] | None = None
+    results: list[dict[str, Any]] = []
+    notes = []
+    while todo:
+        argv, env = launch_argv(variant, npes, oshmem_prog if variant == shmembench.OSHMEM
+                                else None)
+        argv += ["--time-ms", str(params.time_ms), "--reps", str(params.reps),
+                 "--max-size", str(params.max_size), "--limit-s", f"{params.limit_s:g}",
+                 "--tests", ",".join(f"{t}:{sz}" for t, sz in todo)]
+        # The per-test watchdog ends a hang; this only catches a launcher
+        # that does not end when a PE does.
+        rc, out, err = _run(argv, env, params.limit_s * (len(todo) + 2) + 60)
+        h, rows = shmembench.parse_output(out)
+        head = head or (h or None)
+        results += rows
+        got = {(r["test"], int(r["size"])) for r in rows}
+        left = [t for t in todo if t not in got]
+        if not left:
+            if rc != 0:
+                # Open MPI 4.1 + UCX here crashes in shmem_finalize after the
+                # results are printed; they are complete, and kept.
+                notes.append(f"exit status {rc} after printing complete results "
+                             f"({_last_line(err)[:100]})")
+            break
+        if rc == 0:
+            notes.append(f"{len(left)} tests missing from a run that ended normally")
+            break
+        if not rows or not rows[-1].get("dnf"):
+            # Ended without the watchdog's row: the next test is the culprit.
+            t, sz = left[0]
+            results.append({"test": t, "size": sz, "npes": npes, "dnf": True,
+                            "why": f"exit status {rc}: {_last_line(err)[:100] or 'no output'}"})
+            left = left[1:]
+        if not got and head is None and not results[:-1]:
+            # Nothing ran at all: the variant cannot start here.
+            return None, [], f"exit status {rc}: {_last_line(err) or 'no output'}"
+        todo = [t for t in todo if t in left]
+    return head, results, "; ".join(notes) or None
 
 
 def run_icount(n: int, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
@@ -153,37 +196,45 @@ def run_icount(n: int, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
 
 
 def run_raw(log: Callable[[str], None]) -> tuple[dict[str, dict[str, float]] | None, str | None]:
-    """Bare libfabric 8 B baselines from hps-bench-ofi-raw, if built."""
+    """Bare libfabric baselines from hps-bench-ofi-raw, if built: per
+    provider, "op@bytes" -> median us."""
     try:
         prog = runner.program(RAW)
     except CliError:
         return None, f"{RAW} not built (libfabric headers missing?)"
     try:
         doc = runner.run_json([str(prog), "--provider", "shm", "--provider", "tcp;ofi_rxm",
-                               "--iters", "2000", "--reps", "5"], env=runner.clean_env(), timeout=300)
+                               "--provider", "sockets", "--iters", "2000", "--reps", "5"],
+                              env=runner.clean_env(), timeout=600)
     except CliError as exc:
         return None, exc.message
     out: dict[str, dict[str, float]] = {}
     for row in doc.get("rows", []):
-        if row.get("available"):
-            out.setdefault(row["provider"], {})[row["op"]] = float(row["median_us"])
+        if row.get("available") and row.get("median_us") is not None:
+            out.setdefault(row["provider"], {})[f"{row['op']}@{row.get('bytes', 8)}"] = \
+                float(row["median_us"])
     log(f"{RAW}: {out}")
     return out, None
 
 
-def launch_times(n: int, oshmem: bool) -> dict[str, Any]:
-    """Median wall time of n 2-PE launches of /bin/true, ours and Open MPI's."""
+def launch_times(n: int, oshmem_prog: str | None) -> dict[str, Any]:
+    """Wall time of n 2-PE launches of a trivial OpenSHMEM program (init and
+    finalize: hps-bench-shmem --init-only), ours and Open MPI's, and of
+    /bin/true under our oshrun (the launcher alone)."""
     out: dict[str, Any] = {}
-    cmds = {"hpsync": [str(runner.program("oshrun")), "-np", "2", "/bin/true"]}
-    if oshmem:
-        cmds["oshmem"] = [OMPI_OSHRUN, *OMPI_ARGS, "/bin/true"]
-    for name, argv in cmds.items():
-        env = {**runner.clean_env(), **(OMPI_ENV if name == "oshmem" else {})}
+    cmds = {"hpsync": launch_argv(shmembench.SUBJECT, 2, None),
+            "hpsync_oshrun_only": ([str(runner.program("oshrun")), "-np", "2", "/bin/true"],
+                                   runner.clean_env())}
+    if oshmem_prog:
+        cmds["oshmem"] = launch_argv(shmembench.OSHMEM, 2, oshmem_prog)
+    for name, (argv, env) in cmds.items():
+        if not name.endswith("oshrun_only"):
+            argv = [*argv, "--init-only"]
         times = []
         for _ in range(n):
             t0 = time.monotonic()
             rc, _o, err = _run(argv, env, 60)
-            if rc != 0:
+            if rc != 0 and name != shmembench.OSHMEM:
                 out[name] = {"note": f"exit status {rc}: {_last_line(err)}"}
                 break
             times.append(time.monotonic() - t0)
@@ -193,11 +244,32 @@ def launch_times(n: int, oshmem: bool) -> dict[str, Any]:
     return out
 
 
+class busy_loops:
+    """--load: n busy loops at normal priority for the whole measurement."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> "busy_loops":
+        for _ in range(self.n):
+            self.procs.append(subprocess.Popen(LOAD_ARGV, stdin=subprocess.DEVNULL,
+                                               stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
 def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str, Any]:
     started = time.monotonic()
     samples: list[dict[str, Any]] = []
     variants: dict[str, dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory(prefix="hpsync-shmem-") as tmpname:
+    with tempfile.TemporaryDirectory(prefix="hpsync-shmem-") as tmpname, \
+            busy_loops(params.load):
         tmp = Path(tmpname)
         oshmem_prog = None
         if shmembench.OSHMEM in params.variants:
@@ -206,29 +278,39 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
                 variants[shmembench.OSHMEM] = {"status": "missing", "note": why}
                 log(f"oshmem: not measured, {why}")
         active = [v for v in shmembench.VARIANTS if v in params.variants and v not in variants]
+        runs = [(v, n) for v in active for n in params.npes]
         first: dict[str, Any] = {}
         for rnd in range(params.rounds):
-            order = active[rnd % len(active):] + active[:rnd % len(active)] if active else []
-            for v in order:
+            # Rounds interleave the variants, starting each with another.
+            order = runs[rnd % len(runs):] + runs[:rnd % len(runs)] if runs else []
+            for v, npes in order:
                 if variants.get(v, {}).get("status") == "failed":
                     continue
                 t0 = time.monotonic()
-                doc, note = run_variant(v, params, oshmem_prog)
-                if doc is None:
+                head, results, note = run_variant(v, npes, params, oshmem_prog)
+                if head is None and not results:
                     variants[v] = {"status": "failed", "note": note}
                     log(f"{v}: dropped: {note}")
                     continue
-                first.setdefault(v, {k: doc.get(k) for k in ("library", "spec_version",
-                                                             "transport", "provider")})
-                variants[v] = {"status": "measured", "note": note, **first[v]}
-                samples += [{"variant": v, "round": rnd, **{k: r[k] for k in
-                             ("test", "size", "iters", "ns_min", "ns_median")}}
-                            for r in doc.get("results", [])]
-                log(f"round {rnd + 1}/{params.rounds}: {v} in {time.monotonic() - t0:.1f} s"
-                    + (f" ({note})" if note else ""))
+                first.setdefault(v, {k: (head or {}).get(k) for k in
+                                     ("library", "spec_version", "transport", "provider")})
+                info = variants.setdefault(v, {"status": "measured", "note": None, **first[v]})
+                if note:
+                    info["note"] = note
+                for r in results:
+                    sample = {"variant": v, "npes": npes, "round": rnd, "test": r["test"],
+                              "size": int(r["size"])}
+                    if r.get("dnf"):
+                        sample.update(dnf=True, why=r.get("why", f"over {params.limit_s:g} s"))
+                        log(f"{v} {npes} PEs: {r['test']} {r['size']} B did not finish")
+                    else:
+                        sample.update({k: r[k] for k in ("iters", "ns_min", "ns_median")})
+                    samples.append(sample)
+                log(f"round {rnd + 1}/{params.rounds}: {v} at {npes} PEs in "
+                    f"{time.monotonic() - t0:.1f} s" + (f" ({note})" if note else ""))
         raw, raw_note = run_raw(log)
         icount = run_icount(params.icount_n, tmp, log)
-        launch = launch_times(params.launches, oshmem_prog is not None)
+        launch = launch_times(params.launches, oshmem_prog)
         log(f"launch: {launch}")
     return {
         **runner.doc_header(KIND, started, params),
@@ -252,7 +334,12 @@ def analyse(doc: dict[str, Any]) -> dict[str, Any]:
     if doc.get("icount", {}).get("note"):
         notes.append(doc["icount"]["note"])
     notes.append("put_quiet targets a buffer the other PE does not read (issue cost); "
-                 "pingpong is a real round trip / 2 (shmem_long_p + wait_until)")
+                 "pingpong is a real round trip / 2 (shmem_long_p + wait_until); collectives "
+                 "are back to back (1.4 active-set forms, two pSync arrays), one closing barrier "
+                 "per batch")
+    if doc.get("params", {}).get("rounds", 0) < shmembench.MIN_ROUNDS:
+        notes.append(f"fewer than {shmembench.MIN_ROUNDS} rounds: timing verdicts are "
+                     "inconclusive")
     return {**doc, "rows": rows,
             "targets": shmembench.evaluate_targets(rows, doc.get("ofi_raw"),
                                                    doc.get("icount", {}), doc.get("launch", {})),

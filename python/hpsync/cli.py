@@ -10,7 +10,7 @@
                      [--duration-ms N] [--db PATH] [--no-store]
   hpsync bench malloc [--json] [--quick] [--allocators LIST] [--reps N]
                       [--duration-ms N] [--threads LIST] [--db PATH] [--no-store]
-  hpsync bench shmem [--json] [--quick] [--variants LIST] [--reps N] [--db PATH] [--no-store]
+  hpsync bench shmem [--json] [--quick] [--variants LIST] [--reps N] [--load N] [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
   hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
   hpsync report RUN [-o FILE] [--csv] [--db PATH]
@@ -48,6 +48,16 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0 or value > 64:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 64, got {value}")
     return value
 
 
@@ -226,7 +236,7 @@ def variant_list(text: str) -> list[str]:
 
 
 def cmd_bench_shmem(args: argparse.Namespace) -> int:
-    params = bench_shmem.make_params(args.quick, args.variants, args.reps)
+    params = bench_shmem.make_params(args.quick, args.variants, args.reps, args.load or 0)
     doc = bench_shmem.analyse(bench_shmem.measure(params))
     return store_and_show(args, doc, bench_shmem.KIND, shmembench.render)
 
@@ -378,12 +388,14 @@ def build_parser() -> Parser:
                           "thread counts of the multithreaded mixes (default 2,4)"),
                      ])
 
-    add_bench_parser(bsub, "shmem", "OpenSHMEM at 2 PEs: hpsync on-node and over libfabric, "
-                     "Open MPI's OSHMEM", cmd_bench_shmem, [
+    add_bench_parser(bsub, "shmem", "OpenSHMEM at 2 and 4 PEs: hpsync on-node and over "
+                     "libfabric, Open MPI's OSHMEM", cmd_bench_shmem, [
                          ("--variants", variant_list, "LIST",
                           f"comma-separated subset of {','.join(shmembench.VARIANTS)} (default all)"),
                          ("--reps", positive_int, "N",
                           "interleaved rounds per variant (default 3; 1 with --quick)"),
+                         ("--load", non_negative_int, "N",
+                          "run N busy loops beside the whole measurement (default 0)"),
                      ])
 
     rs = sub.add_parser("runs", help="list stored runs")

@@ -3,21 +3,20 @@
 
 Peer libraries are found by looking for their shared objects in the
 dynamic linker's directories (read from /etc/ld.so.conf, not from the
-free-text output of `ldconfig -p`).  The one program output read as text is
-`fi_info -l`, whose provider lines ("name:") are a stable listing format.
+free-text output of `ldconfig -p`).  libfabric's providers come from
+hps-fabric-info, which asks fi_getinfo and prints JSON: no program's text
+output is parsed.
 """
 
 from __future__ import annotations
 
 import glob
 import os
-import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Iterable
 
 from . import runner
+from .errors import CliError
 
 # Library -> shared-object name patterns.
 PEER_LIBRARIES: dict[str, tuple[str, ...]] = {
@@ -80,21 +79,27 @@ def find_shared_objects(patterns: Iterable[str], dirs: Iterable[str]) -> list[st
     return found
 
 
-def parse_fi_info_list(text: str) -> list[str]:
-    """Provider names from `fi_info -l` (lines of the form "name:")."""
-    return [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_;.\-]+):\s*$", text, re.MULTILINE)]
-
-
-def fabric_providers() -> tuple[bool, list[str]]:
-    """(fi_info available, provider names)."""
-    fi_info = shutil.which("fi_info")
-    if not fi_info:
-        return False, []
+def fabric_info() -> dict[str, Any]:
+    """hps-fabric-info's document (fi_getinfo's providers), or {"available":
+    False, "error": why} when it is not built or fails."""
+    path = runner.build_dir() / "bin" / "hps-fabric-info"
+    if not path.is_file():
+        return {"available": False, "providers": [],
+                "error": "hps-fabric-info not built (libfabric missing at build time)"}
     try:
-        proc = subprocess.run([fi_info, "-l"], capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return True, []
-    return True, parse_fi_info_list(proc.stdout) if proc.returncode == 0 else []
+        return runner.run_json([str(path)], timeout=60)
+    except CliError as exc:
+        return {"available": False, "providers": [], "error": str(exc)}
+
+
+def provider_names(info: dict[str, Any]) -> list[str]:
+    """Providers able to carry OpenSHMEM (reliable datagrams with RMA and
+    atomics), each once, in fi_getinfo's order of preference."""
+    names: list[str] = []
+    for p in info.get("providers", []):
+        if p.get("rdm_rma_atomic") and p["name"] not in names:
+            names.append(p["name"])
+    return names
 
 
 def provider_objects(dirs: Iterable[str]) -> list[str]:
@@ -108,12 +113,12 @@ def peers() -> dict[str, Any]:
     for name, pats in PEER_LIBRARIES.items():
         paths = find_shared_objects(pats, dirs)
         libs[name] = {"found": bool(paths), "paths": paths}
-    have_fi_info, providers = fabric_providers()
+    info = fabric_info()
     return {
         "library_dirs": dirs,
         "libraries": libs,
-        "fi_info": have_fi_info,
-        "fabric_providers": providers,
+        "fabric": info,
+        "fabric_providers": provider_names(info),
         "fabric_provider_objects": provider_objects(dirs),
     }
 

@@ -12,6 +12,8 @@ Samples are what the measurement loop collects (hpsync.bench_malloc):
                "same_layout": bool, "same_layout_as_timed": bool | None}
   mix:        {"allocator", "round", "pattern", "threads", "ops_per_sec",
                "rss_peak_kib", "rss_start_kib"}
+  patterns:   the same as mix, for the patterns of existing benchmarks
+              (large, stress, server, pipeline)
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ MT_MIN_RATIO_VS_GLIBC = 1.0       # multithread >= glibc
 RSS_MAX_RATIO_VS_MIMALLOC = 1.25
 RSS_ALLOCATOR = "mimalloc"
 MIN_ROUNDS_FOR_CONFIDENCE = 3
+# The patterns existing allocator benchmarks found hpsync behind on, and
+# their targets: throughput within 1.2x of the best baseline (ops/s >= best
+# / 1.2) and peak RSS within 1.2x of the lowest, in every pattern.
+PATTERNS: tuple[str, ...] = ("large", "stress", "server", "pipeline")
+PATTERN_MAX_SLOWDOWN = 1.2
+PATTERN_MAX_RSS = 1.2
+# Rounds whose figures spread wider than this (max - min over the median)
+# are too noisy to fail a target on.
+NOISY_SPREAD = 0.25
 
 # A 32 KiB, 8-way L1 with 64-byte lines: the reference geometry simulated
 # next to this machine's own.
@@ -189,17 +200,37 @@ def _cachegrind_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
     return rows
 
 
-def _per_round_ratio(mine: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any]]) -> float | None:
-    """Median over rounds of ops/s over the reference's ops/s in the same
-    round.  Allocators run interleaved within a round, so a round that the
-    shared machine slowed down as a whole cancels out of its own ratio."""
-    by_round = {s["round"]: float(s["ops_per_sec"]) for s in ref}
-    per = [r for r in (stats.ratio(float(s["ops_per_sec"]), by_round.get(s["round"])) for s in mine)
-           if r is not None]
-    return stats.median(per)
+def _round_ratios(mine: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any]],
+                  key: str = "ops_per_sec") -> list[float]:
+    """Each round's figure over the reference's in the same round.  The
+    allocators run interleaved within a round, so a round that the shared
+    machine slowed down as a whole cancels out of its own ratio; the rows
+    report the median of these."""
+    by_round = {s["round"]: float(s[key]) for s in ref}
+    return [r for r in (stats.ratio(float(s[key]), by_round.get(s["round"])) for s in mine)
+            if r is not None]
 
 
-def _mix_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
+def _pattern_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
+    """The mix rows of the patterns, plus what their targets compare: ops/s
+    against the fastest baseline and peak RSS against the smallest, per
+    round and as medians."""
+    rows = _mix_rows(samples, "pattern")
+    for scen in dict.fromkeys((r["pattern"], r["threads"]) for r in rows):
+        at = [r for r in rows if (r["pattern"], r["threads"]) == scen]
+        of = {a: [s for s in samples if (s["pattern"], int(s["threads"])) == scen
+                  and s["allocator"] == a] for a in (r["allocator"] for r in at)}
+        low = min((r for r in at if r["allocator"] in BASELINES),
+                  key=lambda r: r["rss_peak_kib"], default=None)
+        for r in at:
+            r["best_rss_baseline"] = low["allocator"] if low else None
+            r["rss_ratio_vs_best"] = stats.ratio(r["rss_peak_kib"], low["rss_peak_kib"] if low else None)
+            r["rss_ratio_vs_best_rounds"] = (_round_ratios(of[r["allocator"]], of[low["allocator"]],
+                                                           "rss_peak_kib") if low else [])
+    return rows
+
+
+def _mix_rows(samples: Sequence[dict[str, Any]], part: str = "mix") -> list[Row]:
     """Medians over rounds, then ratios within each scenario."""
     rows: list[Row] = []
     for pattern, threads in sorted({(s["pattern"], int(s["threads"])) for s in samples},
@@ -210,7 +241,7 @@ def _mix_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
         for alloc, ss in of.items():
             ops = [float(s["ops_per_sec"]) for s in ss]
             med = stats.strict_median(ops)
-            mine.append({"part": "mix", "allocator": alloc, "pattern": pattern, "threads": threads,
+            mine.append({"part": part, "allocator": alloc, "pattern": pattern, "threads": threads,
                          "ops_per_sec": med,
                          "rss_peak_kib": stats.strict_median(s["rss_peak_kib"] for s in ss),
                          "rss_start_kib": stats.strict_median(s["rss_start_kib"] for s in ss),
@@ -223,8 +254,10 @@ def _mix_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
         for r in mine:
             own = of[r["allocator"]]
             r["best_baseline"] = best["allocator"] if best else None
-            r["ops_ratio_vs_best"] = _per_round_ratio(own, of[best["allocator"]]) if best else None
-            r["ops_ratio_vs_glibc"] = _per_round_ratio(own, of.get(GLIBC, []))
+            r["ops_ratio_vs_best_rounds"] = _round_ratios(own, of[best["allocator"]]) if best else []
+            r["ops_ratio_vs_best"] = stats.median(r["ops_ratio_vs_best_rounds"])
+            r["ops_ratio_vs_glibc_rounds"] = _round_ratios(own, of.get(GLIBC, []))
+            r["ops_ratio_vs_glibc"] = stats.median(r["ops_ratio_vs_glibc_rounds"])
             # Peak RSS does not drift with the machine's load: a ratio of medians.
             r["rss_ratio_vs_mimalloc"] = stats.ratio(r["rss_peak_kib"], mim["rss_peak_kib"] if mim else None)
         rows += mine
@@ -232,9 +265,10 @@ def _mix_rows(samples: Sequence[dict[str, Any]]) -> list[Row]:
 
 
 def summarise(samples: dict[str, list[dict[str, Any]]]) -> list[Row]:
-    """Every part's rows: spread, ring, cachegrind, mix."""
+    """Every part's rows: spread, ring, cachegrind, mix, pattern."""
     return (_spread_rows(samples.get("spread", [])) + _ring_rows(samples.get("ring", []))
-            + _cachegrind_rows(samples.get("cachegrind", [])) + _mix_rows(samples.get("mix", [])))
+            + _cachegrind_rows(samples.get("cachegrind", [])) + _mix_rows(samples.get("mix", []))
+            + _pattern_rows(samples.get("patterns", [])))
 
 
 def rows_of(rows: Sequence[Row], part: str, **match: Any) -> list[Row]:
@@ -243,8 +277,12 @@ def rows_of(rows: Sequence[Row], part: str, **match: Any) -> list[Row]:
 
 # ---- targets -----------------------------------------------------------------
 
-def _target(tid: str, description: str, passed: bool | None, detail: str) -> dict[str, Any]:
-    return {"id": tid, "description": description, "passed": passed, "detail": detail}
+def _target(tid: str, description: str, passed: bool | None, detail: str,
+            inconclusive: bool = False) -> dict[str, Any]:
+    """A verdict: passed True/False, or None with inconclusive False (not
+    measured) or True (measured, but too few or too noisy rounds to say)."""
+    return {"id": tid, "description": description, "passed": passed, "detail": detail,
+            "inconclusive": inconclusive}
 
 
 def evaluate_targets(rows: Sequence[Row], subject: str = SUBJECT) -> list[dict[str, Any]]:
@@ -254,9 +292,10 @@ def evaluate_targets(rows: Sequence[Row], subject: str = SUBJECT) -> list[dict[s
     measured), detail}.  A comparison target is judged against whichever of
     its reference allocators were measured, and says which.
     """
-    return [_spread_target(rows, subject), _ring_target(rows, subject),
-            _cachegrind_target(rows, subject), _st_target(rows, subject),
-            _mt_target(rows, subject), _rss_target(rows, subject)]
+    return ([_spread_target(rows, subject), _ring_target(rows, subject),
+             _cachegrind_target(rows, subject), _st_target(rows, subject),
+             _mt_target(rows, subject), _rss_target(rows, subject)]
+            + [_pattern_target(rows, subject, p) for p in PATTERNS])
 
 
 def _spread_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
@@ -330,8 +369,10 @@ def _st_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
     r = next(iter(rows_of(rows, "mix", allocator=subject, pattern="local", threads=1)), None)
     if r is None or r.get("ops_ratio_vs_best") is None:
         return _target("single-thread", desc, None, f"{subject} or every baseline not measured")
-    return _target("single-thread", desc, r["ops_ratio_vs_best"] >= ST_MIN_RATIO_VS_BEST,
-                   f"{r['ops_ratio_vs_best']:.2f}x {r['best_baseline']}")
+    passed = bound_verdict(r["ops_ratio_vs_best"], r["ops_ratio_vs_best_rounds"],
+                           lambda x: x >= ST_MIN_RATIO_VS_BEST)
+    return _verdict("single-thread", desc, passed, f"{r['ops_ratio_vs_best']:.2f}x {r['best_baseline']}",
+                    r["rounds"])
 
 
 def _mt_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
@@ -340,9 +381,11 @@ def _mt_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
             if r["threads"] > 1 and r.get("ops_ratio_vs_glibc") is not None]
     if not mine:
         return _target("multithread", desc, None, f"{subject} or glibc not measured")
-    return _target("multithread", desc,
-                   all(r["ops_ratio_vs_glibc"] >= MT_MIN_RATIO_VS_GLIBC for r in mine),
-                   ", ".join(f"{scenario(r)} {r['ops_ratio_vs_glibc']:.2f}x" for r in mine))
+    verdicts = [bound_verdict(r["ops_ratio_vs_glibc"], r["ops_ratio_vs_glibc_rounds"],
+                              lambda x: x >= MT_MIN_RATIO_VS_GLIBC) for r in mine]
+    return _verdict("multithread", desc, _all_of(verdicts),
+                    ", ".join(f"{scenario(r)} {r['ops_ratio_vs_glibc']:.2f}x" for r in mine),
+                    min(r["rounds"] for r in mine))
 
 
 def _rss_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
@@ -356,12 +399,55 @@ def _rss_target(rows: Sequence[Row], subject: str) -> dict[str, Any]:
                    ", ".join(f"{scenario(r)} {r['rss_ratio_vs_mimalloc']:.2f}x" for r in mine))
 
 
+def bound_verdict(median: float, rounds: Sequence[float], ok: Any) -> bool | None:
+    """Judge a median ratio against a bound (ok(x) -> bool), knowing each
+    round's ratio: True when the median meets it; None (inconclusive) with
+    fewer than MIN_ROUNDS_FOR_CONFIDENCE rounds, or when it misses but the
+    rounds spread wider than NOISY_SPREAD and one of them meets it; False
+    otherwise."""
+    if len(rounds) < MIN_ROUNDS_FOR_CONFIDENCE:
+        return None
+    if ok(median):
+        return True
+    noisy = (stats.spread(rounds) or 0) > NOISY_SPREAD
+    return None if noisy and any(ok(r) for r in rounds) else False
+
+
+def _pattern_target(rows: Sequence[Row], subject: str, pattern: str) -> dict[str, Any]:
+    desc = (f"{pattern}: ops/s within {PATTERN_MAX_SLOWDOWN:g}x of the best of {', '.join(BASELINES)} "
+            f"and peak RSS within {PATTERN_MAX_RSS:g}x of the lowest")
+    r = next(iter(rows_of(rows, "pattern", allocator=subject, pattern=pattern)), None)
+    if r is None or r.get("ops_ratio_vs_best") is None or r.get("rss_ratio_vs_best") is None:
+        return _target(f"pattern-{pattern}", desc, None, f"{subject} or every baseline not measured")
+    ops = bound_verdict(r["ops_ratio_vs_best"], r["ops_ratio_vs_best_rounds"],
+                        lambda x: x * PATTERN_MAX_SLOWDOWN >= 1)
+    rss = bound_verdict(r["rss_ratio_vs_best"], r["rss_ratio_vs_best_rounds"],
+                        lambda x: x <= PATTERN_MAX_RSS)
+    detail = (f"{scenario(r)}: {r['ops_ratio_vs_best']:.2f}x {r['best_baseline']}'s ops/s, "
+              f"{r['rss_ratio_vs_best']:.2f}x {r['best_rss_baseline']}'s peak RSS, "
+              f"{r['rounds']} round(s)")
+    return _verdict(f"pattern-{pattern}", desc, _all_of([ops, rss]), detail, r["rounds"])
+
+
+def _all_of(verdicts: Sequence[bool | None]) -> bool | None:
+    """False if any verdict is False, else None (inconclusive) if any is, else True."""
+    return False if False in verdicts else None if None in verdicts else True
+
+
+def _verdict(tid: str, description: str, passed: bool | None, detail: str, rounds: int) -> dict[str, Any]:
+    """A measured target's result; None is inconclusive, and says why."""
+    if passed is None:
+        detail += " (inconclusive: " + ("too few rounds" if rounds < MIN_ROUNDS_FOR_CONFIDENCE
+                                        else "rounds too far apart") + ")"
+    return _target(tid, description, passed, detail, inconclusive=passed is None)
+
+
 # ---- caveats -----------------------------------------------------------------
 
 def warnings_for(rows: Sequence[Row]) -> list[str]:
     """Caveats a reader should see next to the figures."""
     out: list[str] = []
-    timed = [r for r in rows if r["part"] in ("ring", "mix")]
+    timed = [r for r in rows if r["part"] in ("ring", "mix", "pattern")]
     few = sorted({r["rounds"] for r in timed if r["rounds"] < MIN_ROUNDS_FOR_CONFIDENCE})
     if few:
         out.append(f"only {few[0]} round(s) per timed figure: medians of fewer than "

@@ -53,7 +53,9 @@ def targets_section(doc: dict[str, Any]) -> list[str]:
     then the document's warnings as notes."""
     out = ["Targets"]
     for t in doc.get("targets", []):
-        out.append(f"  {verdict(t['passed'])}  {t['description']}: {t['detail']}")
+        # Measured but too few or too noisy rounds to decide: not a FAIL.
+        word = "INCONCLUSIVE" if t.get("inconclusive") else verdict(t["passed"])
+        out.append(f"  {word}  {t['description']}: {t['detail']}")
     for w in doc.get("warnings", []):
         out.append(f"  note: {w}")
     return out
@@ -282,7 +284,7 @@ def doctor(doc: dict[str, Any]) -> str:
             for name, p in peers.get("libraries", {}).items()
         ] + [("libfabric providers",
               ", ".join(peers.get("fabric_providers", [])) or
-              ("none listed" if peers.get("fi_info") else "fi_info not installed"))]),
+              peers.get("fabric", {}).get("error") or "none with RMA and atomics")]),
         ("Settings (environment)", [
             (s["name"], f"{_setting_value(s)}  - {s['doc']}")
             for s in doc.get("settings", [])
@@ -388,6 +390,19 @@ def bench_malloc(doc: dict[str, Any]) -> str:
                    f"round(s) (x {mallocs.RSS_ALLOCATOR})")
         out.append(_mix_table(mix, allocs,
                               lambda r: f"{_kib(r['rss_peak_kib'])} ({ratio(r.get('rss_ratio_vs_mimalloc'))})"))
+        out.append("")
+
+    pat = mallocs.rows_of(rows, "pattern")
+    if pat:
+        out.append(f"6. Patterns of existing benchmarks: operations per second (x the fastest of "
+                   f"{', '.join(mallocs.BASELINES)}, median of per-round ratios),\n   "
+                   f"{params.get('duration_ms', '?')} ms, median of {params.get('mix_rounds', '?')} round(s)")
+        out.append(_mix_table(pat, allocs,
+                              lambda r: f"{si(r['ops_per_sec'])} ({ratio(r.get('ops_ratio_vs_best'))})"))
+        out.append("")
+        out.append("7. Peak RSS of the patterns (VmHWM), median of rounds (x the lowest of the same)")
+        out.append(_mix_table(pat, allocs,
+                              lambda r: f"{_kib(r['rss_peak_kib'])} ({ratio(r.get('rss_ratio_vs_best'))})"))
         out.append("")
 
     out.extend(targets_section(doc))

@@ -81,8 +81,25 @@ static __attribute__((noinline)) void *malloc_slow(size_t n)
     if (h && n <= HPS_MAX_SMALL) {
         p = alloc_small(h, n);
     } else if (n <= (size_t)PTRDIFF_MAX) {
-        p = hps_huge_alloc(h, n, 0);
+        p = hps_big_alloc(h, n, 0, 0);
     }
+    if (!p)
+        errno = ENOMEM;
+    return p;
+}
+
+void *hps_calloc(size_t n)
+{
+    if (n <= HPS_MAX_SMALL) {
+        void *p = hps_malloc(n);
+        if (p)
+            memset(p, 0, n);
+        return p;
+    }
+    /* Spans and huge blocks zero only what may hold old data. */
+    if (hps_unlikely(!hps_load_acquire(&hps_ready)))
+        hps_init_slow();
+    void *p = n <= (size_t)PTRDIFF_MAX ? hps_big_alloc(hps_heap_get(), n, 0, 1) : NULL;
     if (!p)
         errno = ENOMEM;
     return p;
@@ -189,6 +206,10 @@ static __attribute__((noinline)) void free_slow(void *p)
         hps_remote_free(seg, pg, b);
         return;
     }
+    if (pg->cls == HPS_SPAN_CLS) {
+        hps_span_free(h, pg);
+        return;
+    }
     if (start >= (uintptr_t)pg->bump) {
         bad_free("invalid free: block was never allocated (ignored)", p);
         return;
@@ -269,7 +290,7 @@ void *hps_malloc_aligned(size_t align, size_t n)
             p = (void *)a;
         }
     } else if (n <= (size_t)PTRDIFF_MAX) {
-        p = hps_huge_alloc(h, n, align);
+        p = hps_big_alloc(h, n, align, 0);
     }
     if (!p)
         errno = ENOMEM;
@@ -293,6 +314,23 @@ void *hps_realloc(void *p, size_t n)
     /* Stay in place when the block fits and would not waste over half. */
     if (n <= old && n >= old / 2)
         return p;
+    if (n > HPS_MAX_SMALL) {
+        /* A span grows or shrinks in place when its owner resizes it and
+         * the slots are there; a huge block is moved by the kernel. */
+        hps_segment_t *seg;
+        hps_page_t *pg;
+        block_of(p, &seg, &pg);
+        hps_heap_t *h = hps_tls_heap;
+        if (pg && pg->cls == HPS_SPAN_CLS && h && hps_load_relaxed(&pg->heap) == h &&
+            hps_span_resize(h, pg, n))
+            return p;
+        /* Above half a segment; a smaller block packs better as a span. */
+        if (!pg && n > HPS_SEG_SIZE / 2) {
+            void *q = hps_huge_resize(seg, n);
+            if (q)
+                return q;
+        }
+    }
     void *q = hps_malloc(n);
     if (!q)
         return NULL;

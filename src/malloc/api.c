@@ -53,11 +53,7 @@ API void *calloc(size_t count, size_t size)
     size_t n;
     if (hps_array_bytes(count, size, &n))
         return NULL;
-    void *p = hps_malloc(n);
-    /* Huge blocks are fresh mappings, already zero. */
-    if (p && n <= HPS_MAX_SMALL)
-        memset(p, 0, n);
-    return p;
+    return hps_calloc(n);
 }
 
 API void *reallocarray(void *p, size_t count, size_t size)
@@ -147,9 +143,10 @@ API int malloc_trim(size_t pad)
     hps_heap_t *h = hps_tls_heap;
     if (h) {
         freed += hps_heap_drop_spares(h);
-        freed += hps_heap_purge(h);
+        freed += hps_heap_shrink(h, 0);
     }
     freed += hps_segment_cache_trim();
+    freed += hps_huge_cache_trim();
     return freed != 0;
 }
 

@@ -27,7 +27,10 @@ static size_t heap_chunk_left;
 static uint32_t heap_count;
 
 static hps_spin_t abandoned_lock;
-static hps_segment_t *abandoned;
+/* Segments of exited threads, oldest first: adopted in the order they were
+ * given up, so none sinks under newer ones while the blocks freed into it
+ * by other threads wait for an owner to collect them. */
+static hps_segment_t *abandoned, *abandoned_last;
 
 hps_heap_t hps_heap_abandoned;      /* owner of abandoned segments: nobody's heap */
 
@@ -35,6 +38,7 @@ static pthread_key_t exit_key;
 static int exit_key_ok;
 
 static void heap_abandon(hps_heap_t *h);
+static void reclaim(hps_heap_t *h);
 
 static void on_thread_exit(void *arg)
 {
@@ -90,6 +94,7 @@ static hps_heap_t *heap_new(void)
      * pages of two threads do not start on the same sets. */
     h->colour = id * 23u;
     h->huge_colour = id * 7u;
+    reclaim(h);
     return h;
 }
 
@@ -159,10 +164,11 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
     if (counted)
         hps_faa_acquire(&seg->remote_active, 1);
     b->cookie = (uintptr_t)b ^ hps_cookie_key;
-    hps_block_t *head = hps_load_relaxed(&pg->thread_free);
+    uintptr_t head = hps_load_relaxed(&pg->thread_free);
     do {
-        b->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&pg->thread_free, &head, b,
+        b->next = HPS_TF_PTR(head);
+    } while (!atomic_compare_exchange_weak_explicit(&pg->thread_free, &head,
+                                                    (uintptr_t)b + (head & ~(HPS_TF_ONE - 1)) + HPS_TF_ONE,
                                                     memory_order_seq_cst, memory_order_relaxed));
     if ((atomic_load_explicit(&pg->used, memory_order_seq_cst) & HPS_PAGE_FULL) &&
         !hps_xchg_acq_rel(&pg->notified, 1)) {
@@ -179,7 +185,8 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
         h->st.remote_frees++;
 }
 
-/* Move full pages that received remote frees back to their class lists. */
+/* Move full pages that received remote frees back to their class lists,
+ * and retire the spans whose block another thread freed. */
 static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
 {
     int moved = 0;
@@ -192,12 +199,23 @@ static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
          * queues the page again. */
         atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
         hps_page_collect(pg);
-        if (pg->slots && hps_page_in_full(pg) && pg->free) {
+        if (pg->slots && pg->cls == HPS_SPAN_CLS) {
+            if (hps_page_live(pg) == 0)
+                hps_page_retire(h, pg);
+        } else if (pg->slots && hps_page_in_full(pg) && pg->free) {
             hps_heap_page_unfull(h, pg);
             moved = 1;
         }
         pg = next;
     }
+    return moved;
+}
+
+int hps_heap_drain_all(hps_heap_t *h)
+{
+    int moved = 0;
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next)
+        moved |= drain_remote(h, seg);
     return moved;
 }
 
@@ -241,7 +259,8 @@ void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg)
         return;
     }
     page_unlink_any(h, pg);
-    hps_page_retire(h, pg, 1);
+    hps_page_retire(h, pg);
+    hps_heap_tick(h);
 }
 
 size_t hps_heap_drop_spares(hps_heap_t *h)
@@ -253,7 +272,7 @@ size_t hps_heap_drop_spares(hps_heap_t *h)
             continue;
         bytes += (size_t)pg->slots << HPS_SLOT_SHIFT;
         page_unlink_any(h, pg);
-        hps_page_retire(h, pg, 1);       /* clears the entry */
+        hps_page_retire(h, pg);          /* clears the entry */
     }
     return bytes;
 }
@@ -262,73 +281,120 @@ size_t hps_heap_drop_spares(hps_heap_t *h)
 
 static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
 {
-    hps_xchg_acquire(&seg->remote_full, NULL);
-    for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
-        hps_page_t *pg = &seg->pages[s];
-        if (!pg->slots) {
-            if (pg->dirty)
-                h->dirty_slots++;
-            s++;
-            continue;
-        }
-        int k = pg->slots;
-        atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
-        hps_store_relaxed(&pg->used, hps_page_live(pg));
+    /* The queue of full pages that got remote frees is taken and dropped
+     * (every page is collected below), and the flag of each descriptor on
+     * it cleared, as drain_remote does: only whoever takes a descriptor off
+     * the queue may clear its flag, or a remote free about to queue it
+     * could queue it twice.  (A retired page's descriptor may be queued
+     * still: the flag outlives its page, see page_init.) */
+    hps_page_t *q = hps_xchg_acquire(&seg->remote_full, NULL);
+    while (q) {
+        hps_page_t *next = q->next_remote;
+        atomic_store_explicit(&q->notified, 0, memory_order_seq_cst);
+        q = next;
+    }
+    h->dirty_slots += hps_slotset_count(seg->free_slots & seg->dirty);
+    int s = HPS_META_SLOTS;
+    for (hps_page_t *pg; (pg = hps_segment_next_page(seg, &s));) {
+        if (pg->cls != HPS_SPAN_CLS)     /* a live span stays "full" */
+            hps_store_relaxed(&pg->used, hps_page_live(pg));
         hps_page_collect(pg);
         if (hps_page_live(pg) == 0) {
-            hps_page_retire(h, pg, 0);
-        } else {
+            hps_page_retire(h, pg);
+        } else if (pg->cls != HPS_SPAN_CLS) {
             hps_page_link(&h->avail[pg->cls], pg);
             if (!pg->free && pg->bump >= pg->bump_end)
                 page_to_full(h, pg);
         }
-        s += k;
     }
 }
 
-static int adopt(hps_heap_t *h)
+/* Put seg at the back of the abandoned queue. */
+static void abandoned_append(hps_segment_t *seg)
 {
-    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
-        return 0;
+    seg->next = NULL;
     hps_spin_lock(&abandoned_lock);
-    hps_segment_t *seg = abandoned;
-    if (seg)
-        abandoned = seg->next;
+    if (abandoned_last)
+        abandoned_last->next = seg;
+    else
+        abandoned = seg;
+    abandoned_last = seg;
     hps_spin_unlock(&abandoned_lock);
-    if (!seg)
-        return 0;
-    hps_segment_attach(h, seg);
-    h->st.segs_adopted++;
-    adopt_pages(h, seg);
-    if (hps_segment_empty(seg) && hps_segment_has_sibling(seg))
-        hps_segment_drop(h, seg);      /* nothing live in it: we have room elsewhere */
-    return 1;
+}
+
+/* Collect the remote frees of an abandoned segment's pages (it is off the
+ * list and has no owner, so that is ours to do): can it serve class cls
+ * (a page with a free block) or a new page or span of k slots? */
+static int segment_serves(hps_segment_t *seg, uint32_t cls, uint32_t k)
+{
+    hps_slotset_t free = seg->free_slots;
+    int s = HPS_META_SLOTS;
+    for (hps_page_t *pg; (pg = hps_segment_next_page(seg, &s));) {
+        hps_page_collect(pg);
+        if (hps_page_live(pg) == 0)      /* retired when adopted */
+            free |= hps_slot_mask((int)(pg - seg->pages), pg->slots);
+        else if (pg->cls == cls && cls != HPS_SPAN_CLS && (pg->free || pg->bump < pg->bump_end))
+            return 1;
+    }
+    /* New pages and spans do not share a segment (hps_segment_t.use). */
+    int use = cls == HPS_SPAN_CLS ? HPS_USE_SPANS : HPS_USE_PAGES;
+    int empty = free == ~(hps_slotset_t)0 << HPS_META_SLOTS;
+    return (seg->use == use || empty) && hps_slots_fit(free, k);
+}
+
+int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k)
+{
+    /* A few tries, oldest first: a segment that cannot serve this request
+     * goes to the back, for a thread that needs something else (adopting
+     * every segment in turn would hoard the exited threads' memory in the
+     * first heap that looks). */
+    for (int tries = 0; tries < HPS_ADOPT_TRIES; tries++) {
+        if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+            return 0;
+        hps_spin_lock(&abandoned_lock);
+        hps_segment_t *seg = abandoned;
+        if (seg && !(abandoned = seg->next))
+            abandoned_last = NULL;
+        hps_spin_unlock(&abandoned_lock);
+        if (!seg)
+            return 0;
+        if (!segment_serves(seg, cls, k)) {
+            abandoned_append(seg);
+            continue;
+        }
+        hps_segment_attach(h, seg);
+        h->st.segs_adopted++;
+        adopt_pages(h, seg);
+        if (hps_segment_empty(seg) && hps_segment_has_sibling(seg))
+            hps_segment_drop(h, seg);      /* nothing live in it: we have room elsewhere */
+        return 1;
+    }
+    return 0;
 }
 
 static void heap_abandon(hps_heap_t *h)
 {
-    hps_heap_purge(h);
+    /* Empty pages become free slots, and every freed slot goes back to the
+     * OS: an exited thread keeps no cache (purge.c). */
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+        int s = HPS_META_SLOTS;
+        for (hps_page_t *pg; (pg = hps_segment_next_page(seg, &s));) {
+            hps_page_collect(pg);
+            if (hps_page_live(pg) == 0)
+                hps_page_retire(h, pg);
+        }
+    }
+    hps_heap_shrink(h, 0);
     hps_segment_t *seg = h->segs;
     while (seg) {
         hps_segment_t *next = seg->next;
-        for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
-            hps_page_t *pg = &seg->pages[s];
-            if (!pg->slots) {
-                s++;
-                continue;
-            }
-            hps_page_collect(pg);
-            s += pg->slots;
-        }
         /* Release: whoever adopts the segment sees our last writes.  Not
          * NULL: free() compares a page's owner with the caller's heap,
          * which is NULL in a thread that never allocated. */
         hps_segment_set_owner(seg, &hps_heap_abandoned);
-        hps_spin_lock(&abandoned_lock);
+        seg->last_heap = h;
         seg->prev = NULL;
-        seg->next = abandoned;
-        abandoned = seg;
-        hps_spin_unlock(&abandoned_lock);
+        abandoned_append(seg);
         seg = next;
     }
     h->segs = NULL;
@@ -342,39 +408,96 @@ static void heap_abandon(hps_heap_t *h)
     hps_spin_unlock(&heaps_lock);
 }
 
+/* A heap reused by a new thread takes back the segments it gave up that
+ * nobody adopted since: their pages, with whatever blocks were freed into
+ * them meanwhile, serve the new thread at once.  A program that hands
+ * work from exiting threads to new ones (a server's thread per task)
+ * would otherwise start every thread on empty pages while the old ones
+ * wait, partly free, for someone to adopt them: memory grows with every
+ * generation of threads. */
+static void reclaim(hps_heap_t *h)
+{
+    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+        return;
+    hps_segment_t *mine = NULL, *prev = NULL;
+    hps_spin_lock(&abandoned_lock);
+    for (hps_segment_t *seg = abandoned, *next; seg; seg = next) {
+        next = seg->next;
+        if (seg->last_heap != h) {
+            prev = seg;
+            continue;
+        }
+        if (prev)
+            prev->next = next;
+        else
+            abandoned = next;
+        if (abandoned_last == seg)
+            abandoned_last = prev;
+        seg->next = mine;
+        mine = seg;
+    }
+    hps_spin_unlock(&abandoned_lock);
+    while (mine) {
+        hps_segment_t *seg = mine;
+        mine = seg->next;
+        hps_segment_attach(h, seg);
+        h->st.segs_adopted++;
+        adopt_pages(h, seg);
+    }
+}
+
 /* ---- the slow path of a small allocation --------------------------------- */
+
+/* Serve from pg (it has a free block): make it the class's current and hot page. */
+static void *refill_from(hps_heap_t *h, uint32_t cls, hps_page_t *pg)
+{
+    if (h->avail[cls] != pg) {
+        hps_page_unlink(&h->avail[cls], pg);
+        hps_page_link(&h->avail[cls], pg);
+    }
+    h->hot[cls] = pg;
+    h->st.refills++;
+    return hps_page_pop(pg);
+}
 
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls)
 {
+    hps_heap_tick_refill(h);
+    int drained = 0;
     for (;;) {
-        hps_page_t *pg = h->avail[cls];
-        while (pg) {
-            hps_page_t *next = pg->next;
+        /* Freed blocks first, then never-used ones: carving touches fresh
+         * memory, so it waits until neither the class's pages (collecting
+         * what other threads freed into them) nor the full pages queued
+         * with remote frees have a block. */
+        hps_page_t *carve = NULL;
+        for (hps_page_t *pg = h->avail[cls], *next; pg; pg = next) {
+            next = pg->next;
             if (!pg->free)
                 hps_page_collect(pg);
-            if (!pg->free && pg->bump < pg->bump_end)
-                hps_page_carve(pg);
-            if (pg->free) {
-                if (h->avail[cls] != pg) {        /* make it current */
-                    hps_page_unlink(&h->avail[cls], pg);
-                    hps_page_link(&h->avail[cls], pg);
-                }
-                h->hot[cls] = pg;
-                h->st.refills++;
-                return hps_page_pop(pg);
-            }
-            page_to_full(h, pg);
-            pg = next;
+            if (pg->free)
+                return refill_from(h, cls, pg);
+            if (pg->bump < pg->bump_end)
+                carve = carve ? carve : pg;
+            else
+                page_to_full(h, pg);
         }
-        int moved = 0;
-        for (hps_segment_t *seg = h->segs; seg; seg = seg->next)
-            moved |= drain_remote(h, seg);
-        if (moved && h->avail[cls])
+        if (!drained) {
+            drained = 1;
+            if (hps_heap_drain_all(h) && h->avail[cls])
+                continue;
+        }
+        if (carve) {
+            hps_page_carve(carve);
+            return refill_from(h, cls, carve);
+        }
+        /* A new page in our own free slots before adopting an exited
+         * thread's segment: a live thread that adopted whatever it could
+         * would take the segments a new thread reusing the exited one's
+         * heap is about to take back (reclaim), and hoard them. */
+        hps_page_t *pg = hps_page_new(h, cls, 0);
+        if (!pg && hps_heap_adopt(h, cls, hps_class_slots[cls]))
             continue;
-        if (adopt(h))
-            continue;
-        pg = hps_page_new(h, cls);
-        if (!pg)
+        if (!pg && !(pg = hps_page_new(h, cls, 1)))
             return NULL;
         hps_page_link(&h->avail[cls], pg);
     }
@@ -387,10 +510,12 @@ void hps_lock_global(void)
     hps_spin_lock(&heaps_lock);
     hps_spin_lock(&abandoned_lock);
     hps_spin_lock(hps_segment_cache_lock());
+    hps_spin_lock(hps_huge_cache_lock());
 }
 
 void hps_unlock_global(int child)
 {
+    hps_spin_unlock(hps_huge_cache_lock());
     hps_spin_unlock(hps_segment_cache_lock());
     hps_spin_unlock(&abandoned_lock);
     if (!child) {

@@ -2,13 +2,16 @@
 /*
  * internal.h - the cache-index-aware allocator's shared structures.
  *
- * Memory comes from the OS in 4 MiB segments aligned to 4 MiB, so the
- * segment of any pointer is the pointer with its low 22 bits cleared.  A
+ * Memory comes from the OS in 8 MiB segments aligned to 8 MiB, so the
+ * segment of any pointer is the pointer with its low 23 bits cleared.  A
  * segment belongs to one thread's heap.  Its first 64 KiB slot holds the
  * segment header and one page descriptor per slot (metadata never shares a
- * line with blocks); the other 63 slots are handed out as pages of one or
- * more slots, each page holding blocks of one size class.  Requests larger
- * than the biggest class get a segment of their own ("huge").
+ * line with blocks); the other 127 slots are handed out as pages of one or
+ * more slots, each page holding blocks of one size class.  A request larger
+ * than the biggest class gets a span: a run of slots holding that one block
+ * (span.c).  One too big for a segment gets a mapping of its own ("huge").
+ * Freed slots and huge mappings stay backed for reuse until they have been
+ * idle for the decay time or exceed the cache cap (purge.c, huge.c).
  *
  * Cache-index awareness lives in three places:
  *   classes.c  block strides are odd multiples of the L1 line, so n
@@ -16,7 +19,7 @@
  *              for a power-of-two number of sets) instead of piling up;
  *   page.c     a new page's first block starts at a colour offset, rotating
  *              per heap, so pages and threads do not start on the same set;
- *   huge.c     huge blocks start at a rotating line offset after the header.
+ *   span.c     spans and huge blocks start at a rotating line offset.
  *
  * Ownership: a heap is touched only by its thread, except for the lock-free
  * thread_free stack of each page (remote frees) and the remote_full stack of
@@ -30,20 +33,52 @@
 #include <stdint.h>
 #include "hpsync/pr.h"
 
-#define HPS_SEG_SHIFT   22
+#define HPS_SEG_SHIFT   23
 #define HPS_SEG_SIZE    ((size_t)1 << HPS_SEG_SHIFT)
 #define HPS_SEG_MASK    (HPS_SEG_SIZE - 1)
 #define HPS_SLOT_SHIFT  16
 #define HPS_SLOT_SIZE   ((size_t)1 << HPS_SLOT_SHIFT)
-#define HPS_SLOTS       (HPS_SEG_SIZE / HPS_SLOT_SIZE)   /* 64 */
+#define HPS_SLOTS       (HPS_SEG_SIZE / HPS_SLOT_SIZE)   /* 128 */
 #define HPS_META_SLOTS  1
 #define HPS_HUGE_HDR    8192          /* header bytes before a huge block's colour offset */
 
-#define HPS_MAX_SMALL   (256 * 1024)  /* bigger requests are huge */
+#define HPS_MAX_SMALL   (64 * 1024)   /* bigger requests get a span or a huge mapping */
+#define HPS_SPAN_CLS    0xffff        /* pg->cls of a span: one block, on no class list */
 #define HPS_MAX_CLASSES 96
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
+#define HPS_ADOPT_TRIES 8             /* abandoned segments looked at per adoption */
 #define HPS_SPARE_SLOTS 64            /* spare pages per thread: at most 4 MiB */
+
+/* A set of a segment's slots, one bit per slot. */
+__extension__ typedef unsigned __int128 hps_slotset_t;
+_Static_assert(HPS_SLOTS == 128, "a slot set is 128 bits");
+
+/* The bits of the k slots from slot s (k < HPS_SLOTS: the header slot is
+ * never part of a page). */
+HPS_INLINE hps_slotset_t hps_slot_mask(int s, uint32_t k)
+{
+    return (((hps_slotset_t)1 << k) - 1) << s;
+}
+
+HPS_INLINE uint32_t hps_slotset_count(hps_slotset_t m)
+{
+    return (uint32_t)(__builtin_popcountll((uint64_t)m) + __builtin_popcountll((uint64_t)(m >> 64)));
+}
+
+/* The lowest slot of a nonempty set. */
+HPS_INLINE int hps_slotset_first(hps_slotset_t m)
+{
+    uint64_t lo = (uint64_t)m;
+    return lo ? __builtin_ctzll(lo) : 64 + __builtin_ctzll((uint64_t)(m >> 64));
+}
+
+/* How many slots from slot s on (s in m, s > 0) are in m without a gap. */
+HPS_INLINE uint32_t hps_slotset_run(hps_slotset_t m, int s)
+{
+    /* The top s bits of ~(m >> s) are ones, so a zero bit is always found. */
+    return (uint32_t)hps_slotset_first(~(m >> s));
+}
 
 /* A tiny lock for rare global paths (segment cache, abandoned list, heap list). */
 typedef _Atomic uint32_t hps_spin_t;
@@ -84,9 +119,11 @@ typedef struct hps_page {
     uint16_t cls;
     uint8_t aligned;               /* holds interior pointers (over-aligned requests) */
     uint8_t slots;                 /* slots spanned; 0: slot is free */
-    uint8_t dirty;                 /* free slot whose memory is still backed */
     /* ---- cold line ---- */
-    _Alignas(64) _Atomic(hps_block_t *) thread_free;  /* frees from other threads */
+    /* Frees from other threads: a stack of blocks, and how many it holds
+     * in the top bits (HPS_TF_*), swapped in one exchange, so the owner
+     * takes the blocks without walking the list. */
+    _Alignas(64) _Atomic uintptr_t thread_free;
     char *bump_end;                /* one past the last whole block */
     struct hps_page *prev, *next;  /* heap class list or full list */
     struct hps_page *next_remote;  /* segment remote_full stack */
@@ -94,6 +131,13 @@ typedef struct hps_page {
 } hps_page_t;
 
 #define HPS_PAGE_FULL (1u << 31)
+
+/* thread_free's count lives above the 48-bit user address space (our
+ * blocks lie below 2^47); 16 bits hold it, as a page has at most 4096
+ * blocks (one 64 KiB slot of 16-byte blocks). */
+#define HPS_TF_SHIFT 48
+#define HPS_TF_ONE ((uintptr_t)1 << HPS_TF_SHIFT)
+#define HPS_TF_PTR(v) ((hps_block_t *)((v) & (HPS_TF_ONE - 1)))
 
 /* The owner's update of pg->used; returns the new value. */
 HPS_INLINE uint32_t hps_page_used_add(hps_page_t *pg, uint32_t delta)
@@ -130,7 +174,9 @@ HPS_INLINE int hps_page_freed_slow(uint32_t u)
     return u - 1 >= HPS_PAGE_FULL - 1;
 }
 
-enum { HPS_SEG_SMALL = 1, HPS_SEG_HUGE = 2 };
+/* A huge mapping in the cache holds no block: HPS_SEG_HUGE_FREE, and its
+ * ownership bit is clear, so a stale free() of it is an invalid free. */
+enum { HPS_SEG_SMALL = 1, HPS_SEG_HUGE = 2, HPS_SEG_HUGE_FREE = 3 };
 
 typedef struct hps_segment {
     uint64_t magic;
@@ -138,30 +184,43 @@ typedef struct hps_segment {
     size_t map_size;                    /* bytes mapped from the segment start */
     size_t huge_size;                   /* huge: usable bytes of the block */
     uintptr_t huge_block;               /* huge: the block's address */
-    uint64_t free_slots;                /* bit i: slot i is not part of a page */
+    hps_slotset_t free_slots;           /* bit i: slot i is not part of a page */
+    /* Bit i: slot i's memory may be backed (touched since it was last
+     * purged).  Meaningful for free slots; set for every slot in use. */
+    hps_slotset_t dirty;
     struct hps_segment *prev, *next;    /* heap's segment list / abandoned list */
+    struct hps_heap *last_heap;         /* abandoned: the heap that gave it up */
+    /* What the segment holds while it is not empty: pages (HPS_USE_PAGES)
+     * or spans (HPS_USE_SPANS), never both.  Small pages placed in the gaps
+     * between spans split the runs later spans need, and a thread's touched
+     * memory grows (cross-thread stress: peak RSS 57-60 -> 47-49 MiB). */
+    uint8_t use;
     _Atomic(hps_page_t *) remote_full;  /* full pages that got remote frees */
     /* Remote frees in progress: such a segment is never unmapped (a remote
      * free still reads its page after pushing the block).  Own line: every
      * remote freer writes it. */
     _Alignas(64) _Atomic uint32_t remote_active;
     uint8_t slot_page[HPS_SLOTS];       /* slot -> first slot of its page */
+    /* When each free slot was freed (hps_os_now_ms), for the decay; a huge
+     * mapping in the cache keeps its time in freed_at[0]. */
+    uint32_t freed_at[HPS_SLOTS];
     _Alignas(64) hps_page_t pages[HPS_SLOTS];  /* descriptor at the page's first slot */
 } hps_segment_t;
 
 #define HPS_SEG_MAGIC 0x6870736d616c6c63ull  /* "hpsmallc" */
 
-/* The free_slots bits of the k slots from slot s (k < 64: the header slot
- * is never part of a page). */
-HPS_INLINE uint64_t hps_slot_mask(int s, uint32_t k)
-{
-    return (((uint64_t)1 << k) - 1) << s;
-}
-
 /* No page in seg: every slot but the header's is free. */
 HPS_INLINE int hps_segment_empty(const hps_segment_t *seg)
 {
-    return seg->free_slots == ~(uint64_t)0 << HPS_META_SLOTS;
+    return seg->free_slots == ~(hps_slotset_t)0 << HPS_META_SLOTS;
+}
+
+enum { HPS_USE_PAGES = 1, HPS_USE_SPANS = 2 };
+
+/* May seg take a page (HPS_USE_PAGES) or a span (HPS_USE_SPANS)? */
+HPS_INLINE int hps_segment_serves_use(const hps_segment_t *seg, int use)
+{
+    return seg->use == use || hps_segment_empty(seg);
 }
 
 /* Not the heap's only segment (it sits on h->segs). */
@@ -174,6 +233,8 @@ HPS_INLINE int hps_segment_has_sibling(const hps_segment_t *seg)
 typedef struct hps_heap_stats {
     uint64_t refills, remote_frees;          /* slow-path allocations; frees of other threads' blocks */
     uint64_t pages_new, pages_retired, segs_adopted;
+    uint64_t spans, spans_backed;            /* spans made; of them, on backed slots only */
+    uint64_t purged_slots;                   /* slots given back to the OS */
 } hps_heap_stats_t;
 
 typedef struct hps_heap {
@@ -198,6 +259,8 @@ typedef struct hps_heap {
     uint32_t colour;                     /* next page's colour (in lines) */
     uint32_t huge_colour;
     uint32_t dirty_slots;                /* freed but still backed, over all segments */
+    uint32_t decay_at;                   /* ms: the next decay pass is due (with dirty_slots) */
+    uint32_t ticks;                      /* refills since the clock was last read */
     uint32_t id;
     hps_heap_stats_t st;
     struct hps_heap *next_all;           /* every heap ever made */
@@ -244,6 +307,7 @@ void *hps_os_map_aligned(size_t size);    /* SEG_SIZE-aligned, zeroed, or NULL *
 void hps_count_mapped(int64_t delta);
 void hps_os_unmap(void *p, size_t size);
 void hps_os_purge(void *p, size_t size);  /* give the pages back, keep the range */
+uint32_t hps_os_now_ms(void);             /* a coarse monotonic clock, wrapping */
 void hps_owned_set(uintptr_t seg, int on);
 #define HPS_OWNED_BITS ((uintptr_t)1 << (47 - HPS_SEG_SHIFT))
 extern _Atomic uint64_t hps_owned_bits[HPS_OWNED_BITS / 64];
@@ -262,17 +326,39 @@ HPS_INLINE int hps_owned(uintptr_t seg)
 extern _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
 
 /* ---- segments and pages (page.c) ---- */
-hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls);
+/* A new page of class cls in h's free slots, or in a new segment if
+ * new_segment; NULL if none. */
+hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls, int new_segment);
+/* A run of k free slots in h's segments that hold `use` (or nothing):
+ * the shortest that is all backed, else the one covering the most backed
+ * slots (*slot: its first); NULL if none. */
+hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot, int use);
+int hps_slots_fit(hps_slotset_t free, uint32_t k);   /* free holds a run of k slots */
+hps_segment_t *hps_segment_new(hps_heap_t *h);   /* an empty segment for h, or NULL */
 void hps_page_collect(hps_page_t *pg);           /* thread_free -> free */
-/* may_release: an emptied segment that is not the heap's last is released. */
-void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release);
+/* Give pg's slots back to its segment (they stay backed; purge.c decides). */
+void hps_page_retire(hps_heap_t *h, hps_page_t *pg);
 void hps_segment_drop(hps_heap_t *h, hps_segment_t *seg);   /* unlink an empty segment and release it */
 void hps_page_carve(hps_page_t *pg);
 void hps_segment_release(hps_segment_t *seg);    /* unmap (or cache) an empty segment */
 size_t hps_segment_cache_trim(void);             /* unmap cached segments; bytes */
 hps_spin_t *hps_segment_cache_lock(void);
 uintptr_t hps_region_end(void);                  /* end of the region's segments handed out so far */
-size_t hps_heap_purge(hps_heap_t *h);            /* purge dirty free slots; bytes returned */
+/* ---- giving memory back (purge.c) ---- */
+/* Slots [s, s+k) of seg become part of the page whose first slot is page. */
+void hps_slots_take(hps_heap_t *h, hps_segment_t *seg, int page, int s, uint32_t k);
+/* Slots [s, s+k) of seg are free again, still backed, idle from now. */
+void hps_slots_free(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t k);
+uint32_t hps_segment_purge(hps_segment_t *seg, hps_slotset_t slots);  /* purge those slots; how many */
+/* The decay and the cap: purge what has been idle too long or is too
+ * much, release emptied segments.  Only where h's lists are consistent. */
+void hps_heap_tick(hps_heap_t *h);
+void hps_heap_tick_refill(hps_heap_t *h);        /* every 64th refill: hps_heap_tick */
+/* Purge the longest idle of h's freed slots until at most keep stay
+ * backed, release emptied segments; bytes purged.  keep 0: malloc_trim. */
+size_t hps_heap_shrink(hps_heap_t *h, uint32_t keep);
+/* Purge seg's free slots idle for min_age ms or more; how many. */
+uint32_t hps_segment_purge_idle(hps_segment_t *seg, uint32_t now, uint32_t min_age);
 void hps_page_link(hps_page_t **list, hps_page_t *pg);
 void hps_page_unlink(hps_page_t **list, hps_page_t *pg);
 
@@ -282,11 +368,27 @@ HPS_INLINE hps_segment_t *hps_segment_of(const void *p)
 }
 
 _Static_assert(sizeof(hps_page_t) == 128, "page descriptors are two lines");
+_Static_assert(sizeof(hps_segment_t) <= HPS_SLOT_SIZE * HPS_META_SLOTS, "the header fits its slot");
 
 /* Set the owner of a segment and of each of its pages. */
 void hps_segment_set_owner(hps_segment_t *seg, hps_heap_t *h);
 /* Put seg at the head of h's segment list and make h its owner. */
 void hps_segment_attach(hps_heap_t *h, hps_segment_t *seg);
+
+/* The first page of seg at slot *s or after it, or NULL; *s moves past
+ * the page, so the caller may retire it.  Owner (or no-owner) side only. */
+HPS_INLINE hps_page_t *hps_segment_next_page(hps_segment_t *seg, int *s)
+{
+    while (*s < (int)HPS_SLOTS) {
+        hps_page_t *pg = &seg->pages[*s];
+        if (pg->slots) {
+            *s += pg->slots;
+            return pg;
+        }
+        (*s)++;
+    }
+    return NULL;
+}
 
 HPS_INLINE hps_page_t *hps_page_of(hps_segment_t *seg, const void *p)
 {
@@ -300,6 +402,10 @@ extern __thread hps_heap_t *hps_tls_heap __attribute__((tls_model("initial-exec"
 hps_heap_t *hps_heap_get(void);                  /* this thread's heap, made on first use */
 void hps_heap_global_init(void);                 /* once, at start-up (the thread-exit key) */
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls);  /* slow path of a small allocation */
+int hps_heap_drain_all(hps_heap_t *h);           /* take in the remote frees queued on full pages */
+/* Adopt an exited thread's segment that can serve class cls or a run of k
+ * slots; 1 if one was adopted. */
+int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k);
 size_t hps_heap_drop_spares(hps_heap_t *h);   /* retire empty spares; bytes */
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);
 void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg);
@@ -308,15 +414,25 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b);
 void hps_lock_global(void);                      /* fork: every allocator lock */
 void hps_unlock_global(int child);
 
-/* ---- huge blocks (huge.c) ---- */
-void *hps_huge_alloc(hps_heap_t *h, size_t n, size_t align);
+/* ---- spans (span.c) and huge blocks (huge.c) ---- */
+/* A block above HPS_MAX_SMALL: a span if it fits a segment, else huge;
+ * zero: the block must read as zero (calloc).  NULL when out of memory. */
+void *hps_big_alloc(hps_heap_t *h, size_t n, size_t align, int zero);
+void hps_span_free(hps_heap_t *h, hps_page_t *pg);          /* by the owner */
+int hps_span_resize(hps_heap_t *h, hps_page_t *pg, size_t n);  /* in place, by the owner; 1 if done */
+void *hps_huge_alloc(hps_heap_t *h, size_t n, size_t align, int zero);
 void hps_huge_free(hps_segment_t *seg);
 size_t hps_huge_usable(hps_segment_t *seg);
+void *hps_huge_resize(hps_segment_t *seg, size_t n);  /* mremap; the new block or NULL */
+void hps_huge_tick(uint32_t now);                /* unmap cached mappings past the decay */
+size_t hps_huge_cache_trim(void);                /* unmap every cached mapping; bytes */
+hps_spin_t *hps_huge_cache_lock(void);
 
 /* ---- core (alloc.c) ---- */
 void hps_init_slow(void);
 extern _Atomic uint32_t hps_ready;
 void *hps_malloc(size_t n);
+void *hps_calloc(size_t n);                      /* n bytes of zeros */
 void *hps_malloc_aligned(size_t align, size_t n);
 void hps_free(void *p);
 void *hps_realloc(void *p, size_t n);

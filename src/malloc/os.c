@@ -8,12 +8,13 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 #include "internal.h"
 
 _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
 
-/* One bit per 4 MiB of the 47-bit user address space: 2^25 bits, a 4 MiB
- * array in .bss.  Untouched pages of it read as the shared zero page and
+/* One bit per 8 MiB segment of the 47-bit user address space: 2^24 bits,
+ * a 2 MiB array in .bss.  Untouched pages of it read as the shared zero page and
  * cost no memory; only the words covering segments we own get written. */
 _Atomic uint64_t hps_owned_bits[HPS_OWNED_BITS / 64];
 
@@ -93,6 +94,15 @@ void hps_os_purge(void *p, size_t size)
      * a lot expects to see; the range stays mapped and reads back as zero. */
     madvise(p, size, MADV_DONTNEED);
     errno = saved;
+}
+
+uint32_t hps_os_now_ms(void)
+{
+    /* Coarse: read from the vDSO without a syscall or a TSC read, with the
+     * kernel tick's resolution (1-4 ms), enough for a decay in milliseconds. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
 }
 
 void hps_spin_lock(hps_spin_t *l)

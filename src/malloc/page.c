@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Segments and pages: carving a segment's slots into pages of one size
- * class, colouring a page's first block, collecting remote frees, retiring
- * empty pages and giving their memory back.
+ * Segments and pages: finding free slots for a page or a span, carving a
+ * segment's slots into pages of one size class, colouring a page's first
+ * block, collecting remote frees, retiring empty pages.  What happens to
+ * the freed slots' memory is purge.c's business.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -46,7 +47,9 @@ static void segment_init(hps_segment_t *seg, hps_heap_t *h)
     seg->magic = HPS_SEG_MAGIC;
     seg->kind = HPS_SEG_SMALL;
     seg->map_size = HPS_SEG_SIZE;
-    seg->free_slots = ~(uint64_t)0 << HPS_META_SLOTS;
+    seg->free_slots = ~(hps_slotset_t)0 << HPS_META_SLOTS;
+    seg->dirty = 0;                    /* fresh or purged (segment_release) */
+    seg->use = 0;
     hps_store_relaxed(&seg->remote_full, NULL);
     hps_store_relaxed(&seg->remote_active, 0);
     hps_segment_attach(h, seg);
@@ -70,7 +73,7 @@ void hps_segment_attach(hps_heap_t *h, hps_segment_t *seg)
     hps_segment_set_owner(seg, h);
 }
 
-static hps_segment_t *segment_new(hps_heap_t *h)
+hps_segment_t *hps_segment_new(hps_heap_t *h)
 {
     hps_segment_t *seg = NULL;
     hps_spin_lock(&cache_lock);
@@ -101,10 +104,10 @@ static hps_segment_t *segment_new(hps_heap_t *h)
 
 void hps_segment_release(hps_segment_t *seg)
 {
-    /* Purge every slot (the header slot too, beyond its first page), then
-     * cache the segment for the next heap that needs one, or unmap it.  A
-     * segment that a remote free is still touching is never unmapped. */
-    hps_os_purge((char *)seg + HPS_SLOT_SIZE, HPS_SEG_SIZE - HPS_SLOT_SIZE);
+    /* Purge what is still backed, then cache the segment for the next heap
+     * that needs one, or unmap it.  A segment that a remote free is still
+     * touching is never unmapped. */
+    hps_segment_purge(seg, seg->dirty & seg->free_slots);
     seg->magic = 0;
     hps_segment_set_owner(seg, &hps_heap_abandoned);
     int region = hps_in_region(seg);
@@ -153,26 +156,102 @@ uintptr_t hps_region_end(void)
     return region_state > 0 ? region_next : HPS_REGION_BASE;
 }
 
-/* First slot of a run of k free slots, or -1. */
-static int find_run(uint64_t free, uint32_t k)
+/* The shortest run of at least k set bits of m (best fit: long runs stay
+ * whole for long requests): its first bit and length (0 if none). */
+static int best_run(hps_slotset_t m, uint32_t k, uint32_t *len)
 {
-    uint64_t m = free;
-    for (uint32_t i = 1; i < k && m; i++)
-        m &= free >> i;
-    return m ? __builtin_ctzll(m) : -1;
+    int best = -1;
+    uint32_t best_len = 0;
+    while (m) {
+        int s = hps_slotset_first(m);
+        uint32_t n = hps_slotset_run(m, s);
+        if (n >= k && (best < 0 || n < best_len)) {
+            best = s;
+            best_len = n;
+            if (n == k)
+                break;
+        }
+        m &= ~hps_slot_mask(s, n);
+    }
+    *len = best_len;
+    return best;
+}
+
+int hps_slots_fit(hps_slotset_t free, uint32_t k)
+{
+    uint32_t len;
+    return best_run(free, k, &len) >= 0;
+}
+
+/* The place for k slots in the free set f covering the most slots of the
+ * backed set d (fewest page faults), ties to the shorter free run: its
+ * first slot (-1 if no run holds k), *covered and *len. */
+static int most_backed(hps_slotset_t f, hps_slotset_t d, uint32_t k, uint32_t *covered, uint32_t *len)
+{
+    int best = -1;
+    *covered = *len = 0;
+    while (f) {
+        int s = hps_slotset_first(f);
+        uint32_t n = hps_slotset_run(f, s);
+        for (uint32_t i = 0; n >= k && i <= n - k; i++) {
+            uint32_t c = hps_slotset_count(d & hps_slot_mask(s + (int)i, k));
+            if (best < 0 || c > *covered || (c == *covered && n < *len)) {
+                best = s + (int)i;
+                *covered = c;
+                *len = n;
+            }
+        }
+        f &= ~hps_slot_mask(s, n);
+    }
+    return best;
+}
+
+hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot, int use)
+{
+    /* Only segments that hold the same kind (or nothing yet).  First the runs whose memory is all still backed, best fit: reusing
+     * them costs no page faults, and long runs stay whole for long
+     * requests. */
+    hps_segment_t *found = NULL;
+    uint32_t found_len = 0;
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+        uint32_t len;
+        if (!hps_segment_serves_use(seg, use))
+            continue;
+        int s = best_run(seg->free_slots & seg->dirty, k, &len);
+        if (s >= 0 && (!found || len < found_len)) {
+            found = seg;
+            found_len = len;
+            *slot = s;
+            if (len == k)
+                return seg;
+        }
+    }
+    if (found)
+        return found;
+    /* Else the place that covers the most backed slots: a span that does
+     * not fit a backed run extends one with clean slots rather than
+     * touching a clean run whole, so the memory a thread has touched grows
+     * only by what it must. */
+    uint32_t found_cov = 0;
+    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
+        uint32_t cov, len;
+        if (!hps_segment_serves_use(seg, use))
+            continue;
+        int s = most_backed(seg->free_slots, seg->dirty, k, &cov, &len);
+        if (s >= 0 && (!found || cov > found_cov || (cov == found_cov && len < found_len))) {
+            found = seg;
+            found_cov = cov;
+            found_len = len;
+            *slot = s;
+        }
+    }
+    return found;
 }
 
 static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t k, uint32_t cls)
 {
     uint32_t size = hps_class_size[cls];
-    for (uint32_t i = 0; i < k; i++) {
-        if (seg->pages[s + i].dirty) {
-            seg->pages[s + i].dirty = 0;
-            h->dirty_slots--;
-        }
-        seg->slot_page[s + i] = (uint8_t)s;
-    }
-    seg->free_slots &= ~hps_slot_mask(s, k);
+    hps_slots_take(h, seg, s, s, k);
 
     hps_page_t *pg = &seg->pages[s];
     uintptr_t base = (uintptr_t)seg + ((uintptr_t)s << HPS_SLOT_SHIFT);
@@ -193,32 +272,33 @@ static hps_page_t *page_init(hps_heap_t *h, hps_segment_t *seg, int s, uint32_t 
     pg->bump = (char *)pg->start;
     pg->bump_end = (char *)(pg->start + (size_t)cap * size);
     pg->free = NULL;
-    hps_store_relaxed(&pg->thread_free, NULL);
+    hps_store_relaxed(&pg->thread_free, 0);
     pg->block_size = size;
     pg->div_mul = UINT64_MAX / size + 1;
     hps_store_relaxed(&pg->used, 0);
     pg->cls = (uint16_t)cls;
     pg->slots = (uint8_t)k;
-    hps_store_relaxed(&pg->notified, 0);
     pg->aligned = 0;
-    pg->prev = pg->next = pg->next_remote = NULL;
+    /* Not notified nor next_remote: the descriptor may still sit on the
+     * segment's queue of full pages (a remote free queues a page after its
+     * block became collectable, so a page can be retired and its slot
+     * reused while queued); the queue's owner clears them when it takes
+     * the queue (drain_remote, adopt_pages). */
+    pg->prev = pg->next = NULL;
     hps_store_release(&pg->heap, h);
     h->st.pages_new++;
     return pg;
 }
 
-hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls)
+hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls, int new_segment)
 {
     uint32_t k = hps_class_slots[cls];
-    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
-        int s = find_run(seg->free_slots, k);
-        if (s >= 0)
-            return page_init(h, seg, s, k, cls);
-    }
-    hps_segment_t *seg = segment_new(h);
-    if (!seg)
+    int s = HPS_META_SLOTS;
+    hps_segment_t *seg = hps_slots_find(h, k, &s, HPS_USE_PAGES);
+    if (!seg && (!new_segment || !(seg = hps_segment_new(h))))
         return NULL;
-    return page_init(h, seg, find_run(seg->free_slots, k), k, cls);
+    seg->use = HPS_USE_PAGES;
+    return page_init(h, seg, s, k, cls);
 }
 
 void hps_page_carve(hps_page_t *pg)
@@ -250,54 +330,50 @@ void hps_page_collect(hps_page_t *pg)
     if (!hps_load_relaxed(&pg->thread_free))
         return;
     /* Acquire: the blocks' links were written before their pushes. */
-    hps_block_t *list = hps_xchg_acquire(&pg->thread_free, NULL);
-    uint32_t n = 0;
-    hps_block_t *last = list;
-    for (hps_block_t *b = list; b; b = b->next) {
-        n++;
-        last = b;
-    }
+    uintptr_t v = hps_xchg_acquire(&pg->thread_free, 0);
+    hps_block_t *list = HPS_TF_PTR(v);
     if (!list)
         return;
-    last->next = pg->free;
+    if (pg->free) {
+        /* Splice at the tail.  A refill, the usual caller, collects only an
+         * empty free list and skips this walk: the remote blocks' lines
+         * were written by other threads, and following their links is a
+         * chain of cache misses. */
+        hps_block_t *last = list;
+        while (last->next)
+            last = last->next;
+        last->next = pg->free;
+    }
     pg->free = list;
-    hps_page_used_add(pg, -n);
+    hps_page_used_add(pg, -(uint32_t)(v >> HPS_TF_SHIFT));
 }
 
-void hps_page_retire(hps_heap_t *h, hps_page_t *pg, int may_release)
+void hps_page_retire(hps_heap_t *h, hps_page_t *pg)
 {
     hps_segment_t *seg = hps_segment_of((void *)pg);
     int s = (int)(pg - seg->pages);
     uint32_t k = pg->slots;
-    if (h->hot[pg->cls] == pg)
-        h->hot[pg->cls] = NULL;
-    if (h->spare[pg->cls] == pg) {
-        h->spare[pg->cls] = NULL;
-        h->spare_slots -= k;
+    if (pg->cls != HPS_SPAN_CLS) {
+        if (h->hot[pg->cls] == pg)
+            h->hot[pg->cls] = NULL;
+        if (h->spare[pg->cls] == pg) {
+            h->spare[pg->cls] = NULL;
+            h->spare_slots -= k;
+        }
+        h->st.pages_retired++;
     }
     pg->slots = 0;
     pg->free = NULL;
     /* An empty handed-out range: free's fast path range test fails. */
     pg->bump = pg->bump_end = (char *)pg->start;
-    for (uint32_t i = 0; i < k; i++)
-        seg->pages[s + i].dirty = 1;
-    h->dirty_slots += k;
-    seg->free_slots |= hps_slot_mask(s, k);
-    h->st.pages_retired++;
-    if (may_release && hps_segment_empty(seg) && hps_segment_has_sibling(seg)) {
-        hps_segment_drop(h, seg);
-        return;
-    }
-    if (h->dirty_slots > hps_malloc_settings()->purge_slots)
-        hps_heap_purge(h);
+    /* The slots stay backed, for reuse, until purge.c gives them back. */
+    hps_slots_free(h, seg, s, k);
 }
 
 void hps_segment_drop(hps_heap_t *h, hps_segment_t *seg)
 {
     /* An empty segment that is not the heap's last goes back whole. */
-    for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS; i++)
-        if (seg->pages[i].dirty)
-            h->dirty_slots--;
+    h->dirty_slots -= hps_slotset_count(seg->dirty & seg->free_slots);
     if (seg->prev)
         seg->prev->next = seg->next;
     else
@@ -305,27 +381,4 @@ void hps_segment_drop(hps_heap_t *h, hps_segment_t *seg)
     if (seg->next)
         seg->next->prev = seg->prev;
     hps_segment_release(seg);
-}
-
-size_t hps_heap_purge(hps_heap_t *h)
-{
-    size_t bytes = 0;
-    for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
-        for (int i = HPS_META_SLOTS; i < (int)HPS_SLOTS;) {
-            if (!(seg->free_slots >> i & 1) || !seg->pages[i].dirty) {
-                i++;
-                continue;
-            }
-            int j = i;
-            while (j < (int)HPS_SLOTS && (seg->free_slots >> j & 1) && seg->pages[j].dirty) {
-                seg->pages[j].dirty = 0;
-                j++;
-            }
-            hps_os_purge((char *)seg + ((size_t)i << HPS_SLOT_SHIFT), (size_t)(j - i) << HPS_SLOT_SHIFT);
-            bytes += (size_t)(j - i) << HPS_SLOT_SHIFT;
-            i = j;
-        }
-    }
-    h->dirty_slots = 0;
-    return bytes;
 }

@@ -41,6 +41,9 @@ static void heap_sum(hps_heap_t *h, void *arg)
     t->st.pages_new += st->pages_new;
     t->st.pages_retired += st->pages_retired;
     t->st.segs_adopted += st->segs_adopted;
+    t->st.spans += st->spans;
+    t->st.spans_backed += st->spans_backed;
+    t->st.purged_slots += st->purged_slots;
 }
 
 void hps_totals(hps_totals_t *t)
@@ -84,12 +87,15 @@ void hps_stats_print(int fd)
         "  in use           %zu KiB in blocks (huge included)\n"
         "  heaps            %zu live (threads that allocated and have not exited)\n"
         "  slow paths       %llu allocations refilled a page, %llu frees came from another thread\n"
-        "  pages            %llu made, %llu retired; %llu segments adopted from exited threads\n",
+        "  pages            %llu made, %llu retired; %llu segments adopted from exited threads\n"
+        "  spans            %llu made, %llu of them on backed memory only; %llu MiB purged\n",
         (int)getpid(), hps_geo.line, hps_geo.sets, hps_geo.source, hps_nclasses,
         t.mapped >> 10, (unsigned long long)(hps_load_relaxed(&hps_mapped_peak) >> 10), t.huge >> 10,
         t.in_use >> 10, t.heaps,
         (unsigned long long)t.st.refills, (unsigned long long)t.st.remote_frees, (unsigned long long)t.st.pages_new,
-        (unsigned long long)t.st.pages_retired, (unsigned long long)t.st.segs_adopted);
+        (unsigned long long)t.st.pages_retired, (unsigned long long)t.st.segs_adopted,
+        (unsigned long long)t.st.spans, (unsigned long long)t.st.spans_backed,
+        (unsigned long long)(t.st.purged_slots >> (20 - HPS_SLOT_SHIFT)));
     if (n > 0)
         (void)!write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }

@@ -4,13 +4,15 @@
  * teams (1.5) and active sets (1.3 broadcast32/64 ...), and the reduction
  * engine behind reduce.c.
  *
- * Every algorithm pulls: after a sync (every member has arrived, so every
- * source is ready and every dest may be overwritten) each member gets what
- * it needs from the others' symmetric sources with the internal get, then a
- * second sync keeps the sources alive until all have read them.  Pulling
- * means a PE writes only its own memory, needs no scratch space (collect's
- * counts excepted) and runs unchanged over shared memory and libfabric;
- * O(n) gets per PE suits the node-sized teams this library is built for.
+ * When every member's heap is mapped here the on-node algorithms run
+ * (coll_node.c, through hps_group_node).  Otherwise, with some member
+ * behind libfabric, the point-to-point ones below: every algorithm pulls:
+ * after a sync (every member has arrived, so every source is ready) each
+ * member gets what it needs from the others' symmetric sources with the
+ * internal get, then a second sync keeps the sources alive until all have
+ * read them.  Pulling means a PE writes only its own memory, needs no
+ * scratch space (collect's counts excepted) and runs unchanged over shared
+ * memory and libfabric; O(n) gets per PE suits node-sized teams.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -29,11 +31,22 @@ static void pull(const char *fn, const hps_group_t *g, void *dst, const void *sr
         hps_get(fn, dst, src, len, hps_group_pe(g, i));
 }
 
+/* The on-node view of g, if it has one: NODE(g) declares ng_ for it. */
+#define NODE(g) \
+    hps_ngrp_t ng_; \
+    hps_node_peer_t nm_[HPS_NODE_MAX]; \
+    int node_ = hps_group_node((g), &ng_, nm_)
+
 void hps_coll_broadcast(const char *fn, const hps_group_t *g, void *dest, const void *src,
                         size_t len, int root, int root_copies)
 {
     if (root < 0 || root >= g->size)
         hps_fatal(fn, "PE_root %d out of range 0..%d", root, g->size - 1);
+    NODE(g);
+    if (node_) {
+        hps_node_broadcast(fn, &ng_, dest, src, len, root, root_copies);
+        return;
+    }
     hps_group_sync(fn, g);
     if (g->me != root)
         pull(fn, g, dest, src, len, root);
@@ -60,12 +73,21 @@ static void pull_all(const char *fn, const hps_group_t *g, void *dest, const voi
 void hps_coll_fcollect(const char *fn, const hps_group_t *g, void *dest, const void *src,
                        size_t len)
 {
-    pull_all(fn, g, dest, src, 0, len);
+    NODE(g);
+    if (node_)
+        hps_node_fcollect(fn, &ng_, dest, src, len);
+    else
+        pull_all(fn, g, dest, src, 0, len);
 }
 
 void hps_coll_collect(const char *fn, const hps_group_t *g, void *dest, const void *src,
                       size_t len)
 {
+    NODE(g);
+    if (node_) {
+        hps_node_collect(fn, &ng_, dest, src, len);
+        return;
+    }
     uint64_t *count = hps_group_scratch(g), c;
     *count = len;
     hps_group_sync(fn, g);
@@ -84,7 +106,11 @@ void hps_coll_collect(const char *fn, const hps_group_t *g, void *dest, const vo
 void hps_coll_alltoall(const char *fn, const hps_group_t *g, void *dest, const void *src,
                        size_t len)
 {
-    pull_all(fn, g, dest, src, (size_t)g->me * len, len);
+    NODE(g);
+    if (node_)
+        hps_node_alltoall(fn, &ng_, dest, src, len);
+    else
+        pull_all(fn, g, dest, src, (size_t)g->me * len, len);
 }
 
 void hps_coll_alltoalls(const char *fn, const hps_group_t *g, void *dest, const void *src,
@@ -92,6 +118,11 @@ void hps_coll_alltoalls(const char *fn, const hps_group_t *g, void *dest, const 
 {
     if (dst < 1 || sst < 1)
         hps_fatal(fn, "strides %td and %td must be positive", dst, sst);
+    NODE(g);
+    if (node_) {
+        hps_node_alltoalls(fn, &ng_, dest, src, dst, sst, nelems, es);
+        return;
+    }
     hps_group_sync(fn, g);
     for (int k = 0; k < g->size && nelems; k++) {
         int i = (g->me + 1 + k) % g->size;
@@ -112,6 +143,11 @@ void hps_coll_alltoalls(const char *fn, const hps_group_t *g, void *dest, const 
 void hps_coll_reduce(const char *fn, const hps_group_t *g, void *dest, const void *src,
                      size_t n, size_t es, hps_reduce_fn op)
 {
+    NODE(g);
+    if (node_) {
+        hps_node_reduce(fn, &ng_, dest, src, n, es, op);
+        return;
+    }
     size_t total = n * es, chunk = 16384 / es ? 16384 / es * es : es;
     int in_place = dest == src;
     char *acc = in_place ? malloc(total ? total : 1) : dest, *tmp = malloc(chunk);

@@ -3,7 +3,8 @@
  * coll.h - the collective algorithms (coll.c), shared by the 1.5 team
  * routines and the 1.3 active-set ones.  Lengths are in bytes unless named
  * nelems/n.  Each call is complete on return: dest holds the result and the
- * sources may be reused.
+ * sources may be reused.  A dest is written only by its owner, during its
+ * own call (so a member may fill or read its dest up to the call).
  */
 #ifndef HPS_SHMEM_COLL_H
 #define HPS_SHMEM_COLL_H
@@ -25,6 +26,20 @@ void hps_coll_alltoall(const char *fn, const hps_group_t *g, void *dest, const v
 void hps_coll_alltoalls(const char *fn, const hps_group_t *g, void *dest, const void *src,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);
 void hps_coll_reduce(const char *fn, const hps_group_t *g, void *dest, const void *src,
+                     size_t n, size_t es, hps_reduce_fn op);
+
+/* The same on the on-node path (coll_node.c); coll.c chooses. */
+void hps_node_broadcast(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+                        size_t len, int root, int root_copies);
+void hps_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+                      size_t len);
+void hps_node_fcollect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+                       size_t len);
+void hps_node_alltoall(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+                       size_t len);
+void hps_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+                        ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);
+void hps_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                      size_t n, size_t es, hps_reduce_fn op);
 
 #endif

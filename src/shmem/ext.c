@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* hpsync-shmem's extensions (include/shmemx.h). */
+/* hpsync-shmem's extensions (include/shmemx.h), and shmem_pcontrol. */
 #define _GNU_SOURCE
 #include <shmemx.h>
 #include <time.h>
@@ -35,4 +35,13 @@ HPS_API size_t shmemx_heap_free(void)
 {
     hps_check_running(__func__);
     return hps_heap_free_bytes();
+}
+
+/* OpenSHMEM 1.5's profiling interface asks for this routine, a no-op in the
+ * library: a profiling library that interposes it gives level a meaning.
+ * Standard, not an extension; it lives here with the other routines that
+ * have no state. */
+HPS_API void shmem_pcontrol(const int level, ...)
+{
+    (void)level;
 }

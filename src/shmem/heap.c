@@ -10,11 +10,23 @@
  * overruns an object cannot corrupt the allocator, and the heap holds only
  * user data.  First fit, blocks in multiples of a cache line (no false
  * sharing between two symmetric objects), neighbours merged on free.
+ *
+ * Alignment is a property of addresses, and each PE has its own heap
+ * address: an offset aligned to 16 KiB is a 16 KiB-aligned address only on
+ * a PE whose heap base is aligned that far too.  So the heap is mapped
+ * (transport/shm.c, through hps_heap_map_align) with the first byte after
+ * the library's reserved area aligned to the heap size rounded up to a power
+ * of two, A, on every PE.  Every PE's base then has the same remainder
+ * modulo any power of two up to A, the allocator aligns the address (base +
+ * offset) rather than the offset, and so finds the same offset on every PE
+ * for any alignment up to A: shmem_align works for every power of two up
+ * to the heap size, as far as free space allows.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "internal.h"
 
 #define GRAIN ((size_t)HPS_CACHELINE)
@@ -27,9 +39,25 @@ typedef struct blk {
 
 static blk_t *g_head;
 static size_t g_heap_size;
+static size_t g_align_max;      /* A: the largest alignment symmetric on every PE */
 /* Collectives are called in the same order everywhere, but under
  * SHMEM_THREAD_MULTIPLE two threads may still race on the list. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The heap size rounded up to a power of two. */
+static size_t heap_align(size_t heap_size)
+{
+    size_t a = HPS_CACHELINE;
+    while (a < heap_size && a <= SIZE_MAX / 2)
+        a <<= 1;
+    return a;
+}
+
+size_t hps_heap_map_align(size_t heap_size, size_t page, size_t *lead)
+{
+    *lead = (HPS_HEAP_RESERVED + page - 1) / page * page;
+    return heap_align(heap_size);
+}
 
 void hps_heap_init(size_t heap_size, size_t reserved)
 {
@@ -39,6 +67,14 @@ void hps_heap_init(size_t heap_size, size_t reserved)
         g_head = n;
     }
     g_heap_size = heap_size;
+    g_align_max = heap_align(heap_size);
+    /* The mapping's promise, which symmetry rests on (any page size: only
+     * the remainder modulo A matters, and the lead is whole pages). */
+    size_t lead;
+    hps_heap_map_align(heap_size, (size_t)sysconf(_SC_PAGESIZE), &lead);
+    if ((hps_sh.base[HPS_REG_HEAP] + lead) & (g_align_max - 1))
+        hps_fatal("shmem_init", "the symmetric heap at %p is not mapped aligned to %zu bytes",
+                  (void *)hps_sh.base[HPS_REG_HEAP], g_align_max);
     g_head = calloc(1, sizeof *g_head);
     if (!g_head)
         hps_fatal("shmem_init", "out of memory");
@@ -82,14 +118,18 @@ static size_t largest_free(void)
     return m;
 }
 
-/* Offset of a new block of size bytes aligned to align; aborts when full. */
+/* Offset of a new block of size bytes whose address is aligned to align
+ * (at most g_align_max, so the offset is the same on every PE); aborts
+ * when full. */
 static size_t alloc_off(const char *fn, size_t align, size_t size)
 {
     size = (size + GRAIN - 1) & ~(GRAIN - 1);
+    uintptr_t base = hps_sh.base[HPS_REG_HEAP];
     for (blk_t *b = g_head; b; b = b->next) {
         if (b->used)
             continue;
-        size_t start = (b->off + align - 1) & ~(align - 1), lead = start - b->off;
+        size_t start = ((base + b->off + align - 1) & ~(uintptr_t)(align - 1)) - base;
+        size_t lead = start - b->off;
         if (lead > b->size || b->size - lead < size)
             continue;
         if (lead)
@@ -134,6 +174,10 @@ static void *heap_alloc(const char *fn, size_t align, size_t size, int zero)
         align = GRAIN;
     if (align & (align - 1))
         hps_fatal(fn, "alignment %zu is not a power of two", align);
+    if (align > g_align_max)
+        hps_fatal(fn, "alignment %zu is larger than the symmetric heap (%zu bytes): no address "
+                  "can be aligned to it on every PE (set HPSYNC_SHMEM_HEAP_SIZE)", align,
+                  g_heap_size);
     pthread_mutex_lock(&g_lock);
     size_t off = alloc_off(fn, align, size);
     pthread_mutex_unlock(&g_lock);

@@ -112,12 +112,7 @@ static void wire_up(int requested)
         shared |= use_shm[pe] && pe != me;
     }
     int need_ofi = hps_sh.transport_ofi || off_node;
-    hps_wait_cfg.crowded = local > hps_cpus_usable();
-    /* Crowded, a spinning waiter holds the CPU the PE it waits for needs:
-     * 4 PEs on 2 CPUs, an atomic add and a barrier took 16.7 us a round
-     * with 200 polls first, 4.2 us going straight to sched_yield. */
-    hps_wait_cfg.spin = hps_wait_cfg.crowded ? 0 : hps_shmem_set.spin;
-    hps_wait_cfg.poll_ns = (uint64_t)hps_shmem_set.poll_ms * 1000000ull;
+    hps_wait_configure(local, hps_shmem_set.spin_us, hps_shmem_set.poll_ms);
 
     g_heap_size = hps_shmem_heap_bytes();
     g_heap = hps_shm_heap_create(g_heap_size, shared, &g_heap_seg);

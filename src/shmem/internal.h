@@ -28,6 +28,7 @@
 #include "hpsync/pr.h"
 #include "transport/ofi.h"
 #include "transport/shm.h"
+#include "node.h"
 #include "wait.h"
 
 /* The libfabric transport's inline fast paths (an inject put, an idle
@@ -381,6 +382,9 @@ void hps_wait_ge64(const uint64_t *v, uint64_t goal);
 
 /* heap.c: the symmetric allocator over [reserved, size) of the heap. */
 void hps_heap_init(size_t heap_size, size_t reserved);
+/* heap.c: how the heap must be mapped (transport/shm.c): base + *lead
+ * aligned to the value returned, on every PE. */
+size_t hps_heap_map_align(size_t heap_size, size_t page, size_t *lead);
 size_t hps_heap_free_bytes(void);
 /* team.c: world and shared teams, after the transports are up. */
 void hps_teams_init(void);
@@ -389,7 +393,8 @@ void hps_teams_fini(void);
 void hps_barrier_all_internal(const char *fn);
 
 /* The internal symmetric area at the heap's start: one block per team
- * slot (barrier flags, collective scratch). */
+ * slot for the point-to-point algorithms (barrier flags, collective
+ * scratch), then the on-node collectives' area (node.h). */
 #define HPS_TEAM_SLOTS 64
 #define HPS_SYNC_ROUNDS 32
 typedef struct hps_team_sync {
@@ -397,11 +402,17 @@ typedef struct hps_team_sync {
     uint64_t count;                   /* collect: this PE's element count */
     uint64_t pad[7];
 } hps_team_sync_t;
-#define HPS_HEAP_RESERVED (HPS_TEAM_SLOTS * sizeof(hps_team_sync_t))
+#define HPS_HEAP_RESERVED (HPS_TEAM_SLOTS * sizeof(hps_team_sync_t) + sizeof(hps_node_area_t))
 
 HPS_INLINE hps_team_sync_t *hps_slot_sync(int slot)
 {
     return (hps_team_sync_t *)hps_sh.base[HPS_REG_HEAP] + slot;
+}
+
+/* The node area of a heap (this PE's, or a peer's as mapped here). */
+HPS_INLINE hps_node_area_t *hps_node_area(char *heap)
+{
+    return (hps_node_area_t *)(heap + HPS_TEAM_SLOTS * sizeof(hps_team_sync_t));
 }
 
 #endif

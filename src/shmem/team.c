@@ -3,8 +3,12 @@
  * Teams and the synchronisation every collective is built on (contexts:
  * ctx.c).
  *
- * Barriers only use the internal RMA/AMO layer (hps_amo64 and local
- * polling), so they run unchanged over shared memory and libfabric:
+ * When every member's heap is mapped here, a barrier is node.c's (flat up
+ * to 8 members, each PE storing to its own line and reading the others';
+ * dissemination above), on the team's channel or, for active sets, on
+ * the active sets' channel, whose pair counts suit sets of any shape; pSync
+ * is then left alone.  Otherwise barriers only use the internal RMA/AMO
+ * layer (hps_amo64 and local polling), which also reaches libfabric peers:
  *  - teams: a dissemination barrier.  In round k a member adds 1 to
  *    flag[k] of the member 2^k ahead and waits until its own flag[k] has
  *    reached the team's barrier count.  Counts only grow, so nothing is
@@ -30,6 +34,16 @@ HPS_API struct hps_shmem_ctx hps_shmem_ctx_default;
 /* Slots in use on this PE (bit s: slot s). */
 static uint64_t g_slots;
 static pthread_mutex_t g_team_lock = PTHREAD_MUTEX_INITIALIZER;
+/* World PE -> its rank among the PEs whose heap is mapped here (the
+ * active sets' pair index), -1 for the others. */
+static int *g_node_rank;
+/* Every PE of this node is mapped here: after the first barrier their
+ * published CPU sets say whether the node is crowded (wait.h). */
+static int g_crowd_pending;
+/* The doorbell lines of the other mapped PEs (wait.h's neighbours), at
+ * most this many: a wait reads them all at every clock read. */
+#define HPS_NEIGHBOURS_MAX 64
+static const hps_park_t **g_neighbours;
 
 /* ---- synchronisation ------------------------------------------------------ */
 
@@ -43,10 +57,24 @@ static int strided_index(int pe, int start, int stride, int size)
     return stride ? d / stride : 0;
 }
 
+static void team_node(const struct hps_shmem_team *t, hps_ngrp_t *ng)
+{
+    ng->n = t->size;
+    ng->me = t->me;
+    ng->chan = t->slot;
+    ng->m = t->node;
+}
+
 static void team_sync(const char *fn, struct hps_shmem_team *t)
 {
     if (t->size <= 1)
         return;
+    if (t->node) {
+        hps_ngrp_t ng;
+        team_node(t, &ng);
+        hps_node_barrier(&ng);
+        return;
+    }
     uint64_t e = ++t->epoch;
     hps_team_sync_t *s = hps_slot_sync(t->slot);
     for (int k = 0, d = 1; d < t->size; k++, d <<= 1) {
@@ -60,6 +88,12 @@ static void aset_sync(const char *fn, const hps_group_t *g)
 {
     if (g->size <= 1)
         return;
+    hps_ngrp_t ng;
+    hps_node_peer_t m[HPS_NODE_MAX];
+    if (hps_group_node(g, &ng, m)) {
+        hps_node_barrier(&ng);
+        return;
+    }
     uint64_t *ps = (uint64_t *)g->psync;
     if (g->me == 0) {
         hps_wait_ge64(ps, (uint64_t)g->size - 1);
@@ -79,6 +113,31 @@ void hps_group_sync(const char *fn, const hps_group_t *g)
         team_sync(fn, g->team);
     else
         aset_sync(fn, g);
+}
+
+int hps_group_node(const hps_group_t *g, hps_ngrp_t *ng, hps_node_peer_t *buf)
+{
+    if (g->team) {
+        if (!g->team->node)
+            return 0;
+        team_node(g->team, ng);
+        return 1;
+    }
+    if (g->size < 2 || g->size > HPS_NODE_MAX)
+        return 0;
+    for (int i = 0; i < g->size; i++) {
+        int pe = hps_group_pe(g, i);
+        buf[i].heap = hps_peer_map(HPS_REG_HEAP, pe);
+        buf[i].pe = pe;
+        buf[i].idx = g_node_rank[pe];
+        if (!buf[i].heap || buf[i].idx < 0 || buf[i].idx >= HPS_NODE_MAX)
+            return 0;
+    }
+    ng->n = g->size;
+    ng->me = g->me;
+    ng->chan = HPS_CHAN_ASET;
+    ng->m = buf;
+    return 1;
 }
 
 uint64_t *hps_group_scratch(const hps_group_t *g)
@@ -122,10 +181,28 @@ void hps_group_aset(const char *fn, hps_group_t *g, int start, int log_stride, i
         hps_bad_target(fn, psync, sizeof(long), hps_sh.me);
 }
 
+/* The PEs of this node have published their CPU sets (hps_node_init)
+ * before the barrier that ends shmem_init: count the CPUs they share. */
+static void settle_crowding(const char *fn)
+{
+    int n = (int)hps_sh.npes, k = 0;
+    hps_node_peer_t *m = malloc((size_t)hps_wait_cfg.local_pes * sizeof *m);
+    if (!m)
+        hps_fatal(fn, "out of memory");
+    for (int pe = 0; pe < n; pe++)
+        if (g_node_rank[pe] >= 0)
+            m[k++].heap = hps_peer_map(HPS_REG_HEAP, pe);
+    hps_wait_set_node_cpus(hps_node_cpus(m, k));
+    free(m);
+    g_crowd_pending = 0;
+}
+
 void hps_barrier_all_internal(const char *fn)
 {
     hps_quiet(fn);
     team_sync(fn, &hps_shmem_team_world);
+    if (hps_unlikely(g_crowd_pending))
+        settle_crowding(fn);
 }
 
 HPS_API void shmem_barrier_all(void)
@@ -175,6 +252,28 @@ static void team_set(struct hps_shmem_team *t, int start, int stride, int size, 
     t->me = strided_index((int)hps_sh.me, start, stride, size);
 }
 
+/* The on-node view of a team this PE belongs to (pair index = team rank),
+ * or NULL when some member is reached through libfabric or the team is
+ * too small or too large for it.  The same answer on every member: each
+ * maps exactly the heaps of the PEs on its node. */
+static hps_node_peer_t *node_view(const char *fn, const struct hps_shmem_team *t)
+{
+    if (t->me < 0 || t->size < 2 || t->size > HPS_NODE_MAX || t->slot >= HPS_NODE_TEAM_CHANS)
+        return NULL;
+    for (int i = 0; i < t->size; i++)
+        if (!hps_peer_map(HPS_REG_HEAP, hps_team_pe(t, i)))
+            return NULL;
+    hps_node_peer_t *m = malloc((size_t)t->size * sizeof *m);
+    if (!m)
+        hps_fatal(fn, "out of memory");
+    for (int i = 0; i < t->size; i++) {
+        m[i].pe = hps_team_pe(t, i);
+        m[i].heap = hps_peer_map(HPS_REG_HEAP, m[i].pe);
+        m[i].idx = i;
+    }
+    return m;
+}
+
 void hps_teams_init(void)
 {
     int n = (int)hps_sh.npes, me = hps_sh.me;
@@ -207,12 +306,44 @@ void hps_teams_init(void)
     }
     g_slots = 3;
     hps_shmem_ctx_default.team = &hps_shmem_team_world;
+
+    /* The on-node path: this PE's doorbell and channels (the heap is fresh,
+     * so every channel starts at zero), node ranks, the two teams' views. */
+    hps_node_init((char *)hps_sh.base[HPS_REG_HEAP]);
+    g_node_rank = malloc((size_t)n * sizeof *g_node_rank);
+    if (!g_node_rank)
+        hps_fatal("shmem_init", "out of memory");
+    int mapped = 0;
+    for (int pe = 0; pe < n; pe++)
+        g_node_rank[pe] = hps_peer_map(HPS_REG_HEAP, pe) ? mapped++ : -1;
+    g_crowd_pending = mapped > 1 && mapped == hps_wait_cfg.local_pes;
+    g_neighbours = malloc(HPS_NEIGHBOURS_MAX * sizeof *g_neighbours);
+    if (!g_neighbours)
+        hps_fatal("shmem_init", "out of memory");
+    int k = 0;
+    for (int pe = 0; pe < n && k < HPS_NEIGHBOURS_MAX; pe++)
+        if (pe != me && g_node_rank[pe] >= 0)
+            g_neighbours[k++] = &hps_node_area(hps_peer_map(HPS_REG_HEAP, pe))->park;
+    hps_wait_cfg.neighbours = g_neighbours;
+    hps_wait_cfg.nneighbours = k;
+    hps_shmem_team_world.node = node_view("shmem_init", &hps_shmem_team_world);
+    sh->node = node_view("shmem_init", sh);
 }
 
 void hps_teams_fini(void)
 {
     free(hps_shmem_team_shared.list);
     hps_shmem_team_shared.list = NULL;
+    free(hps_shmem_team_shared.node);
+    hps_shmem_team_shared.node = NULL;
+    free(hps_shmem_team_world.node);
+    hps_shmem_team_world.node = NULL;
+    free(g_node_rank);
+    g_node_rank = NULL;
+    hps_wait_cfg.nneighbours = 0;
+    hps_wait_cfg.neighbours = NULL;
+    free(g_neighbours);
+    g_neighbours = NULL;
 }
 
 /* The slots free on every member of parent (an OR of the members' masks,
@@ -271,8 +402,13 @@ static shmem_team_t team_make(const char *fn, struct hps_shmem_team *parent, int
     pthread_mutex_lock(&g_team_lock);
     g_slots |= 1ull << slot;
     pthread_mutex_unlock(&g_team_lock);
-    /* Fresh flags before any member can signal (the parent sync follows). */
+    /* Fresh flags and channel before any member can signal (the parent
+     * sync follows).  Nobody uses the slot here: it is free on every
+     * member of the parent. */
     memset(hps_slot_sync(slot), 0, sizeof(hps_team_sync_t));
+    if (slot < HPS_NODE_TEAM_CHANS)
+        hps_node_chan_reset(slot);
+    t->node = node_view(fn, t);
     return t;
 }
 
@@ -340,9 +476,12 @@ HPS_API void shmem_team_destroy(shmem_team_t team)
     /* Nobody may still be signalling on the slot when it is handed out again. */
     hps_quiet(__func__);
     team_sync(__func__, team);
+    if (team->node)
+        hps_node_chan_retire(team->slot);
     pthread_mutex_lock(&g_team_lock);
     g_slots &= ~(1ull << team->slot);
     pthread_mutex_unlock(&g_team_lock);
+    free(team->node);
     free(team->list);
     free(team);
 }
@@ -382,3 +521,14 @@ HPS_API int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_tea
     return -1;
 }
 
+/* OpenSHMEM 1.5: like shmem_ptr, with pe numbered in team.  NULL for
+ * SHMEM_TEAM_INVALID, a pe outside the team, an address that is not
+ * symmetric, or a PE whose memory is not mapped here (reached through
+ * libfabric): every member of SHMEM_TEAM_SHARED gets a pointer. */
+HPS_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
+{
+    hps_check_running(__func__);
+    if (!team || pe < 0 || pe >= team->size)
+        return NULL;
+    return shmem_ptr(dest, hps_team_pe(team, pe));
+}

@@ -5,9 +5,10 @@
  *
  * A team is a list of world PEs, strided (start + i * stride) except for a
  * SHMEM_TEAM_SHARED whose node's PEs are not evenly spaced.  Each team owns
- * a slot of the internal symmetric area (internal.h) for its barrier
- * flags; the members of a new team agree on a slot free on all of them
- * with an OR over the parent team.
+ * a slot of the internal symmetric area (internal.h): barrier flags for
+ * the point-to-point algorithms, and the slot's channel for the on-node
+ * ones (node.h); the members of a new team agree on a slot free on all of
+ * them with an OR over the parent team.
  *
  * A group is what one collective call runs over: a team, or an OpenSHMEM
  * 1.3 active set (PE_start, logPE_stride, PE_size) synchronising through
@@ -24,6 +25,7 @@ struct hps_shmem_team {
     int me;                     /* this PE's index, -1 if not a member */
     int slot;                   /* internal sync block */
     uint64_t epoch;             /* barriers this PE has done on the team */
+    hps_node_peer_t *node;      /* the members, when all are on this node (node.h) */
     shmem_team_config_t config;
 };
 
@@ -50,6 +52,10 @@ void hps_group_aset(const char *fn, hps_group_t *g, int start, int log_stride, i
                     long *psync);
 /* All members arrive before any leaves (no completion of puts implied). */
 void hps_group_sync(const char *fn, const hps_group_t *g);
+/* The on-node view of g, when every member's heap is mapped here and g
+ * has 2 to HPS_NODE_MAX members (1: ng is set; an active set's members go
+ * to buf, HPS_NODE_MAX entries); 0: the point-to-point algorithms. */
+int hps_group_node(const hps_group_t *g, hps_ngrp_t *ng, hps_node_peer_t *buf);
 /* A word of symmetric scratch per member, for collect's counts. */
 uint64_t *hps_group_scratch(const hps_group_t *g);
 

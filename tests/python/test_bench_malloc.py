@@ -100,6 +100,20 @@ def test_scenarios() -> None:
     assert bench_malloc.scenarios([2, 4]) == [("local", 1), ("local", 2), ("local", 4),
                                              ("prodcons", 2), ("prodcons", 4)]
     assert bench_malloc.scenarios([1, 3]) == [("local", 1), ("local", 3)]
+    assert bench_malloc.pattern_scenarios([2, 4]) == [("large", 1), ("stress", 4), ("server", 2),
+                                                      ("pipeline", 2)]
+    assert bench_malloc.make_params(False).patterns == bench_malloc.pattern_scenarios([2, 4])
+
+
+def test_bound_verdict() -> None:
+    ok = lambda x: x <= 1.2                                      # noqa: E731
+    assert mallocs.bound_verdict(1.1, [1.1, 1.0, 1.3], ok) is True
+    assert mallocs.bound_verdict(1.1, [1.1, 1.0], ok) is None    # too few rounds
+    assert mallocs.bound_verdict(1.4, [1.4, 1.35, 1.45], ok) is False
+    # Misses, but the rounds spread wide and one of them meets it: noisy.
+    assert mallocs.bound_verdict(1.4, [1.0, 1.4, 1.9], ok) is None
+    # Misses in every round, however wide apart: a clear fail.
+    assert mallocs.bound_verdict(1.6, [1.3, 1.6, 2.4], ok) is False
 
 
 def test_rows_and_targets(canned: Callable[[str], Any]) -> None:
@@ -125,8 +139,23 @@ def test_rows_and_targets(canned: Callable[[str], Any]) -> None:
     assert st["hpsync"]["ops_ratio_vs_glibc"] == pytest.approx(36 / 33)
     assert st["hpsync"]["rss_ratio_vs_mimalloc"] == pytest.approx(1.1)
 
+    pat = {r["pattern"]: r for r in mallocs.rows_of(rows, "pattern", allocator="hpsync")}
+    assert set(pat) == set(mallocs.PATTERNS) and pat["stress"]["threads"] == 4
+    # Round 1 ran at half speed for everybody: per-round ratios are unaffected.
+    assert pat["large"]["best_baseline"] == "mimalloc" and pat["large"]["best_rss_baseline"] == "glibc"
+    assert pat["large"]["ops_ratio_vs_best"] == pytest.approx(20 / 22)
+    assert pat["large"]["rss_ratio_vs_best"] == pytest.approx(48 / 42)
+    assert len(pat["large"]["ops_ratio_vs_best_rounds"]) == 3
+
     t = targets_by_id(doc)
-    assert list(t) == ["index-spread", "ring", "cachegrind", "single-thread", "multithread", "peak-rss"]
+    assert list(t) == ["index-spread", "ring", "cachegrind", "single-thread", "multithread", "peak-rss",
+                       "pattern-large", "pattern-stress", "pattern-server", "pattern-pipeline"]
+    assert t["pattern-large"]["passed"] is True
+    assert t["pattern-stress"]["passed"] is False and "1.38x glibc's peak RSS" in t["pattern-stress"]["detail"]
+    assert t["pattern-server"]["passed"] is False and "0.80x glibc's ops/s" in t["pattern-server"]["detail"]
+    assert t["pattern-pipeline"]["passed"] is None and t["pattern-pipeline"]["inconclusive"]
+    assert "rounds too far apart" in t["pattern-pipeline"]["detail"]
+    assert not t["pattern-large"]["inconclusive"] and not t["pattern-server"]["inconclusive"]
     assert t["index-spread"]["passed"] is True and "4/4" in t["index-spread"]["detail"]
     assert t["ring"]["passed"] is True and "2048 B: 1.05x" in t["ring"]["detail"]
     assert t["cachegrind"]["passed"] is True
@@ -160,14 +189,29 @@ def test_targets_judge_only_what_was_measured(canned: Callable[[str], Any]) -> N
             s["ns_per_node"] *= 1.2
     t = targets_by_id(bench_malloc.analyse(slow))
     assert t["ring"]["passed"] is False and "2048 B" in t["ring"]["detail"]
+    # prodcons 2T below glibc: a FAIL when every round says so, inconclusive
+    # when the rounds spread wide and one of them meets the target.
+    behind = copy.deepcopy(raw)
+    for s in behind["samples"]["mix"]:
+        if s["allocator"] == "hpsync" and s["pattern"] == "prodcons":
+            s["ops_per_sec"] = {0: 2.0e6, 1: 9.0e6, 2: 9.5e6}[s["round"]]
+    t = targets_by_id(bench_malloc.analyse(behind))
+    assert t["multithread"]["passed"] is False and "prodcons 2T 0.90x" in t["multithread"]["detail"]
+    for s in behind["samples"]["mix"]:
+        if s["allocator"] == "hpsync" and s["pattern"] == "prodcons":
+            s["ops_per_sec"] = {0: 4.0e6, 1: 6.0e6, 2: 9.0e6}[s["round"]]
+    t = targets_by_id(bench_malloc.analyse(behind))
+    assert t["multithread"]["passed"] is None and t["multithread"]["inconclusive"]
+    assert "rounds too far apart" in t["multithread"]["detail"]
 
 
 def test_render(canned: Callable[[str], Any]) -> None:
     text = render.bench_malloc(bench_malloc.analyse(canned("bench_malloc_samples.json")))
     for heading in ("1. Index spread", "2. Ring traversal", "3. Simulated L1", "4. malloc/free mix",
-                    "5. Peak RSS", "Targets"):
+                    "5. Peak RSS", "6. Patterns", "7. Peak RSS of the patterns", "Targets"):
         assert heading in text
     assert "4/32*" in text and "FAIL  single-thread" in text
+    assert "INCONCLUSIVE  pipeline" in text and "FAIL  server" in text and "PASS  large" in text
     assert "tcmalloc  missing" in text
 
 
@@ -181,6 +225,7 @@ def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.Comple
 def test_program_rejects_bad_arguments(built: None) -> None:
     for args in (["--mode", "nope"], ["--mode", "spread", "--sim"], ["--mode", "ring", "--laps", "0"],
                  ["--mode", "mix", "--pattern", "prodcons", "--threads", "3"],
+                 ["--mode", "mix", "--pattern", "pipeline", "--threads", "3"],
                  ["--mode", "mix", "--pattern", "fifo"], ["--bogus"]):
         proc = run(args)
         assert proc.returncode == 2, args
@@ -204,6 +249,13 @@ def test_program_documents(built: None) -> None:
     row = doc["rows"][0]
     assert row["ops"] == row["mallocs"] + row["frees"] and row["frees"] > 0
     assert row["rss_peak_kib"] >= row["rss_start_kib"] > 0
+    for pattern, threads in bench_malloc.pattern_scenarios([2]):
+        doc = json.loads(run(["--mode", "mix", "--pattern", pattern, "--threads", str(threads),
+                              "--duration-ms", "50"]).stdout)
+        row = doc["rows"][0]
+        assert row["pattern"] == pattern and row["threads"] == threads
+        assert row["ops"] == row["mallocs"] + row["frees"] and row["mallocs"] > 0 and row["frees"] > 0
+        assert row["rss_peak_kib"] >= row["rss_start_kib"] > 0
 
 
 # A malloc whose blocks overlap by 16 bytes (and whose free does nothing):
@@ -211,12 +263,12 @@ def test_program_documents(built: None) -> None:
 OVERLAPPING_MALLOC = r"""
 #include <stddef.h>
 #include <string.h>
-static char arena[64 << 20];
+static char arena[128 << 20];
 static size_t off;
 void *malloc(size_t n)
 {
     n = (n + 15) & ~(size_t)15;
-    return arena + __atomic_fetch_add(&off, n - 16, __ATOMIC_RELAXED) % (sizeof arena - (1 << 20));
+    return arena + __atomic_fetch_add(&off, n - 16, __ATOMIC_RELAXED) % (sizeof arena - (8 << 20));
 }
 void free(void *p) { (void)p; }
 void *calloc(size_t a, size_t b) { void *p = malloc(a * b); memset(p, 0, a * b); return p; }
@@ -232,7 +284,7 @@ def test_program_detects_overlapping_blocks(built: None, tmp_path: Path) -> None
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-fno-builtin", "-o", str(lib), str(src)],
                    check=True)
     env = dict(os.environ, LD_PRELOAD=str(lib))
-    for pattern in ("local", "prodcons"):
+    for pattern in ("local", "prodcons", *mallocs.PATTERNS):
         proc = run(["--mode", "mix", "--pattern", pattern, "--threads", "2", "--duration-ms", "50"],
                    env=env)
         assert proc.returncode == 1, (pattern, proc.stderr)
@@ -272,7 +324,13 @@ def test_quick_run(hpsync: Run) -> None:
         mix = mallocs.rows_of(rows, "mix", allocator=name)
         assert [(r["pattern"], r["threads"]) for r in mix] == bench_malloc.scenarios([2])
         assert all(r["ops_per_sec"] > 0 and r["rss_peak_kib"] > 0 for r in mix)
-    assert len(doc["targets"]) == 6
+        pat = mallocs.rows_of(rows, "pattern", allocator=name)
+        assert sorted((r["pattern"], r["threads"]) for r in pat) == sorted(bench_malloc.pattern_scenarios([2]))
+        assert all(r["ops_per_sec"] > 0 and r["rss_peak_kib"] > 0 for r in pat)
+    assert len(doc["targets"]) == 10
+    # One round: every pattern's verdict is inconclusive, never a FAIL.
+    pats = [t for t in doc["targets"] if t["id"].startswith("pattern-")]
+    assert all(t["passed"] is None for t in pats)
     if doc["cachegrind"]["valgrind"]:
         # The ring rows count sets in this machine's L1: compare with its simulation.
         l1 = doc["l1d"]

@@ -50,6 +50,13 @@ def test_doctor_json(hpsync: Run) -> None:
     assert {"HPSYNC_MALLOC_STATS", "HPSYNC_SHMEM_TRANSPORT", "HPSYNC_SHMEM_POLL_MS"} <= names
     for lib in ("jemalloc", "mimalloc", "tcmalloc", "libfabric"):
         assert lib in doc["peers"]["libraries"]
+    # The build requires libfabric, whose shm provider carries OpenSHMEM here:
+    # fi_getinfo's answer comes as JSON from hps-fabric-info.
+    fabric = doc["peers"]["fabric"]
+    assert fabric["available"] and fabric["program"] == "hps-fabric-info"
+    for p in fabric["providers"]:
+        assert p["ep_type"] in ("msg", "rdm", "dgram", "other") and p["inject_size"] >= 0
+    assert "shm" in doc["peers"]["fabric_providers"]
 
 
 def test_doctor_human(hpsync: Run) -> None:

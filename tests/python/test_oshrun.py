@@ -71,6 +71,7 @@ def wait_gone(pids: list[int]) -> bool:
 @pytest.mark.parametrize("args", [
     [], ["-np"], ["-np", "0", "true"], ["-np", "x", "true"], ["-n", "5000", "true"],
     ["--np=", "true"], ["--bogus", "true"], ["-np", "2"], ["-np", "2", "--"],
+    ["--bind-to", "socket", "true"], ["--bind-to=", "true"], ["-np", "2", "--bind-to"],
 ])
 def test_bad_usage_is_one_line_and_status_2(args: list[str]) -> None:
     r = oshrun(*args)
@@ -97,6 +98,48 @@ def test_help_and_option_forms() -> None:
         r = oshrun(*args, str(RT_TEST), "basic", "local", "3")
         assert r.returncode == 0, (args, r.stderr)
         assert sorted(r.stdout.splitlines())[2].startswith("rt_test: PE 2 of 3 job o")
+
+
+def cpu_sets(*args: str) -> dict[int, set[int]]:
+    """Each PE's CPU set, as the PE sees it (/proc/self/status)."""
+    r = oshrun(*args, "/bin/sh", "-c",
+               'echo "$HPSYNC_SHMEM_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)"')
+    assert r.returncode == 0, r.stderr
+    out = {}
+    for line in r.stdout.splitlines():
+        rank, spec = line.split()
+        cpus: set[int] = set()
+        for part in spec.split(","):
+            a, _, b = part.partition("-")
+            cpus.update(range(int(a), int(b or a) + 1))
+        out[int(rank)] = cpus
+    return out
+
+
+def cores(cpus: set[int]) -> int:
+    """Distinct cores among cpus (by their thread siblings)."""
+    seen: set[str] = set()
+    for c in cpus:
+        f = Path(f"/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list")
+        seen.add(f.read_text().strip() if f.is_file() else str(c))
+    return len(seen)
+
+
+def test_binding() -> None:
+    """--bind-to core (the default) gives each PE a core of its own when
+    there are enough; none, or more PEs than cores, leaves them unbound."""
+    mine = os.sched_getaffinity(0)
+    n = min(cores(mine), 4)
+    if n >= 2:
+        sets = cpu_sets("-np", str(n))
+        assert sorted(sets) == list(range(n))
+        assert all(s and s <= mine for s in sets.values()), sets
+        assert all(not (sets[a] & sets[b]) for a in sets for b in sets if a < b), sets
+        assert cpu_sets("-np", str(n), "--bind-to=core") == sets
+    assert all(s == mine for s in cpu_sets("-np", "2", "--bind-to", "none").values())
+    over = cpu_sets("-np", str(cores(mine) + 1))
+    assert all(s == mine for s in over.values()), over
+    assert cpu_sets("-np", "1")[0] == mine
 
 
 def test_launch_is_fast() -> None:

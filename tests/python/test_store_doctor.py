@@ -22,9 +22,17 @@ def test_store_round_trip(tmp_path: Path) -> None:
     assert len(store.list_runs(db, limit=1)) == 1
 
 
-def test_parse_fi_info_list() -> None:
-    text = (DATA / "fi_info_list.txt").read_text()
-    assert doctor.parse_fi_info_list(text) == ["psm3", "ofi_rxm", "tcp;ofi_rxm", "shm"]
+def test_provider_names_from_fabric_info() -> None:
+    """Only providers that offer RDM endpoints with RMA and atomics, each once
+    (fi_getinfo lists a provider per domain and endpoint type)."""
+    info = {"available": True, "providers": [
+        {"name": "tcp;ofi_rxm", "domain": "eth0", "ep_type": "rdm", "rdm_rma_atomic": True},
+        {"name": "tcp;ofi_rxm", "domain": "lo", "ep_type": "rdm", "rdm_rma_atomic": True},
+        {"name": "udp", "domain": "lo", "ep_type": "dgram", "rdm_rma_atomic": False},
+        {"name": "shm", "domain": "shm", "ep_type": "rdm", "rdm_rma_atomic": True},
+    ]}
+    assert doctor.provider_names(info) == ["tcp;ofi_rxm", "shm"]
+    assert doctor.provider_names({"available": False, "providers": []}) == []
 
 
 def test_ld_conf_includes(tmp_path: Path) -> None:

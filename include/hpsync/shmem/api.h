@@ -26,6 +26,8 @@ int shmem_addr_accessible(const void *addr, int pe);
 void *shmem_ptr(const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
+/* The profiling interface's control routine (section 10): a no-op here. */
+void shmem_pcontrol(const int level, ...);
 /* OpenSHMEM 1.2 names. */
 void start_pes(int npes);
 int _my_pe(void);
@@ -57,6 +59,8 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
                         shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
                         long yaxis_mask, shmem_team_t *yaxis_team);
 void shmem_team_destroy(shmem_team_t team);
+/* dest on PE pe of team as this PE can load and store it, or NULL. */
+void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe);
 
 /* ---- contexts (9.5) -------------------------------------------------------- */
 int shmem_ctx_create(long options, shmem_ctx_t *ctx);

@@ -23,6 +23,15 @@
  * and so is every "<pid>:..." entry of one of the job's PEs (libfabric's shm
  * provider's files, which a PE killed with SIGKILL leaves behind).
  *
+ * Binding (--bind-to core, the default when the PEs fit): PE r runs on the
+ * r-th core of oshrun's CPU set (all hardware threads of that core).  The
+ * PEs of a job wait for each other, and an unbound pair that another
+ * program crowds off a CPU ends up sharing the other, where every wait is
+ * a context switch: 2 PEs on 2 CPUs while other programs ran, barrier
+ * 2.6-4.4 us unbound against 0.19-1.3 us bound.  With more PEs
+ * than cores nothing is bound (nor with --bind-to none): the scheduler
+ * shares the CPUs out.
+ *
  * The launcher waits for signals only (sigwaitinfo with everything it
  * handles blocked), so there are no handlers, no races with SIGCHLD and no
  * polling: a 2-PE launch costs the forks and execs and nothing else.
@@ -31,6 +40,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,10 +61,12 @@
 #define GRACE_NS 1000000000LL
 
 static const char usage_text[] =
-    "usage: oshrun [-np N] [--] program [args...]\n"
+    "usage: oshrun [-np N] [--bind-to core|none] [--] program [args...]\n"
     "Starts N processing elements (PEs) of an OpenSHMEM program on this machine.\n"
-    "  -np N, -n N   number of PEs, 1 to %d (default 1)\n"
-    "  -h, --help    show this text\n"
+    "  -np N, -n N          number of PEs, 1 to %d (default 1)\n"
+    "  --bind-to core|none  core (default): PE r runs on the r-th core oshrun may\n"
+    "                       use, when there are at least N of them; none: unbound\n"
+    "  -h, --help           show this text\n"
     "PE 0 reads stdin; every PE writes to oshrun's stdout and stderr.  The exit\n"
     "status is 0 when every PE exits 0, else the first failing PE's status\n"
     "(128+signal when killed) or the status given to shmem_global_exit; the\n"
@@ -63,6 +75,8 @@ static const char usage_text[] =
 
 struct job {
     int np;
+    int bind;                   /* --bind-to core */
+    cpu_set_t *core;            /* per rank when binding: its core's CPUs */
     char id[32];
     hps_rdv_hdr_t *rdv;
     size_t bytes;
@@ -101,11 +115,21 @@ static int parse_np(const char *opt, const char *v)
     return (int)n;
 }
 
-/* The index of the program in argv; sets *np. */
-static int parse_args(int argc, char **argv, int *np)
+static int parse_bind(const char *v)
+{
+    if (v && strcmp(v, "core") == 0)
+        return 1;
+    if (v && strcmp(v, "none") == 0)
+        return 0;
+    die(2, "--bind-to: '%s' is not core or none (oshrun --help for usage)", v ? v : "");
+}
+
+/* The index of the program in argv; sets *np and *bind. */
+static int parse_args(int argc, char **argv, int *np, int *bind)
 {
     static const char *const np_opts[] = {"-np", "-n", "--np", "--n"};
     *np = 1;
+    *bind = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -120,6 +144,14 @@ static int parse_args(int argc, char **argv, int *np)
             exit(0);
         }
         int known = 0;
+        if (strcmp(a, "--bind-to") == 0) {
+            *bind = parse_bind(i + 1 < argc ? argv[++i] : NULL);
+            continue;
+        }
+        if (strncmp(a, "--bind-to=", 10) == 0) {
+            *bind = parse_bind(a + 10);
+            continue;
+        }
         for (size_t k = 0; k < sizeof np_opts / sizeof np_opts[0] && !known; k++) {
             size_t len = strlen(np_opts[k]);
             if (strcmp(a, np_opts[k]) == 0) {
@@ -250,6 +282,67 @@ static void make_rendezvous(struct job *j)
     die(1, "cannot find a free job id in /dev/shm");
 }
 
+/* ---- binding --------------------------------------------------------------- */
+
+/* The hardware threads of cpu's core (itself when sysfs does not say). */
+static void core_of(int cpu, cpu_set_t *set)
+{
+    char path[96], buf[256];
+    CPU_ZERO(set);
+    CPU_SET(cpu, set);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+             cpu);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    char *line = fgets(buf, sizeof buf, f);
+    fclose(f);
+    /* "0-1", "0,64", "3" */
+    for (char *p = line; p && *p && *p != '\n';) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p)
+            break;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        for (long c = a; c <= b && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, set);
+        p = *end == ',' ? end + 1 : end;
+        if (*end != ',')
+            break;
+    }
+}
+
+/* When binding and the PEs fit: each rank's core, in CPU order of the
+ * cores' first threads, within oshrun's own CPU set. */
+static void plan_binding(struct job *j)
+{
+    cpu_set_t mine;
+    if (!j->bind || j->np < 2 || sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return;
+    cpu_set_t *core = calloc((size_t)CPU_COUNT(&mine) + 1, sizeof *core);
+    int ncores = 0;
+    if (!core)
+        return;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &mine))
+            continue;
+        int seen = 0;
+        for (int k = 0; k < ncores && !seen; k++)
+            seen = CPU_ISSET(c, &core[k]);
+        if (seen)
+            continue;
+        core_of(c, &core[ncores]);
+        CPU_AND(&core[ncores], &core[ncores], &mine);
+        ncores++;
+    }
+    if (ncores < j->np) {
+        free(core);                 /* crowded: the scheduler shares the CPUs */
+        return;
+    }
+    j->core = core;
+}
+
 static void set_env_int(const char *name, int v)
 {
     char buf[16];
@@ -270,6 +363,9 @@ static void exec_pe(const struct job *j, int rank, pid_t parent, const char *pat
             close(fd);
         }
     }
+    /* A failure to bind leaves the PE unbound, which is only slower. */
+    if (j->core)
+        (void)sched_setaffinity(0, sizeof j->core[rank], &j->core[rank]);
     setenv(HPS_RDV_ENV_JOB, j->id, 1);
     set_env_int(HPS_RDV_ENV_RANK, rank);
     set_env_int(HPS_RDV_ENV_SIZE, j->np);
@@ -385,9 +481,10 @@ int main(int argc, char **argv)
     struct job j;
     memset(&j, 0, sizeof j);
     j.status = -1;
-    int first = parse_args(argc, argv, &j.np);
+    int first = parse_args(argc, argv, &j.np, &j.bind);
     char path[4096];
     find_program(argv[first], path, sizeof path);
+    plan_binding(&j);
 
     /* SIGCHLD must not be SIG_IGN (children would reap themselves); the
      * events are blocked and taken by sigwaitinfo, never delivered. */
@@ -437,5 +534,6 @@ int main(int argc, char **argv)
         j.status = j.interrupted ? 128 + j.interrupted : 0;
     munmap(j.rdv, j.bytes);
     remove_segments(&j);
+    free(j.core);
     return j.status;
 }

@@ -32,9 +32,9 @@ void hps_shmem_verrline(const char *fn, const char *fmt, va_list ap)
     core.verrline(fn, fmt, ap);
 }
 
-void hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
+int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
 {
-    core.waiter_step(w, ofi, traffic);
+    return core.waiter_step(w, ofi, traffic);
 }
 
 static const hps_ofi_ops_t ops = {

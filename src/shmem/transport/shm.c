@@ -61,18 +61,47 @@ static int seg_create(hps_shm_seg_t *seg, const char *what, size_t size)
     return fd;
 }
 
+/*
+ * A heap mapping (this PE's or a peer's) at an address p with p + lead
+ * aligned as heap.c asks (hps_heap_map_align: to the heap size rounded up
+ * to a power of two), so that shmem_align's alignment holds for the address
+ * every PE sees, not only for the offset.  The kernel aligns a mapping to a
+ * page only, so reserve size + align bytes of address space (PROT_NONE,
+ * nothing committed), map the heap over the aligned part with MAP_FIXED and
+ * give back the rest.  The reservation is address space only, and brief.
+ */
+static void *map_heap_aligned(size_t size, int flags, int fd)
+{
+    size_t lead, align = hps_heap_map_align(size, (size_t)sysconf(_SC_PAGESIZE), &lead);
+    size_t span = size + align;
+    char *r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return MAP_FAILED;
+    char *p = (char *)((((uintptr_t)r + lead + align - 1) & ~(uintptr_t)(align - 1)) - lead);
+    if (mmap(p, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        int e = errno;
+        munmap(r, span);
+        errno = e;
+        return MAP_FAILED;
+    }
+    if (p > r)
+        munmap(r, (size_t)(p - r));
+    if (r + span > p + size)
+        munmap(p + size, (size_t)(r + span - (p + size)));
+    return p;
+}
+
 void *hps_shm_heap_create(size_t size, int shared, hps_shm_seg_t *seg)
 {
     seg->name[0] = 0;
     void *p;
     if (!shared) {
-        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+        p = map_heap_aligned(size, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1);
     } else {
         int fd = seg_create(seg, "heap", size);
         if (fd < 0)
             return NULL;
-        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        p = map_heap_aligned(size, MAP_SHARED | MAP_NORESERVE, fd);
         close(fd);
     }
     if (p == MAP_FAILED) {
@@ -190,8 +219,12 @@ void *hps_shm_map_peer(const char *what, int pe, size_t size)
     }
     struct stat st;
     void *p = MAP_FAILED;
+    /* A peer's heap is aligned like this PE's, so shmem_ptr to an object
+     * keeps the object's alignment. */
     if (fstat(fd, &st) == 0 && (size_t)st.st_size == size)
-        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+        p = !strcmp(what, "heap") ? map_heap_aligned(size, MAP_SHARED | MAP_NORESERVE, fd)
+                                  : mmap(NULL, size, PROT_READ | PROT_WRITE,
+                                         MAP_SHARED | MAP_NORESERVE, fd, 0);
     else
         errno = EINVAL;                /* another program, or other settings */
     close(fd);

@@ -12,6 +12,17 @@
  *     held at fork is killed by its own watchdog (exit 3) or by the parent
  *     after a timeout; either fails the test.
  *
+ *   malloc_lifecycle handoff [generations]
+ *     Two lineages of threads, as a server hands work from thread to
+ *     thread: each thread of a lineage replaces random blocks of the
+ *     lineage's window (mostly small, now and then up to 512 KiB) and
+ *     exits, and the next one carries on with what it left; a quarter of
+ *     the blocks go to the other lineage through a transfer array, to be
+ *     freed by a thread that did not allocate them, alive or exited.  Runs with a 5 ms decay, so freed memory is given
+ *     back and reused all the time.  Every block is checked when freed; a
+ *     thread that spins on a corrupted list is caught by the watchdog, and
+ *     resident memory must stay flat across generations.
+ *
  *   malloc_lifecycle threads [count] [wave]
  *     Thousands of short threads (joined or detached) each allocate blocks,
  *     free blocks that earlier, now exited, threads left in a shared pool,
@@ -289,17 +300,112 @@ static void test_threads(unsigned long total, unsigned wave)
     free(t);
 }
 
+/* ---- lineages of threads ---------------------------------------------------------- */
+
+enum { LINEAGES = 2, WINDOW = 2048, REPLACE = 3000, TRANSFER = 64 };
+
+struct lineage {
+    struct block w[WINDOW];      /* touched only by the lineage's current thread */
+    uint64_t rng, tag;
+    unsigned id, gens;
+};
+
+static struct lineage lineages[LINEAGES];
+/* Blocks on their way from one lineage to the other, each entry behind a
+ * mutex of its own (a spin lock would starve a preempted holder's peers on
+ * a crowded machine). */
+static struct block transfer[TRANSFER];
+static pthread_mutex_t transfer_lock[TRANSFER];
+
+static struct block transfer_swap(unsigned j, struct block b)
+{
+    pthread_mutex_lock(&transfer_lock[j]);
+    struct block out = transfer[j];
+    transfer[j] = b;
+    pthread_mutex_unlock(&transfer_lock[j]);
+    return out;
+}
+
+static void *generation(void *arg)
+{
+    struct lineage *l = arg;
+    for (int k = 0; k < REPLACE; k++) {
+        uint64_t r = hps_xorshift64(&l->rng);
+        struct block *b = &l->w[r % WINDOW];
+        if ((r >> 32) % 4 == 0) {
+            /* Through the transfer array: freed by the other lineage's
+             * thread, alive or not yet born. */
+            *b = transfer_swap((unsigned)(r >> 40) % TRANSFER, *b);
+            continue;
+        }
+        if (b->p)
+            drop_block(b, "handed-off block");
+        /* Mostly small blocks (many pages, often full), now and then one
+         * of up to 512 KiB (a span). */
+        *b = make_block(&l->rng, (r >> 48) % 64 ? 4096 : 512u << 10, ++l->tag);
+    }
+    return NULL;
+}
+
+static void *lineage_run(void *arg)
+{
+    struct lineage *l = arg;
+    for (unsigned g = 0; g < l->gens; g++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, generation, l) != 0 || pthread_join(t, NULL) != 0)
+            hps_test_fail("generation %u of lineage %u: thread failed", g, l->id);
+    }
+    return NULL;
+}
+
+static void test_handoff(char **argv, unsigned gens)
+{
+    hpm_rerun_with(argv, "HPSYNC_MALLOC_DECAY_MS", "5");
+    for (unsigned j = 0; j < TRANSFER; j++)
+        pthread_mutex_init(&transfer_lock[j], NULL);
+    hps_test_rss_t rss = HPS_TEST_RSS_INIT;
+    enum { ROUNDS = 5 };
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_t t[LINEAGES];
+        for (unsigned i = 0; i < LINEAGES; i++) {
+            lineages[i].id = i;
+            lineages[i].gens = gens / ROUNDS;
+            lineages[i].rng = 0x9E3779B97F4A7C15ull * (i + 1) + (uint64_t)round;
+            lineages[i].tag = ((uint64_t)i << 40) + ((uint64_t)round << 32);
+            if (pthread_create(&t[i], NULL, lineage_run, &lineages[i]) != 0)
+                hps_test_fail("pthread_create failed");
+        }
+        for (unsigned i = 0; i < LINEAGES; i++)
+            pthread_join(t[i], NULL);
+        hps_test_rss_sample(&rss, round >= 1);
+    }
+    for (unsigned i = 0; i < LINEAGES; i++)
+        for (unsigned j = 0; j < WINDOW; j++)
+            if (lineages[i].w[j].p)
+                drop_block(&lineages[i].w[j], "lineage block at the end");
+    for (unsigned j = 0; j < TRANSFER; j++)
+        if (transfer[j].p)
+            drop_block(&transfer[j], "block in transfer at the end");
+    /* Two windows of 2048 blocks (a few of up to 512 KiB) live throughout. */
+    hps_test_rss_check(&rss, 32 * 1024, gens);
+    printf("malloc_lifecycle handoff: ok: %u generations in %d lineages; RSS %ld kB after "
+           "warm-up, peak %ld kB\n", gens, LINEAGES, rss.warm, rss.peak);
+}
+
 int main(int argc, char **argv)
 {
     hpm_init("malloc_lifecycle");
     hps_test_watchdog(100);
     if (argc >= 2 && !strcmp(argv[1], "fork")) {
         test_fork(argc > 2 ? (unsigned)hps_test_ulong(argv[2], "fork count") : 50);
+    } else if (argc >= 2 && !strcmp(argv[1], "handoff")) {
+        test_handoff(argv, argc > 2 ? (unsigned)hps_test_ulong(argv[2], "generations") : 300);
     } else if (argc >= 2 && !strcmp(argv[1], "threads")) {
         test_threads(argc > 2 ? hps_test_ulong(argv[2], "thread count") : 4000,
                      argc > 3 ? (unsigned)hps_test_ulong(argv[3], "wave size") : 16);
     } else {
-        hps_test_fail("usage: malloc_lifecycle fork [forks] | threads [count] [wave]");
+        hps_test_fail("usage: malloc_lifecycle fork [forks] | handoff [generations] | "
+                      "threads [count] [wave]");
     }
     return 0;
 }

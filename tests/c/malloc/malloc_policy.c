@@ -10,16 +10,38 @@
  *   hover  A class whose live blocks move up and down across a page's
  *          capacity does not make (and fault in) a new page at every
  *          crossing: the emptied page stays as the class's spare.
- *   trim   malloc_trim(0) hands the spare back: the retired-page count moves.
+ *   trim   malloc_trim(0) hands the spare back: the retired-page count moves;
+ *          and freed large blocks, kept backed for reuse, go back at once.
+ *   large  A loop that allocates, writes and frees blocks of 256 KiB..3 MiB
+ *          takes few page faults: freed spans are reused while backed (it
+ *          took one fault per 4 KiB written when every free gave the block
+ *          back to the OS).
+ *   huge   The same for blocks of 5..20 MiB (mappings of their own).
+ *   decay  Freed large blocks stay resident for reuse, and once idle for
+ *          HPSYNC_MALLOC_DECAY_MS a later allocator call gives them back.
+ *   cap    No more than HPSYNC_MALLOC_CACHE_MIB of them stay resident.
+ *   requeue  A full page that another thread frees into is queued for its
+ *          owner once; retired and made again while still queued, it must
+ *          not be queued twice (that made a cycle the owner's next refill
+ *          spun on forever; the watchdog turns a hang into a failure).
+ *   realloc  Growing a block from 256 KiB to 64 MiB, written as it grows,
+ *          faults about once per page of the final size: spans grow in
+ *          place, huge blocks move with mremap instead of being copied.
  *
- * Page counts come from malloc_stats() (stderr redirected to a file), so
- * CTest runs this only against the CIA allocator.
+ * Page counts come from malloc_stats() (stderr redirected to a file) and
+ * the policies are hpsync's, so CTest runs this only against the CIA
+ * allocator.  decay and cap run themselves again with their setting in
+ * the environment (the allocator reads it at start-up).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include "malloc_util.h"
 
@@ -112,6 +134,127 @@ static void case_hover(void)
     HPS_CHECK(made <= 20, "%llu pages made in %d operations around a page boundary", made, OPS);
 }
 
+/* ---- large blocks ----------------------------------------------------------- */
+
+enum { PAGE = 4096 };
+
+static long minor_faults(void)
+{
+    struct rusage ru;
+    HPS_CHECK(getrusage(RUSAGE_SELF, &ru) == 0, "getrusage failed");
+    return ru.ru_minflt;
+}
+
+/* Pages of [p, p + n) resident now (an unmapped range counts as none). */
+static size_t resident(const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)(PAGE - 1);
+    size_t pages = ((uintptr_t)p + n - a + PAGE - 1) / PAGE, in = 0;
+    static unsigned char vec[(64u << 20) / PAGE + 1];
+    HPS_CHECK(pages <= sizeof vec, "range too long for mincore's vector");
+    if (mincore((void *)a, pages * PAGE, vec) != 0)
+        return 0;
+    for (size_t i = 0; i < pages; i++)
+        in += vec[i] & 1;
+    return in;
+}
+
+/* Blocks of lo..hi bytes, a window of `live` of them, `iters` replacements;
+ * every block written whole.  Fails unless the page faults stay under
+ * 1/part of the pages written (an allocator that gives every freed block
+ * back to the OS faults on every page written). */
+static void churn(size_t lo, size_t hi, int live, int iters, unsigned part, const char *what)
+{
+    void *blk[8] = { 0 };
+    uint64_t rng = 0x1a59e;
+    size_t written = 0;
+    long before = minor_faults();
+    for (int i = 0; i < iters; i++) {
+        int j = (int)(hps_xorshift64(&rng) % (uint64_t)live);
+        free(blk[j]);
+        size_t n = lo + hps_xorshift64(&rng) % (hi - lo);
+        blk[j] = malloc(n);
+        HPS_CHECK(blk[j], "malloc(%zu) returned NULL", n);
+        memset(blk[j], i, n);
+        written += (n + PAGE - 1) / PAGE;
+    }
+    long faults = minor_faults() - before;
+    for (int j = 0; j < live; j++)
+        free(blk[j]);
+    printf("%s: %ld page faults for %zu pages written\n", what, faults, written);
+    HPS_CHECK((size_t)faults * part < written,
+              "%s: %ld page faults for %zu pages written: freed blocks are not reused while backed",
+              what, faults, written);
+}
+
+static void case_large(void) { churn(256u << 10, 3u << 20, 4, 400, 10, "large"); }
+/* A reused huge mapping gives back what lies past its new block, so a
+ * bigger block after a smaller one faults on the difference: about a
+ * sixth of the pages here, by the sizes' spread. */
+static void case_huge(void) { churn(5u << 20, 20u << 20, 2, 60, 4, "huge"); }
+
+/* Allocate and write n blocks of size bytes, free them all; the blocks'
+ * addresses are kept in out (for mincore). */
+static void write_and_free(void **out, int n, size_t size)
+{
+    for (int i = 0; i < n; i++) {
+        out[i] = malloc(size);
+        HPS_CHECK(out[i], "malloc(%zu) returned NULL", size);
+        memset(out[i], 7, size);
+    }
+    for (int i = 0; i < n; i++)
+        free(out[i]);
+}
+
+static size_t resident_all(void *const *blk, int n, size_t size)
+{
+    size_t in = 0;
+    for (int i = 0; i < n; i++)
+        in += resident(blk[i], size);
+    return in;
+}
+
+enum { NBIG = 16 };
+#define BIG ((size_t)1 << 20)
+#define BIG_PAGES (NBIG * BIG / PAGE)
+
+static void case_decay(char **argv)
+{
+    hpm_rerun_with(argv, "HPSYNC_MALLOC_DECAY_MS", "200");
+    void *blk[NBIG], *huge;
+    write_and_free(blk, NBIG, BIG);
+    write_and_free(&huge, 1, 12u << 20);
+    size_t kept = resident_all(blk, NBIG, BIG), kept_huge = resident(huge, 12u << 20);
+    printf("decay: %zu of %zu pages resident after the frees, huge block %zu\n", kept, (size_t)BIG_PAGES,
+           kept_huge);
+    HPS_CHECK(kept >= BIG_PAGES * 9 / 10, "freed large blocks went back to the OS at once (%zu of %zu "
+              "pages resident): nothing left to reuse", kept, (size_t)BIG_PAGES);
+    HPS_CHECK(kept_huge >= (12u << 20) / PAGE * 9 / 10, "a freed huge block was unmapped at once");
+    struct timespec idle = { 0, 600 * 1000 * 1000 };
+    nanosleep(&idle, NULL);
+    free(malloc(200u << 10));            /* a later call: the clock is looked at */
+    size_t left = resident_all(blk, NBIG, BIG), left_huge = resident(huge, 12u << 20);
+    printf("decay: %zu pages resident after 600 ms idle and one call, huge block %zu\n", left,
+           left_huge);
+    HPS_CHECK(left <= BIG_PAGES / 10, "%zu of %zu pages still resident after the decay time", left,
+              (size_t)BIG_PAGES);
+    HPS_CHECK(left_huge == 0, "the huge block's %zu pages are still resident after the decay time",
+              left_huge);
+}
+
+static void case_cap(char **argv)
+{
+    hpm_rerun_with(argv, "HPSYNC_MALLOC_CACHE_MIB", "8");
+    enum { N = 48 };
+    void *blk[N];
+    write_and_free(blk, N, BIG);
+    size_t left = resident_all(blk, N, BIG), cap = (8u << 20) / PAGE;
+    printf("cap: %zu pages of %d MiB freed stay resident (cap %zu)\n", left, N, cap);
+    HPS_CHECK(left <= cap + cap / 4, "%zu pages stay resident, over the cap of %zu", left, cap);
+    HPS_CHECK(left >= cap / 2, "only %zu pages stay resident: the cache keeps much less than its cap",
+              left);
+}
+
 static void case_trim(void)
 {
     hover(2000);
@@ -119,15 +262,116 @@ static void case_trim(void)
         free(win[i]);
         win[i] = NULL;
     }
+    void *blk[NBIG], *huge;
+    write_and_free(blk, NBIG, BIG);
+    write_and_free(&huge, 1, 12u << 20);
     struct counts before = page_counts();
+    size_t kept = resident_all(blk, NBIG, BIG);
     HPS_CHECK(malloc_trim(0) == 1, "malloc_trim(0) released nothing after freeing everything");
     struct counts after = page_counts();
     HPS_CHECK(after.retired > before.retired, "malloc_trim retired no page (spare kept)");
+    size_t left = resident_all(blk, NBIG, BIG), left_huge = resident(huge, 12u << 20);
+    printf("trim: %zu -> %zu pages of freed large blocks resident, huge block %zu\n", kept, left,
+           left_huge);
+    HPS_CHECK(kept >= BIG_PAGES / 2 && left <= BIG_PAGES / 10 && left_huge == 0,
+              "malloc_trim did not give the cached large blocks back (%zu -> %zu pages, huge %zu)",
+              kept, left, left_huge);
+}
+
+/* ---- a page queued by a remote free, retired and made again ------------------------- */
+
+enum { RQ_N = 4000, RQ_SIZE = 1000 };
+static void *rq_blk[RQ_N];
+
+/* Free one block of every 64 KiB slot the blocks cover (each slot a page
+ * of the 1000-byte class). */
+static void *free_one_per_page(void *arg)
+{
+    (void)arg;
+    uintptr_t last = 0;
+    for (int i = 0; i < RQ_N; i++) {
+        uintptr_t slot = (uintptr_t)rq_blk[i] >> 16;
+        if (rq_blk[i] && slot != last) {
+            last = slot;
+            free(rq_blk[i]);
+            rq_blk[i] = NULL;
+        }
+    }
+    return NULL;
+}
+
+/* The same from another thread: remote frees into full pages. */
+static void remote_round(void)
+{
+    pthread_t t;
+    HPS_CHECK(pthread_create(&t, NULL, free_one_per_page, NULL) == 0 && pthread_join(t, NULL) == 0,
+              "thread failed");
+}
+
+static void fill(void)
+{
+    for (int i = 0; i < RQ_N; i++)
+        if (!rq_blk[i]) {
+            rq_blk[i] = malloc(RQ_SIZE);
+            HPS_CHECK(rq_blk[i], "malloc failed");
+        }
+}
+
+static void case_requeue(void)
+{
+    hps_test_watchdog(20);
+    fill();                      /* full pages */
+    remote_round();              /* each queued once for its owner */
+    /* Owner: free one block per page locally (the page leaves the full
+     * list), allocate again (collecting the remote frees), then free
+     * everything: the pages empty and retire while still queued. */
+    free_one_per_page(NULL);
+    fill();
+    for (int i = 0; i < RQ_N; i++) {
+        free(rq_blk[i]);
+        rq_blk[i] = NULL;
+    }
+    /* New pages in the same slots, full; remote frees queue them again;
+     * then enough allocations that the owner takes its queue. */
+    for (int round = 0; round < 3; round++) {
+        fill();
+        remote_round();
+        fill();
+    }
+    for (int i = 0; i < RQ_N; i++)
+        free(rq_blk[i]);
+    printf("requeue: the owner took its queues of remotely freed full pages\n");
+}
+
+static void case_realloc(void)
+{
+    size_t n = 256u << 10, last = 64u << 20, written = 0;
+    unsigned char *p = malloc(n);
+    HPS_CHECK(p, "malloc failed");
+    memset(p, 1, n);
+    long before = minor_faults();
+    for (unsigned char v = 2; n < last; v++) {
+        size_t m = n * 2;
+        p = realloc(p, m);
+        HPS_CHECK(p, "realloc to %zu returned NULL", m);
+        HPS_CHECK(p[0] == v - 1 && p[n - 1] == v - 1 && p[n / 2] == v - 1,
+                  "realloc to %zu lost the contents", m);
+        memset(p, v, m);
+        written += m / PAGE;
+        n = m;
+    }
+    long faults = minor_faults() - before;
+    free(p);
+    printf("realloc: %ld page faults growing to %zu MiB (%zu pages)\n", faults, last >> 20, last / PAGE);
+    HPS_CHECK((size_t)faults < last / PAGE * 3 / 2,
+              "%ld page faults growing a block to %zu pages: it was copied, not moved", faults,
+              last / PAGE);
 }
 
 int main(int argc, char **argv)
 {
     hpm_init("malloc_policy");
+    hps_test_watchdog(60);
     const char *c = argc > 1 ? argv[1] : "";
     if (argc > 3) {
         W = atoi(argv[2]);
@@ -139,8 +383,20 @@ int main(int argc, char **argv)
         case_hover();
     else if (!strcmp(c, "trim"))
         case_trim();
+    else if (!strcmp(c, "large"))
+        case_large();
+    else if (!strcmp(c, "huge"))
+        case_huge();
+    else if (!strcmp(c, "decay"))
+        case_decay(argv);
+    else if (!strcmp(c, "cap"))
+        case_cap(argv);
+    else if (!strcmp(c, "realloc"))
+        case_realloc();
+    else if (!strcmp(c, "requeue"))
+        case_requeue();
     else
-        hps_test_fail("usage: malloc_policy reuse|hover|trim");
+        hps_test_fail("usage: malloc_policy reuse|hover|trim|large|huge|decay|cap|realloc|requeue");
     printf("malloc_policy %s: ok\n", c);
     return 0;
 }

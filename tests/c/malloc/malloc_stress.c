@@ -16,7 +16,7 @@
  * whenever it changes hands, is realloc'ed or freed: two live blocks that
  * overlap, an allocator writing into a live block, a realloc that loses
  * contents or a calloc that is not zero all fail with one line.
- * Large blocks (over 256 KiB, up to the maximum) live only in the first
+ * Large blocks (over 256 KiB, up to the maximum: spans and huge blocks) live only in the first
  * LARGE_SLOTS slots of each table, so the memory in use stays bounded;
  * "large per mille" is the share of operations on those slots, half of
  * whose allocations are large.

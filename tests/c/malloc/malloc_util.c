@@ -206,3 +206,14 @@ int hpm_wait_child(pid_t pid, unsigned timeout_s, const char *what)
         nanosleep(&ts, NULL);
     }
 }
+
+void hpm_rerun_with(char **argv, const char *name, const char *value)
+{
+    const char *have = getenv(name);
+    if (have && !strcmp(have, value))
+        return;
+    setenv(name, value, 1);
+    fflush(stdout);
+    execv("/proc/self/exe", argv);
+    hps_test_fail("cannot run myself again: %s", strerror(errno));
+}

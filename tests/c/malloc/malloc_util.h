@@ -70,6 +70,10 @@ void hpm_verify_prefix(const void *p, size_t filled, size_t n, uint64_t tag, con
 /* Fail unless the checked bytes of the block are all zero. */
 void hpm_verify_zero(const void *p, size_t size, const char *what);
 
+/* Run this program again (argv) with name=value in the environment, unless
+ * that is already so: the allocator reads its settings at start-up. */
+void hpm_rerun_with(char **argv, const char *name, const char *value);
+
 /* Fail unless p is aligned to `align` (a power of two). */
 void hpm_check_aligned(const void *p, size_t align, const char *what);
 

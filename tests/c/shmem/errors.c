@@ -46,6 +46,13 @@ int main(int argc, char **argv)
         }
     } else if (!strcmp(c, "heap_exhausted")) {
         shmem_malloc(shmemx_heap_size() + 1);
+    } else if (!strcmp(c, "align_too_large")) {
+        /* Past the heap size rounded up to a power of two, no address can
+         * be aligned on every PE. */
+        size_t a = 8;
+        while (a < shmemx_heap_size())
+            a <<= 1;
+        shmem_align(2 * a, 64);
     } else if (!strcmp(c, "bad_cmp")) {
         if (me == 0)
             shmem_int_wait_until(heap, 42, 0);

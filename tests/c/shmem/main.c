@@ -32,8 +32,9 @@ static const struct {
 } families[] = {
     { "rma", t_rma }, { "amo", t_amo }, { "sync", t_sync }, { "coll", t_coll },
     { "reduce", t_reduce }, { "team", t_team }, { "lock_ctx", t_lock_ctx }, { "mem", t_mem },
-    { "compat", t_compat }, { "generic", t_generic }, { "transport", t_transport },
-    { "threads", t_threads },
+    { "compat", t_compat }, { "generic", t_generic }, { "gtypes", t_gtypes },
+    { "align", t_align }, { "collstress", t_collstress },
+    { "transport", t_transport }, { "threads", t_threads },
 };
 
 int main(int argc, char **argv)
@@ -55,6 +56,6 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|transport|threads\n");
+    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|gtypes|align|collstress|transport|threads\n");
     return 2;
 }

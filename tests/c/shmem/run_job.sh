@@ -25,7 +25,10 @@ else
     [ $rc -eq "$want" ] || fail "exit status $rc, expected $want"
 fi
 if [ "$regex" != - ]; then
-X
+    lines=$(grep '^hpsync' "$err")
+    [ -n "$lines" ] || fail "no line starting with hpsync on stderr"
+    bad=$(printf '%s\n' "$lines" | grep -Ev -- "$regex")
+    [ -z "$bad" ] || fail "a line does not match '$regex': $bad"
     grep -Eq 'Segmentation|Aborted|core dumped|signal 11|signal 6' "$err" &&
         fail "a PE crashed instead of reporting"
     grep -q 'was not caught' "$err" && fail "a PE went on past the error"

@@ -41,6 +41,9 @@ void t_lock_ctx(void);
 void t_mem(void);
 void t_compat(void);
 void t_generic(void);
+void t_gtypes(void);
+void t_align(void);
+void t_collstress(void);
 void t_transport(void);
 void t_threads(void);
 

@@ -2,9 +2,10 @@
 /*
  * Teams: the predefined ones, split_strided and split_2d (numbering,
  * translate_pe, get_config), synchronisation inside a team that excludes
- * some PEs, destroy and re-split many times (slots are recycled), and
- * contexts made from a team.
+ * some PEs, destroy and re-split many times (slots are recycled),
+ * contexts made from a team, and shmem_team_ptr.
  */
+#include <string.h>
 #include "shtest.h"
 
 static void check_strided(shmem_team_t t, int start, int stride, int size)
@@ -25,6 +26,49 @@ static void check_strided(shmem_team_t t, int start, int stride, int size)
                 "translate world to team");
     }
     T_CHECK(shmem_team_translate_pe(t, size, SHMEM_TEAM_WORLD) == -1, "translate out of range");
+    /* team_ptr numbers PEs in the team: the same pointer shmem_ptr gives for
+     * the world PE. */
+    static long obj;
+    for (int i = 0; i < size; i++)
+        T_CHECK(shmem_team_ptr(t, &obj, i) == shmem_ptr(&obj, start + i * stride),
+                "team_ptr(%d) of a strided team", i);
+    T_CHECK(shmem_team_ptr(t, &obj, size) == NULL && shmem_team_ptr(t, &obj, -1) == NULL,
+            "team_ptr out of the team");
+}
+
+/* shmem_team_ptr on the predefined teams: a pointer exactly for the PEs
+ * whose memory is mapped here (all of SHMEM_TEAM_SHARED), through which a
+ * store is seen by that PE; NULL for the invalid team and non-symmetric
+ * addresses. */
+static void team_ptr(void)
+{
+    int me = T_ME, n = T_N;
+    int *x = shmem_calloc((size_t)n, sizeof *x);
+    static int g;
+    for (int pe = 0; pe < n; pe++) {
+        int *p = shmem_team_ptr(SHMEM_TEAM_WORLD, &x[me], pe);
+        T_CHECK(p == shmem_ptr(&x[me], pe), "team_ptr(WORLD, %d) is not shmem_ptr", pe);
+        T_CHECK(pe != me || p == &x[me], "team_ptr to itself");
+        T_CHECK((p != NULL) == !strcmp(shmemx_transport(pe), "shm") || pe == me,
+                "team_ptr(WORLD, %d) and the transport disagree", pe);
+        if (p)
+            *p = me + 1;                        /* x[me] on PE pe */
+        T_CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, &g, pe) == shmem_ptr(&g, pe), "team_ptr global");
+    }
+    int sn = shmem_team_n_pes(SHMEM_TEAM_SHARED);
+    for (int i = 0; i < sn; i++)
+        T_CHECK(shmem_team_ptr(SHMEM_TEAM_SHARED, &x[0], i) != NULL,
+                "team_ptr(SHARED, %d) is NULL", i);
+    T_CHECK(shmem_team_ptr(SHMEM_TEAM_SHARED, &x[0], sn) == NULL, "team_ptr past SHARED");
+    T_CHECK(shmem_team_ptr(SHMEM_TEAM_INVALID, &x[0], 0) == NULL, "team_ptr(INVALID)");
+    int local;
+    T_CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, &local, me) == NULL, "team_ptr of a stack variable");
+    shmem_barrier_all();
+    for (int pe = 0; pe < n; pe++)
+        T_CHECK(x[pe] == (shmem_ptr(&x[0], pe) ? pe + 1 : 0),
+                "store through team_ptr from PE %d: %d", pe, x[pe]);
+    shmem_barrier_all();
+    shmem_free(x);
 }
 
 void t_team(void)
@@ -102,4 +146,5 @@ void t_team(void)
             bad == SHMEM_TEAM_INVALID, "oversized split");
     T_CHECK(shmem_team_n_pes(SHMEM_TEAM_INVALID) == -1 && shmem_team_my_pe(SHMEM_TEAM_INVALID) == -1,
             "invalid team queries");
+    team_ptr();
 }
