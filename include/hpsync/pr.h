@@ -48,6 +48,21 @@ typedef _Atomic(void *)  hps_aptr;
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), \
         memory_order_acq_rel, memory_order_acquire)
 
+/* Add v to a counter that only the calling thread writes (others may read
+ * it with hps_load_relaxed): no other increment can interleave, so no
+ * locked read-modify-write is needed.  On x86-64 one unlocked `add` to
+ * memory (an aligned 8-byte store is single-copy atomic, so a reader sees
+ * the old or the new value; a locked add costs ~20 cycles more); a relaxed
+ * load and store elsewhere. */
+HPS_INLINE void hps_add_owned(hps_au64 *p, uint64_t v)
+{
+#if defined(__x86_64__)
+    __asm__("addq %1, %0" : "+m"(*(uint64_t *)p) : "er"(v));
+#else
+    hps_store_relaxed(p, hps_load_relaxed(p) + v);
+#endif
+}
+
 /* A spin-wait hint: PAUSE on x86, YIELD on Arm, nothing elsewhere. */
 HPS_INLINE void hps_cpu_relax(void)
 {

@@ -14,17 +14,23 @@
 /* A fetching AMO as an expression of type T. */
 #define FETCHING(T, op, dest, val, cmp, pe) ({ \
         T v_ = (val), c_ = (cmp), r_; \
-        hps_amo(__func__, (op), (void *)(dest), &v_, &c_, &r_, sizeof(T), (pe), 0); \
+        hps_ctx_amo(ctx_, __func__, (op), (void *)(dest), &v_, &c_, &r_, sizeof(T), (pe), 0); \
         r_; })
 /* A non-fetching one (result NULL), and the nbi fetching form into *fetch. */
 #define NONFETCHING(T, op, dest, val, pe) do { \
         T v_ = (val); \
-        hps_amo(__func__, (op), (dest), &v_, NULL, NULL, sizeof(T), (pe), 0); \
+        hps_ctx_amo(ctx_, __func__, (op), (dest), &v_, NULL, NULL, sizeof(T), (pe), 0); \
     } while (0)
 #define FETCH_NBI(T, op, fetch, dest, val, cmp, pe) do { \
         T v_ = (val), c_ = (cmp); \
-        hps_amo(__func__, (op), (void *)(dest), &v_, &c_, (fetch), sizeof(T), (pe), 1); \
+        hps_ctx_amo(ctx_, __func__, (op), (void *)(dest), &v_, &c_, (fetch), sizeof(T), (pe), 1); \
     } while (0)
+/* The deprecated names have no context twin: a fetching one returning
+ * EXPR, a non-fetching one running STMT. */
+#define OLD(R, NAME, PARAMS, EXPR) \
+    HPS_API R NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; return EXPR; }
+#define OLDV(NAME, PARAMS, STMT) \
+    HPS_API void NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; STMT; }
 
 #define DEF_AMO_EXT(T, N, A) \
     BOTH_R(T, N##_atomic_fetch, (const T *source, int pe), \
@@ -71,23 +77,16 @@ HPS_SHMEM_AMO_BIT_TYPES(DEF_AMO_BIT, _)
 /* ---- deprecated (1.3) names ------------------------------------------------------ */
 
 #define DEF_OLD_AMO(T, N, A) \
-    HPS_API T shmem_##N##_fadd(T *dest, T value, int pe) \
-    { return FETCHING(T, HPS_AOP_ADD, dest, value, 0, pe); } \
-    HPS_API T shmem_##N##_finc(T *dest, int pe) \
-    { return FETCHING(T, HPS_AOP_ADD, dest, 1, 0, pe); } \
-    HPS_API void shmem_##N##_add(T *dest, T value, int pe) \
-    { NONFETCHING(T, HPS_AOP_ADD, dest, value, pe); } \
-    HPS_API void shmem_##N##_inc(T *dest, int pe) \
-    { NONFETCHING(T, HPS_AOP_ADD, dest, 1, pe); } \
-    HPS_API T shmem_##N##_cswap(T *dest, T cond, T value, int pe) \
-    { return FETCHING(T, HPS_AOP_CSWAP, dest, value, cond, pe); }
+    OLD(T, shmem_##N##_fadd, (T *dest, T value, int pe), FETCHING(T, HPS_AOP_ADD, dest, value, 0, pe)) \
+    OLD(T, shmem_##N##_finc, (T *dest, int pe), FETCHING(T, HPS_AOP_ADD, dest, 1, 0, pe)) \
+    OLDV(shmem_##N##_add, (T *dest, T value, int pe), NONFETCHING(T, HPS_AOP_ADD, dest, value, pe)) \
+    OLDV(shmem_##N##_inc, (T *dest, int pe), NONFETCHING(T, HPS_AOP_ADD, dest, 1, pe)) \
+    OLD(T, shmem_##N##_cswap, (T *dest, T cond, T value, int pe), \
+        FETCHING(T, HPS_AOP_CSWAP, dest, value, cond, pe))
 HPS_SHMEM_OLD_AMO_TYPES(DEF_OLD_AMO, _)
 
 #define DEF_OLD_AMO_EXT(T, N, A) \
-    HPS_API T shmem_##N##_swap(T *dest, T value, int pe) \
-    { return FETCHING(T, HPS_AOP_SWAP, dest, value, 0, pe); } \
-    HPS_API T shmem_##N##_fetch(const T *source, int pe) \
-    { return FETCHING(T, HPS_AOP_FETCH, source, 0, 0, pe); } \
-    HPS_API void shmem_##N##_set(T *dest, T value, int pe) \
-    { NONFETCHING(T, HPS_AOP_SET, dest, value, pe); }
+    OLD(T, shmem_##N##_swap, (T *dest, T value, int pe), FETCHING(T, HPS_AOP_SWAP, dest, value, 0, pe)) \
+    OLD(T, shmem_##N##_fetch, (const T *source, int pe), FETCHING(T, HPS_AOP_FETCH, source, 0, 0, pe)) \
+    OLDV(shmem_##N##_set, (T *dest, T value, int pe), NONFETCHING(T, HPS_AOP_SET, dest, value, pe))
 HPS_SHMEM_OLD_AMO_EXT_TYPES(DEF_OLD_AMO_EXT, _)

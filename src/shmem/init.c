@@ -29,6 +29,7 @@
 hps_shmem_state_t hps_sh;
 
 static hps_shm_seg_t g_heap_seg, g_data_seg;
+static int g_ofi_mt;            /* the libfabric default context takes its lock */
 static void *g_heap;
 static size_t g_heap_size;
 
@@ -81,7 +82,7 @@ static void print_info(int n, int nodes_ofi)
     fflush(stdout);
 }
 
-static void wire_up(void)
+static void wire_up(int requested)
 {
     const char *fn = "shmem_init";
     hps_shmem_settings_load();
@@ -139,15 +140,28 @@ static void wire_up(void)
     hps_shm_unlink(&g_data_seg);
 
     if (need_ofi) {
-        hps_ofi_region_t regions[HPS_OFI_REGIONS] = {
-            { g_heap, g_heap_size }, { (void *)dbase, dsize } };
-        if (hps_ofi_init(regions) != 0)
+        /* Only now is libfabric loaded: an on-node job never maps it. */
+        if (hps_ofi_load(fn, hps_sh.transport_ofi ? "HPSYNC_SHMEM_TRANSPORT=ofi"
+                                                  : "a job with PEs on other nodes") != 0)
             hps_rt_abort(1);
+        /* Threads may then share the default context at once: the
+         * transport locks it, and shmem_TYPENAME_p goes through its put. */
+        int mt = requested >= SHMEM_THREAD_MULTIPLE;
+        hps_ofi_setup_t s = {
+            .region = { { g_heap, g_heap_size }, { (void *)dbase, dsize } },
+            .dflt = &hps_ofi_dflt,
+            .thread_multiple = mt,
+        };
+        if (hps_ofi_init(&s) != 0)
+            hps_rt_abort(1);
+        hps_p_ofi_select(mt);
+        g_ofi_mt = mt;
+        hps_shmem_ctx_default.ofi = &hps_ofi_dflt;
         hps_sh.ofi = 1;
         for (int r = 0; r < HPS_NREG; r++)
             for (int pe = 0; pe < n; pe++)
                 if (!hps_sh.peer[r][pe])
-                    hps_sh.peer[r][pe] = (char *)&hps_ofi_fast.target[r][pe] + HPS_PEER_OFI;
+                    hps_sh.peer[r][pe] = (char *)&s.row[r][pe] + HPS_PEER_OFI;
     }
     hps_heap_init(g_heap_size, HPS_HEAP_RESERVED);
     hps_sh.state = HPS_ST_RUNNING;
@@ -175,13 +189,15 @@ HPS_API int shmem_init_thread(int requested, int *provided)
     if (hps_sh.state == HPS_ST_FINALIZED)
         hps_fatal("shmem_init", "called after shmem_finalize");
     if (hps_sh.state == HPS_ST_NEVER) {
-        wire_up();
+        wire_up(requested);
         on_exit(finalize_at_exit, NULL);
     }
     /* On-node operations are loads, stores and atomics: any thread may
-     * issue them.  The libfabric transport promises no thread safety, so
-     * with it in use callers must serialise. */
-    int supported = hps_sh.ofi ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE;
+     * issue them.  Over libfabric the default context takes a lock when
+     * the first shmem_init_thread asked for SHMEM_THREAD_MULTIPLE (and
+     * only then: the others pay nothing for it); a later call cannot get
+     * more than the first one asked for. */
+    int supported = hps_sh.ofi && !g_ofi_mt ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE;
     hps_sh.thread_level = requested < supported ? requested : supported;
     if (hps_sh.thread_level < SHMEM_THREAD_SINGLE)
         hps_sh.thread_level = SHMEM_THREAD_SINGLE;
@@ -217,6 +233,7 @@ HPS_API void shmem_finalize(void)
         hps_ofi_finalize();
     hps_sh.npes = 0;
     hps_sh.ofi = 0;
+    hps_shmem_ctx_default.ofi = NULL;
     hps_sh.state = HPS_ST_FINALIZED;
     /* The peers' mappings and the heap go; the data segment stays, it
      * holds the program's globals (now private to this process again in

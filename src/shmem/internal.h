@@ -75,6 +75,11 @@ HPS_INLINE int hps_peer_is_ofi(const char *b)
 {
     return ((uintptr_t)b & HPS_PEER_OFI) != 0;
 }
+/* The transport's row behind a tagged peer entry. */
+HPS_INLINE const hps_ofi_target_t *hps_peer_row(const char *b)
+{
+    return (const hps_ofi_target_t *)(b - HPS_PEER_OFI);
+}
 /* pe's region r as mapped here, or NULL (reached through libfabric). */
 HPS_INLINE char *hps_peer_map(int r, int pe)
 {
@@ -163,14 +168,20 @@ HPS_INLINE char *hps_target(const char *fn, const void *addr, size_t len, int pe
  * libfabric branch (which needs the value in memory, so a stack frame) is a
  * tail call out of line, so the on-node path has no frame at all; it gets
  * the tagged transport row, so it looks up nothing else before the fabric
- * call. */
+ * call.  The call goes through a pointer per size (an indirect jump costs
+ * the instructions of a direct one), set once at init (rma.c): the
+ * unlocked inject, or, when threads may share the default context
+ * (SHMEM_THREAD_MULTIPLE), the transport's put, which takes its lock. */
 #define HPS_P_OFI_DECL(N, UT) \
-    HPS_NOINLINE void hps_p_ofi##N(size_t off, UT bits, const char *tagged_row, const char *fn);
+    extern void (*hps_p_ofi##N)(size_t off, UT bits, const char *tagged_row, const char *fn) \
+        __attribute__((visibility("hidden")));
 HPS_P_OFI_DECL(1, uint8_t)
 HPS_P_OFI_DECL(2, uint16_t)
 HPS_P_OFI_DECL(4, uint32_t)
 HPS_P_OFI_DECL(8, uint64_t)
 #undef HPS_P_OFI_DECL
+/* Choose those (after the transport is up). */
+void hps_p_ofi_select(int thread_multiple);
 /* The one for sizeof(T), which is a constant: the branches fold away. */
 #define HPS_P_OFI(T, off, v, row, fn) do { \
         if (sizeof(T) == 1) { uint8_t w_; memcpy(&w_, &(v), 1); hps_p_ofi1(off, w_, row, fn); } \
@@ -178,30 +189,61 @@ HPS_P_OFI_DECL(8, uint64_t)
         else if (sizeof(T) == 4) { uint32_t w_; memcpy(&w_, &(v), 4); hps_p_ofi4(off, w_, row, fn); } \
         else { uint64_t w_; memcpy(&w_, &(v), 8); hps_p_ofi8(off, w_, row, fn); } \
     } while (0)
-#define HPS_P(fn, T, dest, value, pe) do { \
+/* ---- contexts ----------------------------------------------------------------- */
+
+/* A communication context: its team, and over libfabric its transport
+ * state (an endpoint and counters of its own, ctx.c); the default
+ * context's is the core's hps_ofi_dflt.  On-node, operations have nothing
+ * to complete, so contexts differ only over libfabric. */
+struct hps_shmem_ctx {
+    shmem_team_t team;
+    long options;
+    hps_ofi_ctx_t *ofi;         /* NULL without libfabric */
+};
+
+/* ctx's libfabric state, for an operation that goes over libfabric.  The
+ * default context's is a constant, so the routines without a context
+ * compile as if there were none. */
+HPS_INLINE hps_ofi_ctx_t *hps_ctx_ofi(const char *fn, shmem_ctx_t ctx)
+{
+    if (__builtin_constant_p(ctx == SHMEM_CTX_DEFAULT) && ctx == SHMEM_CTX_DEFAULT)
+        return &hps_ofi_dflt;
+    if (hps_unlikely(ctx == SHMEM_CTX_INVALID))
+        hps_fatal(fn, "invalid context (SHMEM_CTX_INVALID)");
+    return ctx->ofi;
+}
+#define HPS_CTX_IS_DEFAULT(ctx) \
+    (__builtin_constant_p((ctx) == SHMEM_CTX_DEFAULT) && (ctx) == SHMEM_CTX_DEFAULT)
+
+/* A context's shmem_TYPENAME_p over libfabric: the value in memory. */
+void hps_p_ofi_ctx(const char *fn, shmem_ctx_t ctx, size_t off, const void *v, size_t size,
+                   const char *tagged_row);
+
+#define HPS_P(ctx, fn, T, dest, value, pe) do { \
         int r_; \
         size_t o_; \
         T v_ = (value); \
         char *b_ = hps_target_raw((fn), (dest), sizeof(T), (pe), &r_, &o_); \
         if (hps_likely(!hps_peer_is_ofi(b_))) { \
             memcpy(b_ + o_, &v_, sizeof(T)); \
-        } else if (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8) { \
+        } else if (HPS_CTX_IS_DEFAULT(ctx) && \
+                   (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)) { \
             HPS_P_OFI(T, o_, v_, b_, (fn)); \
         } else { \
-            HPS_OFI((fn), hps_ofi_put(r_, o_, &v_, sizeof(T), (pe))); \
+            hps_p_ofi_ctx((fn), (ctx), o_, &v_, sizeof(T), b_); \
         } \
     } while (0)
 
 /* Define shmem_NAME(PARAMS) and its context twin shmem_ctx_NAME(ctx, PARAMS)
- * running STMT (BOTH) or returning EXPR (BOTH_R): contexts share the
- * transport state, so the twins are the same code. */
+ * running STMT (BOTH) or returning EXPR (BOTH_R), with the context as ctx_
+ * (SHMEM_CTX_DEFAULT in the first). */
 #define HPS_UNPAREN(...) __VA_ARGS__
 #define BOTH(NAME, PARAMS, STMT) \
-    HPS_API void shmem_##NAME PARAMS { STMT; } \
-    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; STMT; }
+    HPS_API void shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; STMT; } \
+    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) { STMT; }
 #define BOTH_R(R, NAME, PARAMS, EXPR) \
-    HPS_API R shmem_##NAME PARAMS { return EXPR; } \
-    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx, HPS_UNPAREN PARAMS) { (void)ctx; return EXPR; }
+    HPS_API R shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; return EXPR; } \
+    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) { return EXPR; }
 
 /* ---- RMA ------------------------------------------------------------------------ */
 
@@ -214,84 +256,118 @@ HPS_P_OFI_DECL(8, uint64_t)
  * straight path. */
 enum hps_rma_kind { HPS_PUT, HPS_PUT_NBI, HPS_GET, HPS_GET_NBI };
 
-HPS_INLINE void hps_rma(enum hps_rma_kind kind, const char *fn, void *dest, const void *src,
-                        size_t len, int pe)
+HPS_INLINE void hps_rma(enum hps_rma_kind kind, shmem_ctx_t ctx, const char *fn, void *dest,
+                        const void *src, size_t len, int pe)
 {
     if (HPS_EMPTY(len))
         return;
     int put = kind == HPS_PUT || kind == HPS_PUT_NBI;
     int r;
     size_t o;
-    char *p = hps_target(fn, put ? dest : src, len, pe, &r, &o);
-    if (hps_likely(p != NULL)) {
+    char *p = hps_target_raw(fn, put ? dest : src, len, pe, &r, &o);
+    if (hps_likely(!hps_peer_is_ofi(p))) {
         if (put)
-            hps_shm_put(p, src, len);
+            hps_shm_put(p + o, src, len);
         else
-            hps_shm_get(dest, p, len);
+            hps_shm_get(dest, p + o, len);
         return;
     }
+    hps_ofi_ctx_t *c = hps_ctx_ofi(fn, ctx);
+    const hps_ofi_target_t *t = hps_peer_row(p);
     switch (kind) {
-    case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_fast(r, o, src, len, pe)); break;
-    case HPS_PUT_NBI: HPS_OFI(fn, hps_ofi_put_nbi(r, o, src, len, pe)); break;
-    case HPS_GET:     HPS_OFI(fn, hps_ofi_get(dest, r, o, len, pe)); break;
-    case HPS_GET_NBI: HPS_OFI(fn, hps_ofi_get_nbi(dest, r, o, len, pe)); break;
+    case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_fast(c, t, o, src, len)); break;
+    case HPS_PUT_NBI: HPS_OFI(fn, hps_ofi_put_nbi(c, t, o, src, len)); break;
+    case HPS_GET:     HPS_OFI(fn, hps_ofi_get(c, dest, t, o, len)); break;
+    case HPS_GET_NBI: HPS_OFI(fn, hps_ofi_get_nbi(c, dest, t, o, len)); break;
     }
 }
 
-#define hps_put(fn, dest, src, len, pe)     hps_rma(HPS_PUT, fn, dest, src, len, pe)
-#define hps_put_nbi(fn, dest, src, len, pe) hps_rma(HPS_PUT_NBI, fn, dest, src, len, pe)
-#define hps_get(fn, dest, src, len, pe)     hps_rma(HPS_GET, fn, dest, src, len, pe)
-#define hps_get_nbi(fn, dest, src, len, pe) hps_rma(HPS_GET_NBI, fn, dest, src, len, pe)
+#define hps_ctx_put(ctx, fn, dest, src, len, pe)     hps_rma(HPS_PUT, ctx, fn, dest, src, len, pe)
+#define hps_ctx_put_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_PUT_NBI, ctx, fn, dest, src, len, pe)
+#define hps_ctx_get(ctx, fn, dest, src, len, pe)     hps_rma(HPS_GET, ctx, fn, dest, src, len, pe)
+#define hps_ctx_get_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_GET_NBI, ctx, fn, dest, src, len, pe)
+/* The same on the default context (the collectives' and the library's own). */
+#define hps_put(...)     hps_ctx_put(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_put_nbi(...) hps_ctx_put_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_get(...)     hps_ctx_get(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_get_nbi(...) hps_ctx_get_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* Strided: element size es, strides in elements (OpenSHMEM's dst/sst). */
-void hps_iput(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-              size_t nelems, size_t es, int pe);
-void hps_iget(const char *fn, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-              size_t nelems, size_t es, int pe);
+void hps_ctx_iput(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t nelems, size_t es, int pe);
+void hps_ctx_iget(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
+                  ptrdiff_t sst, size_t nelems, size_t es, int pe);
+#define hps_iput(...) hps_ctx_iput(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_iget(...) hps_ctx_iget(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* ---- atomics ---------------------------------------------------------------------- */
 
 /* One AMO of size 4 or 8 (see ofi.h for the operands); nbi: a fetching
  * result may arrive as late as the next quiet. */
-HPS_INLINE void hps_amo(const char *fn, enum hps_ofi_aop op, void *dest, const void *operand,
-                        const void *compare, void *result, size_t size, int pe, int nbi)
+HPS_INLINE void hps_ctx_amo(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op, void *dest,
+                            const void *operand, const void *compare, void *result, size_t size,
+                            int pe, int nbi)
 {
     int r;
     size_t o;
-    char *p = hps_target(fn, dest, size, pe, &r, &o);
-    if (hps_likely(p != NULL))
-        hps_shm_amo(op, p, operand, compare, result, size);
+    char *p = hps_target_raw(fn, dest, size, pe, &r, &o);
+    if (hps_likely(!hps_peer_is_ofi(p)))
+        hps_shm_amo(op, p + o, operand, compare, result, size);
+    else if (__builtin_constant_p(result == NULL) && result == NULL)
+        HPS_OFI(fn, hps_ofi_amo_fast(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, size));
     else if (nbi)
-        HPS_OFI(fn, hps_ofi_atomic_nbi(op, r, o, operand, compare, result, size, pe));
+        HPS_OFI(fn, hps_ofi_atomic_nbi(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand,
+                                       compare, result, size));
     else
-        HPS_OFI(fn, hps_ofi_atomic(op, r, o, operand, compare, result, size, pe));
+        HPS_OFI(fn, hps_ofi_atomic(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, compare,
+                                   result, size));
 }
+#define hps_amo(...) hps_ctx_amo(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* Internal 64-bit helpers (barriers, locks, signals). */
-HPS_INLINE void hps_amo64(const char *fn, enum hps_ofi_aop op, uint64_t *dest, uint64_t v,
-                          int pe)
+HPS_INLINE void hps_ctx_amo64(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op,
+                              uint64_t *dest, uint64_t v, int pe)
 {
-    hps_amo(fn, op, dest, &v, NULL, NULL, 8, pe, 0);
+    hps_ctx_amo(ctx, fn, op, dest, &v, NULL, NULL, 8, pe, 0);
+}
+#define hps_amo64(...) hps_ctx_amo64(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+
+/* A barrier's signal (HPS_AOP_ADD or HPS_AOP_SET of v) on the default
+ * context: a non-fetching atomic its target waits for, which the next
+ * quiet need not make sure has been processed (hps_ofi_signal_fast).
+ * Only for signals that follow the quiet completing what they announce. */
+HPS_INLINE void hps_signal64(const char *fn, enum hps_ofi_aop op, uint64_t *dest, uint64_t v,
+                             int pe)
+{
+    int r;
+    size_t o;
+    char *p = hps_target_raw(fn, dest, sizeof v, pe, &r, &o);
+    if (hps_likely(!hps_peer_is_ofi(p)))
+        hps_shm_amo(op, p + o, &v, NULL, NULL, sizeof v);
+    else
+        HPS_OFI(fn, hps_ofi_signal_fast(&hps_ofi_dflt, op, hps_peer_row(p), o, &v));
 }
 
 /* ---- ordering ------------------------------------------------------------------------ */
 
-HPS_INLINE void hps_fence(const char *fn)
+HPS_INLINE void hps_ctx_fence(shmem_ctx_t ctx, const char *fn)
 {
     if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_fence());
+        HPS_OFI(fn, hps_ofi_fence(hps_ctx_ofi(fn, ctx)));
     /* On-node puts are plain stores: order them before later ones. */
     atomic_thread_fence(memory_order_release);
 }
 
-HPS_INLINE void hps_quiet(const char *fn)
+HPS_INLINE void hps_ctx_quiet(shmem_ctx_t ctx, const char *fn)
 {
     if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_quiet_fast());
+        HPS_OFI(fn, hps_ofi_quiet_fast(hps_ctx_ofi(fn, ctx)));
     /* Full fence: a later load (say, of a flag the target answers in) must
      * not pass this PE's stores into the target (StoreLoad). */
     hps_fence_seq_cst();
 }
+#define hps_fence(fn) hps_ctx_fence(SHMEM_CTX_DEFAULT, fn)
+#define hps_quiet(fn) hps_ctx_quiet(SHMEM_CTX_DEFAULT, fn)
 
 /* ---- waiting (sync.c) --------------------------------------------------------------- */
 

@@ -36,14 +36,12 @@ HPS_API void shmem_quiet(void)
 
 HPS_API void shmem_ctx_fence(shmem_ctx_t ctx)
 {
-    (void)ctx;
-    hps_fence(__func__);
+    hps_ctx_fence(ctx, __func__);
 }
 
 HPS_API void shmem_ctx_quiet(shmem_ctx_t ctx)
 {
-    (void)ctx;
-    hps_quiet(__func__);
+    hps_ctx_quiet(ctx, __func__);
 }
 
 /* ---- comparisons ---------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Teams, contexts and the synchronisation every collective is built on.
+ * Teams and the synchronisation every collective is built on (contexts:
+ * ctx.c).
  *
  * When every member's heap is mapped here, a barrier is node.c's (flat up
  * to 8 members, each PE storing to its own line and reading the others';
@@ -78,7 +79,7 @@ static void team_sync(const char *fn, struct hps_shmem_team *t)
     hps_team_sync_t *s = hps_slot_sync(t->slot);
     for (int k = 0, d = 1; d < t->size; k++, d <<= 1) {
         int to = hps_team_pe(t, (t->me + d) % t->size);
-        hps_amo64(fn, HPS_AOP_ADD, &s->flag[k], 1, to);
+        hps_signal64(fn, HPS_AOP_ADD, &s->flag[k], 1, to);
         hps_wait_ge64(&s->flag[k], e);
     }
 }
@@ -530,49 +531,4 @@ HPS_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     if (!team || pe < 0 || pe >= team->size)
         return NULL;
     return shmem_ptr(dest, hps_team_pe(team, pe));
-}
-
-/* ---- contexts ------------------------------------------------------------------ */
-/* Contexts share the one transport state: their operations complete at any
- * quiet, which is stronger than OpenSHMEM asks and so correct. */
-
-HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
-{
-    hps_check_running(__func__);
-    *ctx = SHMEM_CTX_INVALID;
-    if (!team || team->me < 0)
-        return -1;
-    struct hps_shmem_ctx *c = malloc(sizeof *c);
-    if (!c)
-        return -1;
-    (void)options;
-    c->team = team;
-    *ctx = c;
-    return 0;
-}
-
-HPS_API int shmem_ctx_create(long options, shmem_ctx_t *ctx)
-{
-    return shmem_team_create_ctx(SHMEM_TEAM_WORLD, options, ctx);
-}
-
-HPS_API void shmem_ctx_destroy(shmem_ctx_t ctx)
-{
-    hps_check_running(__func__);
-    if (!ctx || ctx == SHMEM_CTX_DEFAULT)
-        return;
-    hps_quiet(__func__);
-    free(ctx);
-}
-
-HPS_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
-{
-    hps_check_running(__func__);
-    if (!ctx || !team) {
-        if (team)
-            *team = SHMEM_TEAM_INVALID;
-        return -1;
-    }
-    *team = ctx->team;
-    return 0;
 }

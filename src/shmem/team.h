@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * team.h - teams, contexts and the groups collectives run over.
+ * team.h - teams and the groups collectives run over (contexts:
+ * internal.h, ctx.c).
  *
  * A team is a list of world PEs, strided (start + i * stride) except for a
  * SHMEM_TEAM_SHARED whose node's PEs are not evenly spaced.  Each team owns
@@ -26,12 +27,6 @@ struct hps_shmem_team {
     uint64_t epoch;             /* barriers this PE has done on the team */
     hps_node_peer_t *node;      /* the members, when all are on this node (node.h) */
     shmem_team_config_t config;
-};
-
-/* Contexts share the transport state: the options (private, serialized,
- * nostore) are hints this library has no use for. */
-struct hps_shmem_ctx {
-    shmem_team_t team;
 };
 
 typedef struct hps_group {

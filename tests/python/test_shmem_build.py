@@ -66,12 +66,20 @@ def clean_env() -> dict[str, str]:
             if not k.startswith(("HPSYNC_SHMEM_", "PMIX_", "OMPI_"))}
 
 
-def build_and_run(cmd: list[str], exe: Path, expect: str, env: dict[str, str]) -> None:
+# Every peer through libfabric: the library must find its transport module
+# (libhpsync-shmem-ofi.so, loaded at run time) beside itself.
+OFI_ENV = {"HPSYNC_SHMEM_TRANSPORT": "ofi", "HPSYNC_SHMEM_PROVIDER": "shm"}
+
+
+def build_and_run(cmd: list[str], exe: Path, expect: str, env: dict[str, str],
+                  ofi: bool = False) -> None:
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=60)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == expect
+    for extra in ({}, OFI_ENV) if ofi else ({},):
+        r = subprocess.run([str(exe)], capture_output=True, text=True, env={**env, **extra},
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == expect
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +122,16 @@ def test_only_the_api_is_exported() -> None:
     stray = [n for n in names if not n.startswith(allowed)]
     assert not stray, stray
     assert "shmem_int_p" in names and "shmem_ctx_double_atomic_swap_nbi" in names
+    # The libfabric transport is a module with one entry point, and only it
+    # links libfabric (loading libfabric costs ~0.2 s before main).
+    module = BUILD / "lib" / "libhpsync-shmem-ofi.so"
+    out = subprocess.run(["nm", "-D", "--defined-only", str(module)], capture_output=True,
+                         text=True, check=True).stdout
+    assert [line.split()[-1] for line in out.splitlines() if line.strip()] == ["hps_shmem_ofi_module"]
+    for lib, links in ((BUILD / "lib" / "libhpsync-shmem.so", False), (module, True)):
+        needed = subprocess.run(["readelf", "-d", str(lib)], capture_output=True, text=True,
+                                check=True).stdout
+        assert ("libfabric" in needed) == links, (lib, needed)
 
 
 def test_installed_and_moved(sources: tuple[Path, Path], tmp_path: Path) -> None:
@@ -128,7 +146,7 @@ def test_installed_and_moved(sources: tuple[Path, Path], tmp_path: Path) -> None
             shutil.move(str(prefix), str(moved))
             prefix = moved
         build_and_run([str(prefix / "bin" / "oshcc"), str(c), "-o", str(tmp_path / f"c-{where}")],
-                      tmp_path / f"c-{where}", "1 42\n", env)
+                      tmp_path / f"c-{where}", "1 42\n", env, ofi=True)
         build_and_run([str(prefix / "bin" / "oshc++"), str(cxx), "-o", str(tmp_path / f"x-{where}")],
                       tmp_path / f"x-{where}", "1\n", env)
         pcdir = next(prefix.glob("lib*/pkgconfig"))
@@ -139,4 +157,4 @@ def test_installed_and_moved(sources: tuple[Path, Path], tmp_path: Path) -> None
         libdir = next(f[2:] for f in flags if f.startswith("-L"))
         exe = tmp_path / f"pc-{where}"
         build_and_run(["cc", str(c), "-o", str(exe), *flags, f"-Wl,-rpath,{libdir}"], exe,
-                      "1 42\n", env)
+                      "1 42\n", env, ofi=True)

@@ -1,34 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ofi_inline.h - the libfabric transport's fast paths, for the core to inline.
+ * ofi_inline.h - what the core and the libfabric transport share in memory:
+ * a peer's addressing row and a context's issuing state, and the fast paths
+ * the core inlines on them.
  *
  * Promise: hps_ofi_put_fast() and hps_ofi_quiet_fast() behave exactly like
  * hps_ofi_put() and hps_ofi_quiet() (ofi.h), but the common case costs a
- * handful of instructions in the caller:
- *   put of len <= inject size: peer entry, remote address, fi_inject_write
- *     (itself an inline call through the endpoint's ops table), mark the
- *     peer for quiet's flush, count;
+ * handful of instructions in the caller and no call into the transport
+ * module:
+ *   put of len <= the context's inject size: fi_inject_write (itself an
+ *     inline call through the endpoint's ops table, so the core needs no
+ *     libfabric symbol), mark the peer for quiet's flush, count;
  *   quiet with nothing outstanding: one compare of two sums.
- * Anything else (a full transmit queue, a larger put, outstanding work)
- * goes to the out-of-line functions in ofi_*.c.  Valid after hps_ofi_init().
+ * Anything else (a full transmit queue, a larger put, outstanding work, a
+ * context that takes a lock) goes to the transport.  Valid after init.
  */
 #ifndef HPS_SHMEM_OFI_INLINE_H
 #define HPS_SHMEM_OFI_INLINE_H
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
 #include "hpsync/pr.h"
 #include "ofi.h"
-
-/* What quiet needs to know about one peer, one cache line each: written
- * since the last quiet by an operation whose counter may only mean "sent",
- * so quiet flushes this peer (see hps_ofi_quiet).  One byte per kind, so
- * marking is a single store. */
-typedef struct hps_ofi_peer {
-    _Atomic uint8_t dirty_rma;     /* fi_inject_write */
-    _Atomic uint8_t dirty_amo;     /* non-fetching atomics */
-} __attribute__((aligned(HPS_CACHELINE))) hps_ofi_peer_t;
 
 /* How to reach one peer's region: everything an operation's addressing
  * needs in one row.  base is added to the offset: the peer's region
@@ -37,75 +32,154 @@ typedef struct hps_ofi_peer {
  * row's address, tagged, where an on-node peer has its mapping
  * (internal.h), so shmem_TYPENAME_p's path to the fabric call looks up no
  * region or PE index. */
-typedef struct hps_ofi_target {
+struct hps_ofi_target {
     uint64_t base, key;
     fi_addr_t addr;
     int region, pe;
-} hps_ofi_target_t;
+};
 
-typedef struct hps_ofi_fast {
+/* Written to a peer since the last quiet by an operation whose counter
+ * may only mean "sent", so quiet flushes that peer (see hps_ofi_quiet).
+ * One byte per kind, so marking is a single store. */
+typedef struct hps_ofi_dirty {
+    uint8_t rma;                   /* fi_inject_write */
+    uint8_t amo;                   /* non-fetching atomics */
+} hps_ofi_dirty_t;
+
+struct hps_ofi_cstate;             /* the transport's part (ofi_internal.h) */
+
+/*
+ * One communication context's issuing state, one cache line: what a put
+ * reads and writes, and what an idle quiet compares.  The default
+ * context's lives in the core (its fast paths address it directly);
+ * others are the transport's.  Only one thread issues on a context at a
+ * time (a context several threads may use at once takes a lock, and has
+ * inject_max 0 so that every put goes through the transport, which takes
+ * it), so the counts are plain increments (hps_add_owned), never locked
+ * read-modify-writes; other threads (the progress thread) only read them.
+ */
+struct hps_ofi_ctx {
     struct fid_ep *ep;
-    hps_ofi_peer_t *peer;          /* indexed by PE */
-    hps_ofi_target_t *target[HPS_OFI_REGIONS];   /* [region][PE] */
-    size_t inject_max;             /* largest put sent by fi_inject_write */
+    hps_ofi_dirty_t *dirty;        /* [pe] */
+    size_t inject_max;             /* largest put sent inline by fi_inject_write */
     /* Operations issued, per completion counter (writes and non-fetching
      * atomics / reads and fetching atomics), and the sum of both that the
      * last quiet saw complete: both only grow, so the sums are equal only
-     * if nothing was issued since (one compare for an idle quiet).
-     * Relaxed: each is only compared with the others by the thread that
-     * calls quiet, and the provider's counter read orders the data. */
+     * if nothing was issued since (one compare for an idle quiet). */
     hps_au64 put_issued, get_issued;
     hps_au64 done;
-} hps_ofi_fast_t;
+    struct hps_ofi_cstate *st;
+    /* Non-fetching atomics the provider injects natively, bit
+     * HPS_OFI_AMO_BIT(op, size); 0 for a context that takes a lock. */
+    uint32_t amo_inject;
+} __attribute__((aligned(HPS_CACHELINE)));
+#define HPS_OFI_AMO_BIT(op, size) (1u << ((unsigned)(op) * 2 + ((size) == 8)))
 
-extern hps_ofi_fast_t hps_ofi_fast __attribute__((visibility("hidden")));
-
-/* pe's row for region. */
-HPS_INLINE const hps_ofi_target_t *hps_ofi_tgt(int region, int pe)
+/* libfabric's operation for an hps_ofi_aop, and its type: bit patterns
+ * (unsigned) for the bitwise ones, numbers (signed) for the rest.  Both
+ * fold to constants where op and size are. */
+HPS_INLINE enum fi_op hps_ofi_fi_op(enum hps_ofi_aop op)
 {
-    return &hps_ofi_fast.target[region][pe];
+    switch (op) {
+    case HPS_AOP_FETCH: return FI_ATOMIC_READ;
+    case HPS_AOP_CSWAP: return FI_CSWAP;
+    case HPS_AOP_ADD: return FI_SUM;
+    case HPS_AOP_AND: return FI_BAND;
+    case HPS_AOP_OR: return FI_BOR;
+    case HPS_AOP_XOR: return FI_BXOR;
+    default: return FI_ATOMIC_WRITE;            /* set, swap */
+    }
+}
+HPS_INLINE enum fi_datatype hps_ofi_fi_type(enum hps_ofi_aop op, size_t size)
+{
+    int bits = op == HPS_AOP_AND || op == HPS_AOP_OR || op == HPS_AOP_XOR;
+    if (bits)
+        return size == 4 ? FI_UINT32 : FI_UINT64;
+    return size == 4 ? FI_INT32 : FI_INT64;
 }
 
-/* Inject len <= inject_max bytes (at least 8: hps_ofi_init checks, so
- * shmem_TYPENAME_p need not compare) at off in t's region; 0 if sent, and
- * the caller then calls hps_ofi_injected(pe).  Non-zero (a full queue):
- * nothing was sent, use hps_ofi_put(). */
-HPS_INLINE int hps_ofi_inject_target(const void *buf, size_t len, const hps_ofi_target_t *t,
-                                     size_t off)
+#ifndef HPS_OFI_TRANSPORT
+/* The default context's issuing state: the core's memory, so its fast
+ * paths address it directly (ofi_load.c). */
+extern hps_ofi_ctx_t hps_ofi_dflt __attribute__((visibility("hidden")));
+#endif
+
+/* Inject len <= c->inject_max bytes at off in t's region; 0 if sent (the
+ * caller then calls hps_ofi_injected).  Non-zero (a full queue): nothing
+ * was sent, use hps_ofi_put(). */
+HPS_INLINE int hps_ofi_inject_target(hps_ofi_ctx_t *c, const void *buf, size_t len,
+                                     const hps_ofi_target_t *t, size_t off)
 {
-    return fi_inject_write(hps_ofi_fast.ep, buf, len, t->addr, t->base + off, t->key) != 0;
+    return fi_inject_write(c->ep, buf, len, t->addr, t->base + off, t->key) != 0;
 }
 
 /* Book an inject to pe: quiet flushes the peer and waits for the count. */
-HPS_INLINE void hps_ofi_injected(int pe)
+HPS_INLINE void hps_ofi_injected(hps_ofi_ctx_t *c, int pe)
 {
-    hps_store_relaxed(&hps_ofi_fast.peer[pe].dirty_rma, 1);
-    hps_faa_relaxed(&hps_ofi_fast.put_issued, 1);
+    c->dirty[pe].rma = 1;
+    hps_add_owned(&c->put_issued, 1);
 }
 
-/* hps_ofi_put() with the inject case inline.  Budget: about 14 instructions
- * of its own from entry to the provider's inject call, plus whatever
- * registers the caller saves so the fallback can reissue after the call
- * (24 in all in a noinline wrapper, callgrind, see docs/shmem.md). */
-HPS_INLINE int hps_ofi_put_fast(int region, size_t off, const void *src, size_t len, int pe)
+/* A put to t's region with the inject case inline.  Budget: about 14
+ * instructions of its own from entry to the provider's inject call, plus
+ * whatever registers the caller saves so the fallback can reissue after
+ * the call (callgrind, see docs/shmem.md). */
+HPS_INLINE int hps_ofi_put_fast(hps_ofi_ctx_t *c, const hps_ofi_target_t *t, size_t off,
+                                const void *src, size_t len)
 {
-    if (hps_likely(len <= hps_ofi_fast.inject_max) &&
-        hps_likely(hps_ofi_inject_target(src, len, hps_ofi_tgt(region, pe), off) == 0)) {
-        hps_ofi_injected(pe);
+    if (hps_likely(len <= c->inject_max) &&
+        hps_likely(hps_ofi_inject_target(c, src, len, t, off) == 0)) {
+        hps_ofi_injected(c, t->pe);
         return 0;
     }
-    return hps_ofi_put(region, off, src, len, pe);
+    return hps_ofi_put(c, t, off, src, len);
+}
+
+/* A non-fetching atomic (set, add, and, or, xor) with the inject case
+ * inline, injected and counted like a put: quiet flushes the peer with an
+ * atomic read.  Anything else (a full queue, an op the provider does not
+ * inject, a misaligned target, a locked context) goes to hps_ofi_atomic. */
+HPS_INLINE int hps_ofi_amo_fast(hps_ofi_ctx_t *c, enum hps_ofi_aop op, const hps_ofi_target_t *t,
+                                size_t off, const void *operand, size_t size)
+{
+    if (hps_likely(c->amo_inject & HPS_OFI_AMO_BIT(op, size)) && hps_likely(!(off & (size - 1))) &&
+        hps_likely(fi_inject_atomic(c->ep, operand, 1, t->addr, t->base + off, t->key,
+                                    hps_ofi_fi_type(op, size), hps_ofi_fi_op(op)) == 0)) {
+        c->dirty[t->pe].amo = 1;
+        hps_add_owned(&c->put_issued, 1);
+        return 0;
+    }
+    return hps_ofi_atomic(c, op, t, off, operand, NULL, NULL, size);
+}
+
+/* A 64-bit set or add that its target waits for (a barrier's or a
+ * lock's signal): injected and counted like hps_ofi_amo_fast, but its peer
+ * is not marked for quiet's flush.  Nobody needs it processed by the next
+ * quiet: the target sees it when it arrives, and operations before it
+ * were completed by the quiet the caller made first.  Saves the next
+ * quiet a round trip (a 2-PE shmem_barrier_all on shm: 1.2 -> 0.4 us). */
+HPS_INLINE int hps_ofi_signal_fast(hps_ofi_ctx_t *c, enum hps_ofi_aop op,
+                                   const hps_ofi_target_t *t, size_t off, const uint64_t *v)
+{
+    if (hps_likely(c->amo_inject & HPS_OFI_AMO_BIT(op, 8)) &&
+        hps_likely(fi_inject_atomic(c->ep, v, 1, t->addr, t->base + off, t->key,
+                                    hps_ofi_fi_type(op, 8), hps_ofi_fi_op(op)) == 0)) {
+        hps_add_owned(&c->put_issued, 1);
+        return 0;
+    }
+    return hps_ofi_atomic(c, op, t, off, v, NULL, NULL, 8);
 }
 
 /* hps_ofi_quiet() with the idle case inline: nothing issued since the last
- * quiet finished means nothing to wait for. */
-HPS_INLINE int hps_ofi_quiet_fast(void)
+ * quiet finished means nothing to wait for.  Read without the context's
+ * lock: a thread's own operations are counted before it calls quiet, and
+ * done only ever holds a sum whose operations all completed. */
+HPS_INLINE int hps_ofi_quiet_fast(hps_ofi_ctx_t *c)
 {
-    if (hps_likely(hps_load_relaxed(&hps_ofi_fast.put_issued) +
-                   hps_load_relaxed(&hps_ofi_fast.get_issued) ==
-                   hps_load_relaxed(&hps_ofi_fast.done)))
+    if (hps_likely(hps_load_relaxed(&c->put_issued) + hps_load_relaxed(&c->get_issued) ==
+                   hps_load_relaxed(&c->done)))
         return 0;
-    return hps_ofi_quiet();
+    return hps_ofi_quiet(c);
 }
 
 #endif

@@ -23,7 +23,6 @@
 #include "../runtime/runtime.h"
 #include "ofi_internal.h"
 
-hps_ofi_fast_t hps_ofi_fast;
 hps_ofi_state_t hps_ofi;
 static int force_mr_local;
 
@@ -33,8 +32,11 @@ static int force_mr_local;
 #define HPS_OFI_MR_MODES \
     (FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT)
 
-/* Keys we ask for when the provider lets us choose (no FI_MR_PROV_KEY). */
-#define HPS_OFI_KEY_SCRATCH 100
+/* Keys we ask for when the provider lets us choose (no FI_MR_PROV_KEY):
+ * 1 and 2 for the regions, then one per local registration, which must be
+ * unique in the domain too. */
+#define HPS_OFI_KEY_LOCAL 100
+static hps_au64 next_key = HPS_OFI_KEY_LOCAL;
 
 int hps_ofi_fail(const char *call, const char *fmt, ...)
 {
@@ -53,6 +55,8 @@ int hps_ofi_fail_rc(const char *call, const char *what, ssize_t rc)
 void hps_ofi_test_force_mr_local(int on) { force_mr_local = on; }
 
 const char *hps_ofi_provider(void) { return hps_ofi.provider; }
+
+const hps_ofi_target_t *hps_ofi_row(int region, int pe) { return &hps_ofi.row[region][pe]; }
 
 /* ---- choosing a provider ------------------------------------------------ */
 
@@ -115,6 +119,15 @@ static struct fi_info *hints_new(const char *prov)
     h->domain_attr->mr_mode = HPS_OFI_MR_MODES;
     /* A progress thread may call in while the application does. */
     h->domain_attr->threading = FI_THREAD_SAFE;
+    /* We drive progress (our waits, and a progress thread that naps):
+     * where a provider offers both, its own threads would only compete
+     * for the CPUs.  The sockets provider's spin up to 1 ms after every
+     * event (its FI_SOCKETS_PE_WAITTIME is in whole milliseconds and
+     * compared with '>'), so with 4 PEs on 2 cores each PE's thread took
+     * 40-50 % of a CPU and the PEs crawled: the shmem coll test took 49 s
+     * at 4 PEs (0.8 s with manual progress), and a benchmark's 4-PE
+     * collectives did not finish in 150 s. */
+    h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     /* Counters count an operation once the target has processed it, which
      * is what shmem_quiet promises (see hps_ofi_quiet for injects). */
     h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
@@ -133,12 +146,6 @@ static int choose_provider(void)
     const char *want = secure_getenv("HPSYNC_SHMEM_PROVIDER");
     if (want && !*want)
         want = NULL;
-    /* The sockets provider's progress threads spin 10 ms after each event
-     * by default: with a few PEs per core that turns a 0.1 ms round trip
-     * into 5 ms (measured, 2 PEs on 2 cores).  Unless the user chose,
-     * they block at once.  Read when libfabric first loads the provider,
-     * which is the fi_getinfo below. */
-    setenv("FI_SOCKETS_PE_WAITTIME", "0", 0);
     struct fi_info *hints = hints_new(want), *list = NULL;
     if (!hints)
         return hps_ofi_fail(call, "out of memory");
@@ -184,34 +191,12 @@ static int open_objects(void)
     };
     if ((rc = fi_av_open(hps_ofi.domain, &av_attr, &hps_ofi.av, NULL)))
         return hps_ofi_fail_rc(call, "fi_av_open", rc);
-    /* Completions are selective and every operation is issued without
-     * FI_COMPLETION, so the queue only ever holds errors; some providers
-     * will not enable an endpoint without one. */
-    struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE };
-    if ((rc = fi_cq_open(hps_ofi.domain, &cq_attr, &hps_ofi.cq, NULL)))
-        return hps_ofi_fail_rc(call, "fi_cq_open", rc);
-    /* No wait objects: see ofi_progress.c for why nothing blocks in the
-     * provider (and sockets would stall: it signals every completion into
-     * a pipe nobody drains, until its own thread blocks on the write). */
-    struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE };
-    if ((rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.put_cntr, NULL)) ||
-        (rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.get_cntr, NULL)))
-        return hps_ofi_fail_rc(call, "fi_cntr_open", rc);
-    /* Where the provider counts operations that target us, the progress
-     * thread uses that to tell an idle PE from a busy one. */
-    if ((fi->caps & FI_RMA_EVENT) &&
-        (rc = fi_cntr_open(hps_ofi.domain, &cntr_attr, &hps_ofi.remote_cntr, NULL)))
-        return hps_ofi_fail_rc(call, "fi_cntr_open", rc);
     if ((rc = fi_endpoint(hps_ofi.domain, fi, &hps_ofi.ep, NULL)))
         return hps_ofi_fail_rc(call, "fi_endpoint", rc);
-    if ((rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.av->fid, 0)) ||
-        (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.cq->fid,
-                         FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) ||
-        (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.put_cntr->fid, FI_WRITE)) ||
-        (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.get_cntr->fid, FI_READ)) ||
-        (hps_ofi.remote_cntr &&
-         (rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.remote_cntr->fid, FI_REMOTE_WRITE | FI_REMOTE_READ))))
+    if ((rc = fi_ep_bind(hps_ofi.ep, &hps_ofi.av->fid, 0)))
         return hps_ofi_fail_rc(call, "fi_ep_bind", rc);
+    if (hps_ofi_ctx_bind(&hps_ofi.dflt, hps_ofi.ep, 1))
+        return -1;
     if ((rc = fi_enable(hps_ofi.ep)))
         return hps_ofi_fail_rc(call, "fi_enable", rc);
     return 0;
@@ -264,20 +249,29 @@ static int register_memory(const hps_ofi_region_t regions[HPS_OFI_REGIONS])
             hps_ofi.flush_off = align;
         }
     }
-    /* Page-aligned, so a provider that registers whole pages registers
-     * nothing of anyone else's. */
-    hps_ofi.scratch = mmap(NULL, sizeof *hps_ofi.scratch, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (hps_ofi.scratch == MAP_FAILED) {
-        hps_ofi.scratch = NULL;
-        return hps_ofi_fail("hps_ofi_init", "out of memory");
-    }
-    return reg("fi_mr_reg (scratch)", hps_ofi.scratch, sizeof *hps_ofi.scratch,
-               FI_READ | FI_WRITE, HPS_OFI_KEY_SCRATCH, &hps_ofi.scratch_mr, &hps_ofi.scratch_desc);
+    return 0;
 }
 
-int hps_ofi_local_desc(const char *call, const void *buf, size_t len, uint64_t access,
-                       void **desc, struct fid_mr **tmp)
+int hps_ofi_reg_local(const char *call, const char *what, struct fid_ep *ep, void *buf,
+                      size_t len, uint64_t access, struct fid_mr **mr, void **desc)
+{
+    uint64_t key = hps_faa_relaxed(&next_key, 1);
+    int rc = fi_mr_reg(hps_ofi.domain, buf, len, access, 0, key, 0, mr, NULL);
+    if (rc)
+        return hps_ofi_fail_rc(call, what, rc);
+    if (hps_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+        if ((rc = fi_mr_bind(*mr, &ep->fid, 0)) || (rc = fi_mr_enable(*mr))) {
+            fi_close(&(*mr)->fid);
+            *mr = NULL;
+            return hps_ofi_fail_rc(call, what, rc);
+        }
+    }
+    *desc = fi_mr_desc(*mr);
+    return 0;
+}
+
+int hps_ofi_local_desc(const char *call, hps_ofi_cstate_t *st, const void *buf, size_t len,
+                       uint64_t access, void **desc, struct fid_mr **tmp)
 {
     *desc = NULL;
     *tmp = NULL;
@@ -291,28 +285,14 @@ int hps_ofi_local_desc(const char *call, const void *buf, size_t len, uint64_t a
             return 0;
         }
     }
-    const char *s = (const char *)hps_ofi.scratch;
-    if (p >= s && p + len <= s + sizeof *hps_ofi.scratch) {
-        *desc = hps_ofi.scratch_desc;
+    const char *s = (const char *)st->scratch;
+    if (p >= s && p + len <= s + sizeof *st->scratch) {
+        *desc = st->scratch_desc;
         return 0;
     }
-    /* Neither symmetric nor ours: register it for this one operation.
-     * Where we choose keys they must be unique in the domain, even for
-     * local-only registrations. */
-    static hps_au64 next_key = HPS_OFI_KEY_SCRATCH + 1;
-    uint64_t key = hps_faa_relaxed(&next_key, 1);
-    int rc = fi_mr_reg(hps_ofi.domain, buf, len, access, 0, key, 0, tmp, NULL);
-    if (rc)
-        return hps_ofi_fail_rc(call, "fi_mr_reg (local buffer)", rc);
-    if (hps_ofi.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-        if ((rc = fi_mr_bind(*tmp, &hps_ofi.ep->fid, 0)) || (rc = fi_mr_enable(*tmp))) {
-            fi_close(&(*tmp)->fid);
-            *tmp = NULL;
-            return hps_ofi_fail_rc(call, "fi_mr_enable (local buffer)", rc);
-        }
-    }
-    *desc = fi_mr_desc(*tmp);
-    return 0;
+    /* Neither symmetric nor ours: register it for this one operation. */
+    return hps_ofi_reg_local(call, "fi_mr_reg (local buffer)", st->ep, (void *)buf, len, access, tmp,
+                             desc);
 }
 
 void hps_ofi_local_done(struct fid_mr *tmp)
@@ -363,15 +343,9 @@ static int publish(void)
 static int insert_peers(void)
 {
     const char *call = "hps_ofi_init";
-    size_t bytes = sizeof(hps_ofi_peer_t) * (size_t)hps_ofi.npes;
-    hps_ofi_peer_t *peer = aligned_alloc(HPS_CACHELINE, bytes);
-    if (!peer)
-        return hps_ofi_fail(call, "out of memory");
-    memset(peer, 0, bytes);
-    hps_ofi_fast.peer = peer;
     for (int r = 0; r < HPS_OFI_REGIONS; r++) {
-        hps_ofi_fast.target[r] = calloc((size_t)hps_ofi.npes, sizeof(hps_ofi_target_t));
-        if (!hps_ofi_fast.target[r])
+        hps_ofi.row[r] = calloc((size_t)hps_ofi.npes, sizeof(hps_ofi_target_t));
+        if (!hps_ofi.row[r])
             return hps_ofi_fail(call, "out of memory");
     }
     for (int pe = 0; pe < hps_ofi.npes; pe++) {
@@ -391,8 +365,7 @@ static int insert_peers(void)
             return hps_ofi_fail(call, "fi_av_insert of PE %d failed%s%s", pe, n < 0 ? ": " : "",
                                 n < 0 ? fi_strerror(-n) : "");
         for (int r = 0; r < HPS_OFI_REGIONS; r++)
-            hps_ofi_fast.target[r][pe] = (hps_ofi_target_t){ card.base[r], card.key[r], addr, r,
-                                                             pe };
+            hps_ofi.row[r][pe] = (hps_ofi_target_t){ card.base[r], card.key[r], addr, r, pe };
     }
     return 0;
 }
@@ -412,69 +385,72 @@ static void close_fid(void *fid_ptr)
 static void teardown(void)
 {
     hps_ofi_progress_stop();
+    hps_ofi_ctx_fini_all();
     close_fid(&hps_ofi.ep);
     for (int r = 0; r < HPS_OFI_REGIONS; r++)
         close_fid(&hps_ofi.mr[r]);
-    close_fid(&hps_ofi.scratch_mr);
+    hps_ofi_ctx_fini_default();
     close_fid(&hps_ofi.av);
-    close_fid(&hps_ofi.put_cntr);
-    close_fid(&hps_ofi.get_cntr);
     close_fid(&hps_ofi.remote_cntr);
-    close_fid(&hps_ofi.cq);
     close_fid(&hps_ofi.domain);
     close_fid(&hps_ofi.fabric);
     if (hps_ofi.info)
         fi_freeinfo(hps_ofi.info);
-    if (hps_ofi.scratch)
-        munmap(hps_ofi.scratch, sizeof *hps_ofi.scratch);
-    free(hps_ofi_fast.peer);
     for (int r = 0; r < HPS_OFI_REGIONS; r++)
-        free(hps_ofi_fast.target[r]);
-    pthread_mutex_destroy(&hps_ofi.amo_lock);
+        free(hps_ofi.row[r]);
+    pthread_mutex_destroy(&hps_ofi.ctx_lock);
     memset(&hps_ofi, 0, sizeof hps_ofi);
-    memset(&hps_ofi_fast, 0, sizeof hps_ofi_fast);
 }
 
-int hps_ofi_init(const hps_ofi_region_t regions[HPS_OFI_REGIONS])
+int hps_ofi_init(hps_ofi_setup_t *setup)
 {
     memset(&hps_ofi, 0, sizeof hps_ofi);
-    pthread_mutex_init(&hps_ofi.amo_lock, NULL);
+    pthread_mutex_init(&hps_ofi.ctx_lock, NULL);
     hps_ofi.me = hps_rt_rank();
     hps_ofi.npes = hps_rt_size();
     if (choose_provider() || open_objects())
         goto fail;
     struct fi_info *fi = hps_ofi.info;
     hps_ofi.mr_local = force_mr_local || !!(fi->domain_attr->mr_mode & FI_MR_LOCAL);
+    /* sockets progresses per counter: a read of the write or read counter
+     * drives the transmit side only, the receiving side needs a counter of
+     * operations into us (sock_cntr_progress walks the counter's tx and rx
+     * lists).  shm and tcp;ofi_rxm progress the whole endpoint on any
+     * counter, so there one read is enough. */
+    hps_ofi.progress_rx = hps_ofi.remote_cntr && fi->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+                          !strcmp(hps_ofi.provider, "sockets");
     hps_ofi.max_msg = fi->ep_attr->max_msg_size;
     /* Writes placed in order for any size we may send: a fence need not
      * wait (hps_ofi_fence). */
     hps_ofi.fence_is_free = (fi->tx_attr->msg_order & FI_ORDER_WAW) == FI_ORDER_WAW &&
                             fi->ep_attr->max_order_waw_size >= fi->ep_attr->max_msg_size;
-    if (register_memory(regions) || publish() || insert_peers() || hps_ofi_atomic_setup())
-        goto fail;
-    hps_ofi_fast.ep = hps_ofi.ep;
-    hps_ofi_fast.inject_max = fi->tx_attr->inject_size;
-    /* shmem_TYPENAME_p injects without comparing sizes (ofi_inline.h). */
-    if (hps_ofi_fast.inject_max < sizeof(uint64_t)) {
+    /* shmem_TYPENAME_p injects without comparing sizes (internal.h). */
+    if (fi->tx_attr->inject_size < sizeof(uint64_t)) {
         hps_ofi_fail("hps_ofi_init", "provider %s injects only %zu bytes; 8 are needed",
-                     hps_ofi.provider, hps_ofi_fast.inject_max);
+                     hps_ofi.provider, fi->tx_attr->inject_size);
         goto fail;
     }
+    if (register_memory(setup->region) || publish() || insert_peers() ||
+        hps_ofi_atomic_setup() || hps_ofi_ctx_init_default(setup->dflt, setup->thread_multiple))
+        goto fail;
     if (hps_ofi_progress_start())
         goto fail;
+    for (int r = 0; r < HPS_OFI_REGIONS; r++)
+        setup->row[r] = hps_ofi.row[r];
     return 0;
 fail:
     teardown();
     return -1;
 }
 
-void hps_ofi_finalize(void)
+int hps_ofi_finalize(void)
 {
     if (!hps_ofi.ep)
-        return;
-    hps_ofi_quiet();
+        return 0;
+    hps_ofi_quiet(hps_ofi.dflt.c);
     /* Others may still be reading from us (their quiet's flush): leave only
      * when everyone is done. */
     hps_rt_barrier();
     teardown();
+    return 0;
 }

@@ -34,6 +34,7 @@ static const struct {
     { "reduce", t_reduce }, { "team", t_team }, { "lock_ctx", t_lock_ctx }, { "mem", t_mem },
     { "compat", t_compat }, { "generic", t_generic }, { "gtypes", t_gtypes },
     { "align", t_align }, { "collstress", t_collstress },
+    { "transport", t_transport }, { "threads", t_threads },
 };
 
 int main(int argc, char **argv)
@@ -44,8 +45,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], families[i].name))
             continue;
         t_family = families[i].name;
-        /* mem checks shmem_init_thread itself. */
-        if (strcmp(t_family, "mem"))
+        /* mem and threads call shmem_init_thread themselves. */
+        if (strcmp(t_family, "mem") && strcmp(t_family, "threads"))
             shmem_init();
         families[i].run();
         shmem_barrier_all();
@@ -55,6 +56,6 @@ int main(int argc, char **argv)
         shmem_finalize();
         return 0;
     }
-    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|gtypes|align|collstress\n");
+    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|gtypes|align|collstress|transport|threads\n");
     return 2;
 }

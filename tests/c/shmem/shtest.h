@@ -44,5 +44,7 @@ void t_generic(void);
 void t_gtypes(void);
 void t_align(void);
 void t_collstress(void);
+void t_transport(void);
+void t_threads(void);
 
 #endif

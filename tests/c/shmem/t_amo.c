@@ -27,6 +27,7 @@ HPS_SHMEM_AMO_STD_TYPES(DEF_GLOBAL, _)
                 shmem_ctx_##N##_atomic_add(ctx, x, (T)2, 0); \
                 seen += (long long)shmem_ctx_##N##_atomic_fetch_add(ctx, x, (T)1, 0); \
             } \
+            shmem_ctx_quiet(ctx);           /* the barrier completes the default context's */ \
             shmem_barrier_all(); \
             T_CHECK(shmem_##N##_atomic_fetch(x, 0) == (T)(5 * K * n), "%s adds: %lld", #T, \
                     (long long)shmem_##N##_atomic_fetch(x, 0)); \
@@ -90,6 +91,7 @@ HPS_SHMEM_AMO_STD_TYPES(DEF_GLOBAL, _)
         T_CHECK(shmem_##N##_atomic_fetch(x, 0) == 0, "%s and", #T); \
         shmem_barrier_all(); \
         shmem_ctx_##N##_atomic_xor(ctx, x, (T)3, 0); \
+        shmem_ctx_quiet(ctx); \
         shmem_barrier_all(); \
         T_CHECK(shmem_##N##_atomic_fetch(x, 0) == (n % 2 ? (T)3 : (T)0), "%s xor", #T); \
         shmem_barrier_all(); \
@@ -99,12 +101,13 @@ HPS_SHMEM_AMO_STD_TYPES(DEF_GLOBAL, _)
         shmem_quiet(); \
         T_CHECK(f == got, "%s fetch_xor_nbi", #T); \
         shmem_ctx_##N##_atomic_fetch_or_nbi(ctx, &f, x, (T)0, 0); \
-        shmem_quiet(); \
+        shmem_ctx_quiet(ctx); \
         shmem_##N##_atomic_fetch_and_nbi(&f, x, (T)~(T)0, 0); \
         shmem_quiet(); \
         T_CHECK(f == got && shmem_ctx_##N##_atomic_fetch_xor(ctx, x, (T)0, 0) == got && \
                 shmem_##N##_atomic_fetch_or(x, (T)0, 0) == got, "%s fetch forms", #T); \
         shmem_ctx_##N##_atomic_and(ctx, x, (T)~(T)0, 0); \
+        shmem_ctx_quiet(ctx); \
         shmem_barrier_all(); \
         shmem_free(x); \
     }
@@ -118,7 +121,7 @@ HPS_SHMEM_AMO_STD_TYPES(DEF_GLOBAL, _)
         T_CHECK(shmem_##T##_atomic_swap(x, (T)-1.25, me) == (T)left + (T)0.5, #T " swap"); \
         T f = 0; \
         shmem_ctx_##T##_atomic_swap_nbi(ctx, &f, x, (T)2.5, me); \
-        shmem_quiet(); \
+        shmem_ctx_quiet(ctx); \
         shmem_##T##_atomic_fetch_nbi(&f, x, me); \
         shmem_quiet(); \
         T_CHECK(f == (T)2.5, #T " nbi"); \

@@ -80,11 +80,10 @@ void t_mem(void)
 {
     int provided = -1;
     T_CHECK(shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided) == 0, "init_thread");
-    /* On one node: MULTIPLE, unless libfabric carries everything. */
+    /* MULTIPLE over both transports. */
     const char *tr = getenv("HPSYNC_SHMEM_TRANSPORT");
     int ofi = tr && !strcmp(tr, "ofi");
-    T_CHECK(provided == (ofi ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE), "provided %d",
-            provided);
+    T_CHECK(provided == SHMEM_THREAD_MULTIPLE, "provided %d", provided);
     int q = -1;
     shmem_query_thread(&q);
     T_CHECK(q == provided, "query_thread");

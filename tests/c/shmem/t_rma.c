@@ -41,6 +41,7 @@ static unsigned char g_big[1 << 20];
             /* p and g, default context and a context of our own */ \
             for (int i = 0; i < NE; i++) \
                 shmem_ctx_##N##_p(i & 1 ? ctx : SHMEM_CTX_DEFAULT, &x[i], VAL(T, me, i, 1), right); \
+            shmem_ctx_quiet(ctx);           /* the barrier completes the default context's */ \
             shmem_barrier_all(); \
             CHECK_ARR(T, x, left, 1, 1, "p"); \
             for (int i = 0; i < NE; i++) \
@@ -54,7 +55,7 @@ static unsigned char g_big[1 << 20];
             shmem_barrier_all(); \
             CHECK_ARR(T, x, left, 2, 1, "put_nbi"); \
             shmem_ctx_##N##_get_nbi(ctx, dst, x, NE, right); \
-            shmem_quiet(); \
+            shmem_ctx_quiet(ctx); \
             CHECK_ARR(T, dst, me, 2, 1, "get_nbi"); \
             shmem_barrier_all(); \
             /* strided: every other element of a 2*NE array */ \
@@ -78,7 +79,7 @@ static unsigned char g_big[1 << 20];
             src[i] = VAL(T, me, i, 5); \
         shmem_ctx_##N##_put_signal_nbi(ctx, h, src, NE, &g_sig, sig_goal + 2, SHMEM_SIGNAL_SET, \
                                        right); \
-        shmem_quiet(); \
+        shmem_ctx_quiet(ctx); \
         T_CHECK(shmem_signal_wait_until(&g_sig, SHMEM_CMP_EQ, sig_goal + 2) == sig_goal + 2, \
                 "signal value"); \
         CHECK_ARR(T, h, left, 5, 1, "put_signal_nbi"); \
@@ -174,6 +175,7 @@ void t_rma(void)
     char *h = shmem_malloc(sizeof buf);
     shmem_putmem_nbi(h, buf, sizeof buf, left);
     shmem_ctx_putmem(ctx, h, buf, 100, left);
+    shmem_ctx_quiet(ctx);
     shmem_quiet();
     shmem_barrier_all();
     for (size_t i = 0; i < sizeof buf; i += 4093)

@@ -24,6 +24,7 @@
 #include "ofi_test.h"
 
 ot_ctx_t ot;
+static hps_ofi_ctx_t dflt_ctx;
 static char data_segment[OT_DATA_SIZE] __attribute__((aligned(4096)));
 static int mr_local;
 static void (*only_case)(void);   /* --lat, --icount */
@@ -80,19 +81,22 @@ static int pe_main(void *arg)
         OT_FAIL("PE %d: mmap of the heap failed", ot.me);
     ot.data = data_segment;
     hps_ofi_test_force_mr_local(mr_local);
-    hps_ofi_region_t regions[HPS_OFI_REGIONS] = { { ot.heap, ot.heap_size },
-                                                  { ot.data, OT_DATA_SIZE } };
+    hps_ofi_setup_t setup = { .region = { { ot.heap, ot.heap_size }, { ot.data, OT_DATA_SIZE } },
+                              .dflt = &dflt_ctx };
+    ot.c = &dflt_ctx;
     uint64_t t0 = hps_test_now_ns();
-    OT_OK(hps_ofi_init(regions));
+    OT_OK(hps_ofi_init(&setup));
     if (ot.me == 0)
         fprintf(stderr, "shmem_ofi: %d PEs on %s (init %.1f ms, inject <= %zu B, progress "
                 "thread %s, fence %s%s)\n", ot.n, hps_ofi_provider(), (hps_test_now_ns() - t0) / 1e6,
-                hps_ofi_fast.inject_max, hps_ofi.progress_running ? "on" : "off",
+                ot.c->inject_max, hps_ofi.progress_running ? "on" : "off",
                 hps_ofi.fence_is_free ? "free" : "= quiet", mr_local ? ", FI_MR_LOCAL forced" : "");
     static const struct { const char *name; void (*fn)(void); } cases[] = {
         { "rma", ot_case_rma }, { "nbi", ot_case_nbi }, { "data", ot_case_data },
         { "atomics", ot_case_atomics }, { "lock", ot_case_lock }, { "fence", ot_case_fence },
-        { "compute", ot_case_compute },
+        { "compute", ot_case_compute }, { "window", ot_case_window }, { "blind", ot_case_blind },
+        { "ctx_private", ot_case_ctx_private },
+        { "ctx_indep", ot_case_ctx_independent },
     };
     if (only_case)
         only_case();
@@ -101,7 +105,7 @@ static int pe_main(void *arg)
         hps_test_set_name(name);
         uint64_t t = hps_test_now_ns();
         cases[c].fn();
-        OT_OK(hps_ofi_quiet());
+        OT_OK(ot_quiet());
         ot_barrier();
         if (ot.me == 0)
             fprintf(stderr, "shmem_ofi: %-8s ok (%.0f ms)\n", cases[c].name, (hps_test_now_ns() - t) / 1e6);
@@ -121,8 +125,9 @@ static int badprov_main(void *arg)
     int saved = dup(2);
     dup2(fd, 2);
     static char heap[4096], data[4096];
-    hps_ofi_region_t regions[HPS_OFI_REGIONS] = { { heap, sizeof heap }, { data, sizeof data } };
-    int rc = hps_ofi_init(regions);
+    hps_ofi_setup_t setup = { .region = { { heap, sizeof heap }, { data, sizeof data } },
+                              .dflt = &dflt_ctx };
+    int rc = hps_ofi_init(&setup);
     dup2(saved, 2);
     char out[2048] = { 0 };
     pread(fd, out, sizeof out - 1, 0);

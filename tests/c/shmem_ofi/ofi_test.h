@@ -32,6 +32,7 @@ enum {
 };
 
 typedef struct ot_ctx {
+    hps_ofi_ctx_t *c;            /* the default context (its issuing half is ours) */
     int me, n;
     char *heap;                  /* region 0 */
     size_t heap_size, misc;
@@ -61,7 +62,44 @@ void ot_barrier(void);
 /* Pointer into this PE's heap at a misc offset. */
 static inline void *ot_misc(size_t off) { return ot.heap + ot.misc + off; }
 
-/* The cases (ofi_test_rma.c, ofi_test_amo.c). */
+/* The transport's calls on the default context, a target named by its
+ * region and PE. */
+#define OT_T(r, pe) hps_ofi_row((r), (pe))
+static inline int ot_put(int r, size_t off, const void *src, size_t len, int pe)
+{
+    return hps_ofi_put(ot.c, OT_T(r, pe), off, src, len);
+}
+static inline int ot_put_fast(int r, size_t off, const void *src, size_t len, int pe)
+{
+    return hps_ofi_put_fast(ot.c, OT_T(r, pe), off, src, len);
+}
+static inline int ot_put_nbi(int r, size_t off, const void *src, size_t len, int pe)
+{
+    return hps_ofi_put_nbi(ot.c, OT_T(r, pe), off, src, len);
+}
+static inline int ot_get(void *dst, int r, size_t off, size_t len, int pe)
+{
+    return hps_ofi_get(ot.c, dst, OT_T(r, pe), off, len);
+}
+static inline int ot_get_nbi(void *dst, int r, size_t off, size_t len, int pe)
+{
+    return hps_ofi_get_nbi(ot.c, dst, OT_T(r, pe), off, len);
+}
+static inline int ot_atomic(enum hps_ofi_aop op, int r, size_t off, const void *operand,
+                            const void *compare, void *result, size_t size, int pe)
+{
+    return hps_ofi_atomic(ot.c, op, OT_T(r, pe), off, operand, compare, result, size);
+}
+static inline int ot_atomic_nbi(enum hps_ofi_aop op, int r, size_t off, const void *operand,
+                                const void *compare, void *result, size_t size, int pe)
+{
+    return hps_ofi_atomic_nbi(ot.c, op, OT_T(r, pe), off, operand, compare, result, size);
+}
+static inline int ot_quiet(void) { return hps_ofi_quiet(ot.c); }
+static inline int ot_quiet_fast(void) { return hps_ofi_quiet_fast(ot.c); }
+static inline int ot_fence(void) { return hps_ofi_fence(ot.c); }
+
+/* The cases (ofi_test_rma.c, ofi_test_amo.c, ofi_test_ctx.c). */
 void ot_case_rma(void);
 void ot_case_nbi(void);
 void ot_case_data(void);
@@ -69,6 +107,10 @@ void ot_case_fence(void);
 void ot_case_compute(void);
 void ot_case_atomics(void);
 void ot_case_lock(void);
+void ot_case_window(void);
+void ot_case_blind(void);
+void ot_case_ctx_private(void);
+void ot_case_ctx_independent(void);
 void ot_case_latency(void);
 void ot_case_icount(void);
 

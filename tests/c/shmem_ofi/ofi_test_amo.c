@@ -35,7 +35,13 @@ static uint64_t amo(enum hps_ofi_aop op, int w, uint64_t operand, uint64_t compa
                     size_t size, int pe)
 {
     uint64_t result = 0;
-    int rc = hps_ofi_atomic(op, 0, WORD(w), &operand, &compare, fetch ? &result : NULL, size, pe);
+    int rc;
+    /* Non-fetching ones the way the core issues them: injected inline
+     * where the provider can. */
+    if (!fetch && op != HPS_AOP_FETCH && op != HPS_AOP_SWAP && op != HPS_AOP_CSWAP)
+        rc = hps_ofi_amo_fast(ot.c, op, OT_T(0, pe), WORD(w), &operand, size);
+    else
+        rc = ot_atomic(op, 0, WORD(w), &operand, &compare, fetch ? &result : NULL, size, pe);
     if (rc)
         OT_FAIL("PE %d: atomic %d on %zu bytes to PE %d failed", ot.me, (int)op, size, pe);
     return result;
@@ -63,7 +69,7 @@ static void atomics_at(size_t size, int k)
     uint64_t fsum = 0, prev = 0, nbi_res[64];
     for (int i = 0; i < k; i++) {
         if (i % 2)
-            OT_OK(hps_ofi_atomic_nbi(HPS_AOP_ADD, 0, WORD(W_ADD), &add, NULL, NULL, size, 0));
+            OT_OK(ot_atomic_nbi(HPS_AOP_ADD, 0, WORD(W_ADD), &add, NULL, NULL, size, 0));
         else
             amo(HPS_AOP_ADD, W_ADD, add, 0, i % 4 == 0, size, 0);
         uint64_t got = amo(HPS_AOP_ADD, W_FADD, 1, 0, 1, size, last);
@@ -83,9 +89,9 @@ static void atomics_at(size_t size, int k)
     /* Fetching nbi: results land by the quiet. */
     int m = k < 64 ? k : 64;
     for (int i = 0; i < m; i++)
-        OT_OK(hps_ofi_atomic_nbi(HPS_AOP_ADD, 0, WORD(W_FADD), &(uint64_t){ 1 }, NULL, &nbi_res[i],
+        OT_OK(ot_atomic_nbi(HPS_AOP_ADD, 0, WORD(W_FADD), &(uint64_t){ 1 }, NULL, &nbi_res[i],
                                  size, last));
-    OT_OK(hps_ofi_quiet());
+    OT_OK(ot_quiet());
     /* Unordered among themselves (no fence), but all after the blocking
      * ones; the sum below catches duplicates and losses. */
     for (int i = 0; i < m; i++) {
@@ -105,7 +111,7 @@ static void atomics_at(size_t size, int k)
     /* Set, then everyone fetches everyone's. */
     amo(HPS_AOP_SET, W_SET0 + me, 0x0101010101010101ull * (uint64_t)(me + 1), 0, 0, size, 0);
     shared[me] = fsum;
-    OT_OK(hps_ofi_quiet());
+    OT_OK(ot_quiet());
     ot_barrier();
     for (int pe = 0; pe < n; pe++) {
         uint64_t v = amo(HPS_AOP_FETCH, W_SET0 + pe, 0, 0, 1, size, 0);
@@ -168,20 +174,20 @@ void ot_case_lock(void)
     for (int i = 0; i < k; i++) {
         for (unsigned spins = 0;; spins++) {
             uint64_t old = 1;
-            OT_OK(hps_ofi_atomic(HPS_AOP_CSWAP, 0, lock, &mine, &zero, &old, 8, 0));
+            OT_OK(ot_atomic(HPS_AOP_CSWAP, 0, lock, &mine, &zero, &old, 8, 0));
             if (old == 0)
                 break;
             if (spins > 4)
                 sched_yield();
         }
         uint64_t v = 0;
-        OT_OK(hps_ofi_get(&v, 0, counter, 8, last));
+        OT_OK(ot_get(&v, 0, counter, 8, last));
         v++;
-        OT_OK(hps_ofi_put_fast(0, counter, &v, 8, last));
-        OT_OK(hps_ofi_quiet_fast());
-        OT_OK(hps_ofi_atomic(HPS_AOP_SET, 0, lock, &zero, NULL, NULL, 8, 0));
+        OT_OK(ot_put_fast(0, counter, &v, 8, last));
+        OT_OK(ot_quiet_fast());
+        OT_OK(ot_atomic(HPS_AOP_SET, 0, lock, &zero, NULL, NULL, 8, 0));
     }
-    OT_OK(hps_ofi_quiet());
+    OT_OK(ot_quiet());
     ot_barrier();
     if (ot.me == last && *(uint64_t *)(ot.heap + counter) != (uint64_t)(ot.n * k))
         OT_FAIL("PE %d: counter under the lock is %llu, expected %d", ot.me,
