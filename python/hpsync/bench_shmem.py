@@ -73,14 +73,11 @@ def make_params(quick: bool, variants: list[str] | None = None, rounds: int | No
 
 
 def _run(argv: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str]:
-    try:
-        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
-                           check=False)
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        return -1, out, f"timed out after {timeout:.0f} s"
-    except OSError as exc:
-        return -1, "", exc.strerror or str(exc)
+    p = runner.run_capture(argv, env, timeout)
+    if p.not_run:
+        return -1, "", p.not_run
+    if p.timed_out:
+        return -1, p.stdout, f"timed out after {timeout:.0f} s"
     return p.returncode, p.stdout, p.stderr
 
 

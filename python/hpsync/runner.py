@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -98,17 +99,69 @@ def preload_env(lock: str, base: Mapping[str, str] | None = None) -> dict[str, s
     return env
 
 
+# After a time-out a program gets SIGTERM and this long to clean up before
+# SIGKILL: oshrun passes SIGTERM on to its PEs and removes the job's
+# /dev/shm files, which nobody removes after a SIGKILL of oshrun.
+KILL_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int            # negative: killed by that signal; meaningless if not_run
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    not_run: str | None = None  # why it could not be started
+
+
+def run_capture(argv: Sequence[str], env: Mapping[str, str] | None = None,
+                timeout: float = 600.0) -> Completed:
+    """Run a program to its end or its time limit, capturing both streams.
+    On a time-out (or Ctrl-C) it is asked to stop with SIGTERM, given
+    KILL_GRACE_S, and then everything left of its process group is killed,
+    so no grandchild keeps the pipes open; what it printed is kept.  It runs
+    in a process group of its own for that, so Ctrl-C reaches it only
+    through this function."""
+    try:
+        proc = subprocess.Popen(list(argv), env=None if env is None else dict(env),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    except OSError as exc:
+        return Completed(-1, "", "", not_run=exc.strerror or str(exc))
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return Completed(proc.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        out, err = _stop(proc)
+        return Completed(-1, out, err, timed_out=True)
+    except KeyboardInterrupt:
+        _stop(proc)
+        raise
+
+
+def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    proc.terminate()
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    out, err = proc.communicate()
+    return out or "", err or ""
+
+
 def run_json(argv: Sequence[str], env: Mapping[str, str] | None = None,
              timeout: float = 600.0) -> dict[str, Any]:
     """Run one of our programs and return its JSON document."""
     name = Path(argv[0]).name
-    try:
-        proc = subprocess.run(list(argv), env=None if env is None else dict(env),
-                              capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise CliError(f"{name} did not finish within {timeout:.0f} s") from exc
-    except OSError as exc:
-        raise CliError(f"cannot run {argv[0]}: {exc.strerror}") from exc
+    proc = run_capture(argv, env, timeout)
+    if proc.timed_out:
+        raise CliError(f"{name} did not finish within {timeout:.0f} s")
+    if proc.not_run:
+        raise CliError(f"cannot run {argv[0]}: {proc.not_run}")
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
         why = lines[-1] if lines else f"exit status {proc.returncode}"
