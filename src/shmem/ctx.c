@@ -3,7 +3,7 @@
  * Communication contexts: create, destroy, get_team.
  *
  * On-node an operation completes as it returns, so a context is only its
- * team.  Over libfabric each context gets an endpoint with counters of
+ * team, in whose numbering its operations name their target PE.  Over libfabric each context gets an endpoint with counters of
  * its own (transport/ofi_ctx.c): its quiet waits for its own operations
  * only, and a SHMEM_CTX_PRIVATE or SHMEM_CTX_SERIALIZED one (used by one
  * thread at a time) writes only its own cache lines, with no lock and no
@@ -25,6 +25,7 @@ HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *
     if (!c)
         return -1;
     c->team = team;
+    c->world = team == SHMEM_TEAM_WORLD;
     c->options = options;
     c->ofi = NULL;
     if (hps_sh.ofi) {
@@ -36,6 +37,16 @@ HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *
     }
     *ctx = c;
     return 0;
+}
+
+int hps_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe)
+{
+    if (ctx == SHMEM_CTX_INVALID)
+        hps_fatal(fn, "invalid context (SHMEM_CTX_INVALID)");
+    const struct hps_shmem_team *t = ctx->team;
+    if (pe < 0 || pe >= t->size)
+        hps_fatal(fn, "PE %d out of range 0..%d of the context's team", pe, t->size - 1);
+    return hps_team_pe(t, pe);
 }
 
 HPS_API int shmem_ctx_create(long options, shmem_ctx_t *ctx)

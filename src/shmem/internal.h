@@ -197,9 +197,25 @@ void hps_p_ofi_select(int thread_multiple);
  * to complete, so contexts differ only over libfabric. */
 struct hps_shmem_ctx {
     shmem_team_t team;
+    int world;                  /* team is SHMEM_TEAM_WORLD: PE numbers are world ones */
     long options;
     hps_ofi_ctx_t *ofi;         /* NULL without libfabric */
 };
+
+/* OpenSHMEM numbers the PEs of a context's operations in the context's
+ * team.  Out of line for a team other than the world (ctx.c): the team's
+ * member pe in world numbering, or one error line naming fn. */
+int hps_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe);
+/* pe of ctx's team as a world PE: for the default context and any other
+ * world context nothing but a load and a branch. */
+HPS_INLINE int hps_ctx_pe(const char *fn, shmem_ctx_t ctx, int pe)
+{
+    if (__builtin_constant_p(ctx == SHMEM_CTX_DEFAULT) && ctx == SHMEM_CTX_DEFAULT)
+        return pe;
+    if (hps_likely(ctx != SHMEM_CTX_INVALID && ctx->world))
+        return pe;
+    return hps_ctx_team_pe(fn, ctx, pe);
+}
 
 /* ctx's libfabric state, for an operation that goes over libfabric.  The
  * default context's is a constant, so the routines without a context
@@ -236,14 +252,17 @@ void hps_p_ofi_ctx(const char *fn, shmem_ctx_t ctx, size_t off, const void *v, s
 
 /* Define shmem_NAME(PARAMS) and its context twin shmem_ctx_NAME(ctx, PARAMS)
  * running STMT (BOTH) or returning EXPR (BOTH_R), with the context as ctx_
- * (SHMEM_CTX_DEFAULT in the first). */
+ * (SHMEM_CTX_DEFAULT in the first).  PARAMS has a target PE named pe, which
+ * the twin turns from its context's team's numbering into the world's. */
 #define HPS_UNPAREN(...) __VA_ARGS__
 #define BOTH(NAME, PARAMS, STMT) \
     HPS_API void shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; STMT; } \
-    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) { STMT; }
+    HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) \
+    { pe = hps_ctx_pe(__func__, ctx_, pe); STMT; }
 #define BOTH_R(R, NAME, PARAMS, EXPR) \
     HPS_API R shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; return EXPR; } \
-    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) { return EXPR; }
+    HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) \
+    { pe = hps_ctx_pe(__func__, ctx_, pe); return EXPR; }
 
 /* ---- RMA ------------------------------------------------------------------------ */
 

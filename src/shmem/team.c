@@ -306,6 +306,7 @@ void hps_teams_init(void)
     }
     g_slots = 3;
     hps_shmem_ctx_default.team = &hps_shmem_team_world;
+    hps_shmem_ctx_default.world = 1;
 
     /* The on-node path: this PE's doorbell and channels (the heap is fresh,
      * so every channel starts at zero), node ranks, the two teams' views. */

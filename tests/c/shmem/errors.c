@@ -32,6 +32,15 @@ int main(int argc, char **argv)
     if (!strcmp(c, "bad_pe")) {
         if (me == 0)
             shmem_int_p(heap, 1, n);
+    } else if (!strcmp(c, "team_ctx_pe")) {
+        /* A context on a one-member team: PE 1 is past the team's end,
+         * though it is a valid world PE. */
+        shmem_team_t t;
+        shmem_ctx_t ctx;
+        if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, 1, NULL, 0, &t) == 0 &&
+            t != SHMEM_TEAM_INVALID &&
+            shmem_team_create_ctx(t, 0, &ctx) == 0 && me == 0)
+            shmem_ctx_int_p(ctx, heap, 1, 1);
     } else if (!strcmp(c, "negative_pe")) {
         if (me == 0)
             (void)shmem_long_atomic_fetch_add((long *)heap, 1, -1);

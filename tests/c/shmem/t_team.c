@@ -86,6 +86,7 @@ void t_team(void)
 
     enum { ROUNDS = 100 };
     long *count = shmem_calloc(ROUNDS, sizeof *count);
+    long *hits = shmem_calloc(ROUNDS, sizeof *hits);
     /* Many splits and destroys: more than the slots there are, so slots
      * must be recycled. */
     for (int round = 0; round < ROUNDS; round++) {
@@ -111,12 +112,27 @@ void t_team(void)
             T_CHECK(shmem_team_create_ctx(t, 0, &ctx) == 0, "team_create_ctx");
             shmem_team_t back;
             T_CHECK(shmem_ctx_get_team(ctx, &back) == 0 && back == t, "ctx_get_team");
-            shmem_ctx_long_atomic_add(ctx, &count[round], 0, start);
+            /* A context's operations number PEs in its team: every member
+             * adds its bit on the team's last member (world PE
+             * start + (size - 1) * stride), and nothing lands elsewhere. */
+            int tme = shmem_team_my_pe(t), last = size - 1;
+            shmem_ctx_long_atomic_add(ctx, &hits[round], 1L << tme, last);
+            shmem_ctx_long_p(ctx, &count[round], size, last);
+            shmem_ctx_quiet(ctx);
+            shmem_team_sync(t);
+            if (tme == last)
+                T_CHECK(hits[round] == (1L << size) - 1 && count[round] == size,
+                        "round %d: team context adds %#lx, p %ld", round,
+                        (unsigned long)hits[round], count[round]);
+            else
+                T_CHECK(hits[round] == 0, "round %d: team context add landed on team PE %d",
+                        round, tme);
             shmem_ctx_destroy(ctx);
             shmem_team_destroy(t);
         }
         shmem_barrier_all();
     }
+    shmem_free(hits);
     shmem_free(count);
 
     /* split_2d: rows of 2 */
