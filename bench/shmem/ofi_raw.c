@@ -377,7 +377,8 @@ static int run_row(fab_t *f, const row_t *r, long iters, int reps, double *out, 
 }
 
 /* The target: drive progress until told what to do next: 'x' ends, 'b'
- * joins a barrier row (its index follows). */
+ * joins a barrier row (its index follows) and answers 'd' when its side
+ * of the row is complete. */
 static int serve(fab_t *f, int sock, const row_t *rows, long iters, int reps)
 {
     uint64_t round = 0, seen = 0;
@@ -396,11 +397,31 @@ static int serve(fab_t *f, int sock, const row_t *rows, long iters, int reps)
         unsigned char cmd[2];
         ssize_t n = read(sock, cmd, 2);
         if (n == 2 && cmd[0] == 'b') {
-            if (run_row(f, &rows[cmd[1]], iters, reps, NULL, &round))
+            if (run_row(f, &rows[cmd[1]], iters, reps, NULL, &round) || write(sock, "d", 1) != 1)
                 return -1;
         } else if (n >= 1 || (errno != EAGAIN && errno != EINTR)) {
             return 0;
         }
+    }
+}
+
+/* After a barrier row: the target's last add completes only when this
+ * side's provider acknowledges it, which a manual-progress provider
+ * (tcp;ofi_rxm) does only while this side polls, so poll until the target
+ * says its side is done.  Stopping at once left the target waiting for
+ * ever. */
+static int await_peer(fab_t *f, int sock)
+{
+    for (unsigned k = 0;; poll_pause(&k)) {
+        fi_cntr_read(f->wcntr);
+        fi_cntr_read(f->rcntr);
+        progress_remote(f);
+        char c;
+        ssize_t n = recv(sock, &c, 1, MSG_DONTWAIT);
+        if (n == 1)
+            return c == 'd' ? 0 : -1;
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return -1;
     }
 }
 
@@ -435,6 +456,8 @@ static int run_provider(const char *prov, const row_t *rows, int nrows, long ite
             hps_bench_log("%s: %s of %zu bytes failed", prov, op_names[rows[i].op], rows[i].bytes);
             rc = -1;
         }
+        if (!rc && rows[i].op == OP_BARRIER)
+            rc = await_peer(&f, sock);
     }
     if (write(sock, "x", 1) != 1)
         rc = -1;
@@ -453,11 +476,13 @@ static int provider_present(const char *prov)
     return ok;
 }
 
-/* The rows of one op name ("all": every op), sizes 1 B..1 MiB in powers of
- * 8 for the sized ones. */
+/* The rows of one op name ("all": every op), for the sized ones the sizes
+ * hps-bench-shmem measures (1 B..1 MiB in powers of 4, and 8 B), so every
+ * library row has its bare twin. */
 static int add_rows(const char *name, row_t *rows, int n)
 {
-    static const size_t sizes[] = { 1, 8, 64, 512, 4096, 32768, 262144, 1048576 };
+    static const size_t sizes[] = { 1, 4, 8, 16, 64, 256, 1024, 4096, 16384, 65536, 262144,
+                                    1048576 };
     for (int op = 0; op < NOPS; op++) {
         if (strcmp(name, "all") && strcmp(name, op_names[op]))
             continue;

@@ -192,16 +192,20 @@ def run_icount(n: int, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
     return out
 
 
-def run_raw(log: Callable[[str], None]) -> tuple[dict[str, dict[str, float]] | None, str | None]:
-    """Bare libfabric baselines from hps-bench-ofi-raw, if built: per
-    provider, "op@bytes" -> median us."""
+def run_raw(params: Params,
+            log: Callable[[str], None]) -> tuple[dict[str, dict[str, float]] | None, str | None]:
+    """Bare libfabric baselines from hps-bench-ofi-raw, if built: every op
+    (about a minute; --quick a quarter of the iterations), per provider,
+    "op@bytes" -> median us."""
     try:
         prog = runner.program(RAW)
     except CliError:
         return None, f"{RAW} not built (libfabric headers missing?)"
     try:
         doc = runner.run_json([str(prog), "--provider", "shm", "--provider", "tcp;ofi_rxm",
-                               "--provider", "sockets", "--iters", "2000", "--reps", "5"],
+                               "--provider", "sockets", "--ops", "all",
+                               "--iters", "500" if params.quick else "2000",
+                               "--reps", "3" if params.quick else "5"],
                               env=runner.clean_env(), timeout=600)
     except CliError as exc:
         return None, exc.message
@@ -305,7 +309,7 @@ def measure(params: Params, log: Callable[[str], None] = runner.log) -> dict[str
                     samples.append(sample)
                 log(f"round {rnd + 1}/{params.rounds}: {v} at {npes} PEs in "
                     f"{time.monotonic() - t0:.1f} s" + (f" ({note})" if note else ""))
-        raw, raw_note = run_raw(log)
+        raw, raw_note = run_raw(params, log)
         icount = run_icount(params.icount_n, tmp, log)
         launch = launch_times(params.launches, oshmem_prog)
         log(f"launch: {launch}")

@@ -32,13 +32,19 @@ LAUNCH_MAX_S = 0.02
 # A verdict needs this many rounds; fewer is "inconclusive".
 MIN_ROUNDS = 3
 
-# Library rows and the bare libfabric figure hps-bench-ofi-raw gives for the
-# same work when it has no row named after the test: (test, size, raw op,
-# what).  A put + quiet is complete at the target, which costs an inject and
-# a read there.
-OFI_CLASSIC_PAIRS = [("put_quiet", 8, "inject_read", "bare inject + read"),
-                     ("get", 8, "read", "bare read"),
-                     ("add_rate", 8, "atomic_bw", "bare injected atomics")]
+# Each library test and the hps-bench-ofi-raw op doing the same work with
+# bare libfabric: (raw op, its size or None for the test's own, what).  A
+# put + quiet is complete at the target: raw "put" is an inject and a read
+# when it fits the inject size, else a write and its delivery counter.
+OFI_RAW_EQUIVALENTS: dict[str, tuple[str, int | None, str]] = {
+    "put_quiet": ("put", None, "bare put + completion"),
+    "get": ("get", None, "bare read"),
+    "put_bw": ("put_bw", None, "bare windowed puts"),
+    "put_rate": ("put_bw", 8, "bare windowed 8 B puts"),
+    "add_rate": ("atomic_bw", 8, "bare injected atomics"),
+    "fetch_add": ("fetch_add", 8, "bare fetching atomic"),
+    "barrier": ("barrier", 8, "bare 2-process barrier"),
+}
 
 HPSYNC_OBJECTS = ("libhpsync-shmem", "hps-shmem-icount")
 
@@ -272,17 +278,16 @@ def _raw_figure(raw: dict[str, Any] | None, prov: str, op: str, size: int) -> fl
 def _bare_pairs(rows: Sequence[dict[str, Any]], variant: str, prov: str,
                 raw: dict[str, Any] | None) -> list[tuple[dict[str, Any], float, str]]:
     """(row, bare libfabric figure, what the bare figure is) for each row of
-    variant at 2 PEs that hps-bench-ofi-raw measured an equivalent of: a raw
-    row named after the test at the same size, or the classic pairs."""
+    variant at 2 PEs that hps-bench-ofi-raw measured an equivalent of
+    (OFI_RAW_EQUIVALENTS)."""
     out = []
     for r in rows:
         if r["variant"] != variant or r.get("npes", 2) != 2 or r["us"] is None:
             continue
-        base = _raw_figure(raw, prov, r["test"], r["size"])
-        what = f"bare {r['test']}"
-        for test, size, op, label in OFI_CLASSIC_PAIRS:
-            if base is None and r["test"] == test and r["size"] == size:
-                base, what = _raw_figure(raw, prov, op, 8), label
+        if r["test"] not in OFI_RAW_EQUIVALENTS:
+            continue
+        op, size, what = OFI_RAW_EQUIVALENTS[r["test"]]
+        base = _raw_figure(raw, prov, op, r["size"] if size is None else size)
         if base:
             out.append((r, base, what))
     return out
@@ -477,9 +482,16 @@ def render(doc: dict[str, Any]) -> str:
         out.append("")
     raw = doc.get("ofi_raw") or {}
     if raw:
-        out.append("bare libfabric (hps-bench-ofi-raw), us: " + "; ".join(
-            f"{p}: " + ", ".join(f"{op} {_fmt_us(v)}" for op, v in ops.items())
-            for p, ops in raw.items()))
+        out.append("over libfabric against bare libfabric (hps-bench-ofi-raw), 2 PEs, "
+                   "us per operation: library / bare (ratio)")
+        paired: dict[tuple[str, int], dict[str, tuple[float, float]]] = {}
+        for variant, prov in OFI_VARIANTS.items():
+            for r, base, _what in _bare_pairs(rows, variant, prov, raw):
+                paired.setdefault((r["test"], r["size"]), {})[prov] = (r["us"], base)
+        for (test, size), by in paired.items():
+            cells = [f"{prov} {_fmt_us(a)} / {_fmt_us(b)} ({a / b:.2f}x)"
+                     for prov, (a, b) in by.items()]
+            out.append(f"  {test + ' ' + str(size) + ' B':<18} " + "   ".join(cells))
         out.append("")
     ic = doc.get("icount", {})
     if ic:

@@ -130,18 +130,22 @@ def test_libfabric_targets_dnf_and_bare_rows():
     rows = shmembench.summarise(samples)
     c = shmembench.find(rows, "hpsync-ofi-shm", "collect", 8, 4)
     assert c["dnf"] == 1 and c["rounds"] == 2
-    # inject+read 0.8 us against put+quiet 1.0: 1.25x; read 0.5 against get 0.7: 1.4x;
-    # a raw row named after the test (put_bw@1024) is compared one to one: 0.9/0.5 = 1.8x.
-    raw = {"shm": {"inject@8": 0.3, "inject_read@8": 0.8, "read@8": 0.5, "put_bw@1024": 0.5}}
+    # Each test against its raw equivalent: put 0.8 us against put+quiet 1.0: 1.25x;
+    # get 0.5 against 0.7: 1.4x; put_bw@1024 0.5 against 0.9: 1.8x; put_rate against
+    # put_bw@8 and add_rate against atomic_bw@8.  inject (no equivalent) is not paired.
+    raw = {"shm": {"inject@8": 0.3, "put@8": 0.8, "get@8": 0.5, "put_bw@1024": 0.5,
+                   "put_bw@8": 0.25, "atomic_bw@8": 0.3}}
     targets = shmembench.evaluate_targets(rows, raw, {}, {})
     ts = _ids(targets)
     assert ts["ofi_bare_shm"] == "FAIL"
     detail = next(t["detail"] for t in targets if t["id"] == "ofi_bare_shm")
-    assert "3 rows" in detail and "put_bw 1024 B" in detail
+    assert "5 rows" in detail and "worst put_bw 1024 B 1.80x" in detail
+    assert "over: put_bw 1024 B" in detail              # the only one past 1.5x
     assert ts["ofi_coll4_shm"] == "FAIL" and ts["ofi_coll4_sockets"] == "n/a"
     assert ts["amo_vs_put_hpsync-ofi-shm"] == "PASS"          # 400/300 = 1.33x
-    text = shmembench.render({"rows": rows, "targets": targets, "variants": {}})
+    text = shmembench.render({"rows": rows, "targets": targets, "variants": {}, "ofi_raw": raw})
     assert "collectives back to back at 4 PEs" in text and " !" in text
+    assert "put_bw 1024 B" in text and "shm 0.900 / 0.500 (1.80x)" in text
 
 
 def test_parse_output_survives_a_cut_run():
