@@ -193,14 +193,14 @@ static double probe_batch(int v, long iters)
 
 static int run_probe(int argc, char **argv)
 {
-    long samples = -1, pairs = 1000;
-    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
-                                     { "--batch", &pairs, 1, 100000000L },
+    long samples, pairs;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples, 400, 4000),
+                                     { "--batch", &pairs, 1, 100000000L, 1000, 1000 },
                                      HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = PROBE_USAGE, .opts = opts };
     /* argv[0] is "--probe" here: the parser starts after it. */
-    int quick = hps_probe_parse(&cli, argc, argv);
-    size_t n = samples > 0 ? (size_t)samples : quick ? 400 : 4000;
+    hps_probe_parse(&cli, argc, argv);
+    size_t n = (size_t)samples;
 
     const char *names[NVAR];
     hps_probe_locks_init(names);
