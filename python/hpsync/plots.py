@@ -250,8 +250,10 @@ def measurement_lines(series: Sequence[SeriesLike], title: str, xlabel: str, yla
     repetitions as error bars."""
     require()
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for s in series:
-        ax.errorbar(s.xs, s.ys, yerr=[s.lo, s.hi], marker="o", capsize=3, label=s.label)
+    for i, s in enumerate(series):
+        # Past the colour cycle's ten colours, the line style tells series apart.
+        ax.errorbar(s.xs, s.ys, yerr=[s.lo, s.hi], marker="o" if i < 10 else "s", capsize=3,
+                    linestyle="-" if i < 10 else "--", label=s.label)
     xs = [x for s in series for x in s.xs]
     ys = [y for s in series for y in s.ys]
     if _wide(xs):

@@ -157,9 +157,11 @@ def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
 
 
 def last_line(text: str) -> str:
-    """The last non-blank line of a program's stderr, for a one-line error."""
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else ""
+    """The last line of a program's stderr that says something, for a
+    one-line error: blank lines and rules (Open MPI frames its messages in
+    lines of dashes) are passed over."""
+    lines = [ln.strip() for ln in text.splitlines() if any(c.isalnum() for c in ln)]
+    return lines[-1] if lines else ""
 
 
 def run_document(argv: Sequence[str], env: Mapping[str, str] | None = None,
