@@ -90,3 +90,6 @@ HPS_SHMEM_OLD_AMO_TYPES(DEF_OLD_AMO, _)
     OLD(T, shmem_##N##_fetch, (const T *source, int pe), FETCHING(T, HPS_AOP_FETCH, source, 0, 0, pe)) \
     OLDV(shmem_##N##_set, (T *dest, T value, int pe), NONFETCHING(T, HPS_AOP_SET, dest, value, pe))
 HPS_SHMEM_OLD_AMO_EXT_TYPES(DEF_OLD_AMO_EXT, _)
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

@@ -292,3 +292,6 @@ HPS_API int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source
     }
 DEF_OLD_COLL(32)
 DEF_OLD_COLL(64)
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

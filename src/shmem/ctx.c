@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include "team.h"
 
-HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+static int team_create_ctx(const char *fn, shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
-    hps_check_running(__func__);
+    hps_check_running(fn);
     *ctx = SHMEM_CTX_INVALID;
     if (!team || team->me < 0)
         return -1;
@@ -39,6 +39,11 @@ HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *
     return 0;
 }
 
+HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
+    return team_create_ctx(__func__, team, options, ctx);
+}
+
 int hps_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe)
 {
     if (ctx == SHMEM_CTX_INVALID)
@@ -51,7 +56,7 @@ int hps_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe)
 
 HPS_API int shmem_ctx_create(long options, shmem_ctx_t *ctx)
 {
-    return shmem_team_create_ctx(SHMEM_TEAM_WORLD, options, ctx);
+    return team_create_ctx(__func__, SHMEM_TEAM_WORLD, options, ctx);
 }
 
 HPS_API void shmem_ctx_destroy(shmem_ctx_t ctx)
@@ -77,3 +82,6 @@ HPS_API int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
     *team = ctx->team;
     return 0;
 }
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

@@ -45,3 +45,6 @@ HPS_API void shmem_pcontrol(const int level, ...)
 {
     (void)level;
 }
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

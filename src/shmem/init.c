@@ -177,14 +177,18 @@ static void wire_up(int requested)
  * so it waits for the others instead of ending the job under them.  A
  * non-zero exit status is an error ending: no collective call then, the
  * launcher takes the job down. */
+static void finalize(void);
+
 static void finalize_at_exit(int status, void *arg)
 {
     (void)arg;
     if (status == 0 && hps_sh.state == HPS_ST_RUNNING)
-        shmem_finalize();
+        finalize();
 }
 
-HPS_API int shmem_init_thread(int requested, int *provided)
+/* shmem_init_thread, and the work of shmem_init and start_pes (each of
+ * which a profiling tool sees as itself, not as this). */
+static int init_thread(int requested, int *provided)
 {
     if (hps_sh.state == HPS_ST_FINALIZED)
         hps_fatal("shmem_init", "called after shmem_finalize");
@@ -206,15 +210,20 @@ HPS_API int shmem_init_thread(int requested, int *provided)
     return 0;
 }
 
+HPS_API int shmem_init_thread(int requested, int *provided)
+{
+    return init_thread(requested, provided);
+}
+
 HPS_API void shmem_init(void)
 {
-    shmem_init_thread(SHMEM_THREAD_SINGLE, NULL);
+    init_thread(SHMEM_THREAD_SINGLE, NULL);
 }
 
 HPS_API void start_pes(int npes)
 {
     (void)npes;
-    shmem_init();
+    init_thread(SHMEM_THREAD_SINGLE, NULL);
 }
 
 HPS_API void shmem_query_thread(int *provided)
@@ -223,11 +232,11 @@ HPS_API void shmem_query_thread(int *provided)
     *provided = hps_sh.thread_level;
 }
 
-HPS_API void shmem_finalize(void)
+static void finalize(void)
 {
     if (hps_sh.state != HPS_ST_RUNNING)
         return;                        /* a second finalize is harmless */
-    hps_barrier_all_internal(__func__);
+    hps_barrier_all_internal("shmem_finalize");
     hps_teams_fini();
     if (hps_sh.ofi)
         hps_ofi_finalize();
@@ -254,6 +263,11 @@ HPS_API void shmem_finalize(void)
     hps_rt_finalize();
 }
 
+HPS_API void shmem_finalize(void)
+{
+    finalize();
+}
+
 HPS_API void shmem_global_exit(int status)
 {
     fflush(stdout);
@@ -263,20 +277,24 @@ HPS_API void shmem_global_exit(int status)
     exit(status);
 }
 
-HPS_API int shmem_my_pe(void)
+/* For the 1.5 and the 1.2 names, each its own routine (in its errors, and
+ * to a profiling tool). */
+static int my_pe(const char *fn)
 {
-    hps_check_running(__func__);
+    hps_check_running(fn);
     return hps_sh.me;
 }
 
-HPS_API int shmem_n_pes(void)
+static int n_pes(const char *fn)
 {
-    hps_check_running(__func__);
+    hps_check_running(fn);
     return (int)hps_sh.npes;
 }
 
-HPS_API int _my_pe(void) { return shmem_my_pe(); }
-HPS_API int _num_pes(void) { return shmem_n_pes(); }
+HPS_API int shmem_my_pe(void) { return my_pe(__func__); }
+HPS_API int shmem_n_pes(void) { return n_pes(__func__); }
+HPS_API int _my_pe(void) { return my_pe(__func__); }
+HPS_API int _num_pes(void) { return n_pes(__func__); }
 
 HPS_API int shmem_pe_accessible(int pe)
 {
@@ -291,10 +309,9 @@ HPS_API int shmem_addr_accessible(const void *addr, int pe)
     return (unsigned)pe < hps_sh.npes && hps_region_of(addr, &off) >= 0;
 }
 
-HPS_API void *shmem_ptr(const void *dest, int pe)
+void *hps_local_ptr(const void *dest, int pe)
 {
     size_t off;
-    hps_check_running(__func__);
     int r = hps_region_of(dest, &off);
     if ((unsigned)pe >= hps_sh.npes || r < 0)
         return NULL;
@@ -302,6 +319,12 @@ HPS_API void *shmem_ptr(const void *dest, int pe)
         return (void *)dest;            /* even when the transport is ofi */
     char *b = hps_peer_map(r, pe);
     return b ? b + off : NULL;
+}
+
+HPS_API void *shmem_ptr(const void *dest, int pe)
+{
+    hps_check_running(__func__);
+    return hps_local_ptr(dest, pe);
 }
 
 HPS_API void shmem_info_get_version(int *major, int *minor)
@@ -323,3 +346,6 @@ HPS_API void shmem_clear_cache_line_inv(void *dest) { (void)dest; }
 HPS_API void shmem_set_cache_line_inv(void *dest) { (void)dest; }
 HPS_API void shmem_udcflush(void) {}
 HPS_API void shmem_udcflush_line(void *dest) { (void)dest; }
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

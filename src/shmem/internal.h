@@ -35,7 +35,15 @@
  * quiet). */
 #include "transport/ofi_inline.h"
 
-#define HPS_API HPS_EXPORT
+/* An OpenSHMEM routine's definition.  Exported; no_reorder keeps GCC from
+ * emitting it after the file's top-level asm, the profiling aliases of
+ * pshmem_alias.h, which must see it (that header says why).  It changes
+ * where the code lies, not one instruction of it.  A file that defines
+ * routines includes "pshmem_alias.h" as its last line, and calls none of
+ * them itself: what the library does for itself goes through hidden
+ * functions, so a tool that replaces a routine sees only the program's
+ * calls (a test checks that no object refers to an API name). */
+#define HPS_API HPS_EXPORT __attribute__((no_reorder))
 
 enum { HPS_REG_HEAP = 0, HPS_REG_DATA = 1, HPS_NREG = 2 };
 
@@ -122,6 +130,10 @@ HPS_INLINE int hps_region_of(const void *addr, size_t *off)
     }
     return -1;
 }
+
+/* shmem_ptr's answer for a running library (world numbering), for
+ * shmem_ptr and shmem_team_ptr (init.c). */
+void *hps_local_ptr(const void *dest, int pe);
 
 /*
  * Where pe's copy of [addr, addr + len) is: returns peer[region][pe] as

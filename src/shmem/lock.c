@@ -49,3 +49,6 @@ HPS_API void shmem_clear_lock(long *lock)
     uint64_t zero = 0;
     hps_amo(__func__, HPS_AOP_SET, lock, &zero, NULL, NULL, sizeof(long), LOCK_HOME, 0);
 }
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

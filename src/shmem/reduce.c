@@ -70,3 +70,6 @@ HPS_SHMEM_REDUCE_CPLX_TYPES(DEF_REDUCE_ARITH, _)
 HPS_SHMEM_TOALL_BIT_TYPES(DEF_TOALL_BIT, _)
 HPS_SHMEM_TOALL_ORD_TYPES(DEF_TOALL_ORD, _)
 HPS_SHMEM_REDUCE_CPLX_TYPES(DEF_TOALL_ARITH, _)
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

@@ -194,3 +194,6 @@ HPS_SHMEM_RMA_TYPES(DEF_RMA, _)
          hps_ctx_iget(ctx_, __func__, dest, source, dst, sst, nelems, sizeof(T), pe))
 HPS_SHMEM_SIZES(DEF_SIZED, _)
 DEF_UNTYPED(mem, 1)
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

@@ -291,6 +291,9 @@ HPS_API uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 
 HPS_API uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
-    shmem_uint64_wait_until(sig_addr, cmp, cmp_value);
+    wait_uint64(__func__, sig_addr, cmp, cmp_value);
     return LOAD(sig_addr);
 }
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

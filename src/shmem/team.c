@@ -531,5 +531,8 @@ HPS_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     hps_check_running(__func__);
     if (!team || pe < 0 || pe >= team->size)
         return NULL;
-    return shmem_ptr(dest, hps_team_pe(team, pe));
+    return hps_local_ptr(dest, hps_team_pe(team, pe));
 }
+
+/* Last: the profiling names (pshmem_X) of the routines defined above. */
+#include "pshmem_alias.h"

@@ -116,6 +116,14 @@ HANDLES = ["SHMEM_CTX_DEFAULT", "SHMEM_CTX_INVALID", "SHMEM_TEAM_WORLD", "SHMEM_
 TYPES = ["shmem_ctx_t", "shmem_team_t", "shmem_team_config_t"]
 
 
+def profiling_name(name: str) -> str:
+    """The profiling interface's name-shifted entry point for routine name:
+    pshmem_X for shmem_X, and for the 1.2 names the same "p" in front
+    (pstart_pes, p_my_pe, pshmalloc), as OSHMEM and Sandia OpenSHMEM spell
+    them; the specification says only "the prefix pshmem_"."""
+    return "p" + name
+
+
 def routines() -> list[str]:
     names = list(PLAIN)
     for n in CTX_PLAIN:
