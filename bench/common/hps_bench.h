@@ -3,10 +3,12 @@
  * hps_bench.h - the tiny harness every hpsync benchmark and probe shares.
  *
  * Promise: a program built on it prints exactly one JSON document on stdout
- * (the only thing the Python CLI reads) and writes every human message to
- * stderr.  The JSON writer is a streaming one with a small nesting stack, so
- * a benchmark emits rows as it measures them and never builds a tree in
- * memory.  Keys are given by the caller; pass NULL as the key inside arrays.
+ * (the only thing the Python CLI reads), or writes JSON Lines (one complete
+ * object a line, each flushed) to a file it is given, and writes every human
+ * message to stderr.  The JSON writer is a streaming one with a small
+ * nesting stack, so a benchmark emits rows as it measures them and never
+ * builds a tree in memory.  Keys are given by the caller; pass NULL as the
+ * key inside arrays.
  */
 #ifndef HPS_BENCH_H
 #define HPS_BENCH_H
@@ -22,6 +24,9 @@
 
 /* ---- JSON writer (stdout) ---------------------------------------------- */
 
+/* Write the next documents to f (NULL: stdout), indented or, with compact,
+ * each on one line (a JSON Lines record); hps_json_finish() ends each. */
+void hps_json_open(FILE *f, int compact);
 void hps_json_begin_object(const char *key);
 void hps_json_end_object(void);
 void hps_json_begin_array(const char *key);

@@ -30,6 +30,7 @@
 #include "hps_pin.h"
 
 #define HPS_PROBE_MAX_POINTS 64
+#define HPS_PROBE_MAX_OPTS 32     /* whole-number options in one probe's table */
 #define HPS_PROBE_MAX_REPS 100
 /* Samples kept raw in a latency row, and pairs kept in a pairs row. */
 #define HPS_PROBE_KEEP_RAW 2000
@@ -47,16 +48,19 @@ typedef struct hps_probe_maps {
     hps_map_t v[3];
 } hps_probe_maps_t;
 
-/* A whole-number option: "--name V" stores V (in lo..hi) into *val. */
+/* A whole-number option: "--name V" stores V (in lo..hi) into *val.  When
+ * it is not given, the parser stores the profile's default, quick or full
+ * (both 0: *val keeps what the caller set), so no probe repeats that choice. */
 typedef struct hps_probe_opt {
     const char *name;
     long *val;
     long lo, hi;
+    long quick, full;
 } hps_probe_opt_t;
 
 /* --samples as the thread probes take it, and the end of an option table. */
-#define HPS_PROBE_OPT_SAMPLES(var) { "--samples", &(var), 1, 10000000L }
-#define HPS_PROBE_OPT_END { NULL, NULL, 0, 0 }
+#define HPS_PROBE_OPT_SAMPLES(var, quick, full) { "--samples", &(var), 1, 10000000L, quick, full }
+#define HPS_PROBE_OPT_END { NULL, NULL, 0, 0, 0, 0 }
 
 /* What a probe's command line is made of.  --quick is always taken. */
 typedef struct hps_probe_cli {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Streaming JSON writer on stdout.  A stack of "has this container had a
- * member yet" flags is all the state needed to place commas; indentation
- * follows the depth so a human can read a document with `less`.
+ * Streaming JSON writer, on stdout unless hps_json_open() names another
+ * stream.  A stack of "has this container had a member yet" flags is all the
+ * state needed to place commas; indentation follows the depth so a human can
+ * read a document with `less`, except in compact mode, where a document is
+ * one line (a line of a JSON Lines file).
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,31 +14,46 @@
 
 static int g_depth;
 static unsigned char g_has_member[MAX_DEPTH];
+static FILE *g_out;
+static int g_compact;
 
-static void indent(void)
+#define OUT (g_out ? g_out : stdout)
+
+void hps_json_open(FILE *f, int compact)
 {
+    g_out = f;
+    g_compact = compact;
+    g_depth = 0;
+}
+
+static void newline_indent(void)
+{
+    if (g_compact)
+        return;
+    fputc('\n', OUT);
     for (int i = 0; i < g_depth; i++)
-        fputs("  ", stdout);
+        fputs("  ", OUT);
 }
 
 static void put_string(const char *s)
 {
-    fputc('"', stdout);
+    FILE *f = OUT;
+    fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"':  fputs("\\\"", stdout); break;
-        case '\\': fputs("\\\\", stdout); break;
-        case '\n': fputs("\\n", stdout); break;
-        case '\r': fputs("\\r", stdout); break;
-        case '\t': fputs("\\t", stdout); break;
+        case '"':  fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
         default:
             if (*p < 0x20)
-                printf("\\u%04x", *p);
+                fprintf(f, "\\u%04x", *p);
             else
-                fputc(*p, stdout);
+                fputc(*p, f);
         }
     }
-    fputc('"', stdout);
+    fputc('"', f);
 }
 
 /* Comma, newline and key before a new member; nothing at the top level. */
@@ -44,21 +61,20 @@ static void member(const char *key)
 {
     if (g_depth > 0) {
         if (g_has_member[g_depth - 1])
-            fputc(',', stdout);
+            fputc(',', OUT);
         g_has_member[g_depth - 1] = 1;
-        fputc('\n', stdout);
-        indent();
+        newline_indent();
     }
     if (key) {
         put_string(key);
-        fputs(": ", stdout);
+        fputs(g_compact ? ":" : ": ", OUT);
     }
 }
 
 static void open_container(const char *key, char c)
 {
     member(key);
-    fputc(c, stdout);
+    fputc(c, OUT);
     if (g_depth < MAX_DEPTH)
         g_has_member[g_depth] = 0;
     g_depth++;
@@ -68,11 +84,9 @@ static void close_container(char c)
 {
     int had = g_depth > 0 && g_depth <= MAX_DEPTH && g_has_member[g_depth - 1];
     g_depth--;
-    if (had) {
-        fputc('\n', stdout);
-        indent();
-    }
-    fputc(c, stdout);
+    if (had)
+        newline_indent();
+    fputc(c, OUT);
 }
 
 void hps_json_begin_object(const char *key) { open_container(key, '{'); }
@@ -86,19 +100,19 @@ void hps_json_str(const char *key, const char *val)
     if (val)
         put_string(val);
     else
-        fputs("null", stdout);
+        fputs("null", OUT);
 }
 
 void hps_json_int(const char *key, int64_t val)
 {
     member(key);
-    printf("%lld", (long long)val);
+    fprintf(OUT, "%lld", (long long)val);
 }
 
 void hps_json_uint(const char *key, uint64_t val)
 {
     member(key);
-    printf("%llu", (unsigned long long)val);
+    fprintf(OUT, "%llu", (unsigned long long)val);
 }
 
 void hps_json_num(const char *key, double val)
@@ -106,21 +120,21 @@ void hps_json_num(const char *key, double val)
     member(key);
     /* JSON has no NaN or infinity; null says "not measured" honestly. */
     if (isfinite(val))
-        printf("%.10g", val);
+        fprintf(OUT, "%.10g", val);
     else
-        fputs("null", stdout);
+        fputs("null", OUT);
 }
 
 void hps_json_bool(const char *key, int val)
 {
     member(key);
-    fputs(val ? "true" : "false", stdout);
+    fputs(val ? "true" : "false", OUT);
 }
 
 void hps_json_null(const char *key)
 {
     member(key);
-    fputs("null", stdout);
+    fputs("null", OUT);
 }
 
 void hps_json_num_array(const char *key, const double *v, int n)
@@ -134,11 +148,11 @@ void hps_json_num_array(const char *key, const double *v, int n)
 FILE *hps_json_raw(const char *key)
 {
     member(key);
-    return stdout;
+    return OUT;
 }
 
 int hps_json_finish(void)
 {
-    fputc('\n', stdout);
-    return fflush(stdout) != 0 || ferror(stdout);
+    fputc('\n', OUT);
+    return fflush(OUT) != 0 || ferror(OUT);
 }

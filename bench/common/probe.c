@@ -73,9 +73,18 @@ static const hps_probe_opt_t *find_opt(const hps_probe_opt_t *o, const char *nam
     return NULL;
 }
 
+/* Every option not given gets its profile's default (see hps_probe_opt_t). */
+static void set_defaults(const hps_probe_opt_t *o, const unsigned char *given, int quick)
+{
+    for (int i = 0; o && o[i].name && i < HPS_PROBE_MAX_OPTS; i++)
+        if (!given[i] && (o[i].quick || o[i].full))
+            *o[i].val = quick ? o[i].quick : o[i].full;
+}
+
 int hps_probe_parse(const hps_probe_cli_t *c, int argc, char **argv)
 {
     int quick = 0;
+    unsigned char given[HPS_PROBE_MAX_OPTS] = { 0 };
     if (c->maps) {
         c->maps->n = 3;
         c->maps->v[0] = HPS_MAP_COMPACT;
@@ -99,6 +108,8 @@ int hps_probe_parse(const hps_probe_cli_t *c, int argc, char **argv)
             parse_mappings(a, v, c->maps);
         } else if ((o = find_opt(c->opts, a)) != NULL) {
             *o->val = hps_bench_parse_num(a, v, o->lo, o->hi);
+            if (o - c->opts < HPS_PROBE_MAX_OPTS)
+                given[o - c->opts] = 1;
         } else {
             if (c->help)
                 hps_bench_log("unknown or incomplete argument '%s' (try --help)", a);
@@ -108,6 +119,7 @@ int hps_probe_parse(const hps_probe_cli_t *c, int argc, char **argv)
         }
         i++;
     }
+    set_defaults(c->opts, given, quick);
     return quick;
 }
 

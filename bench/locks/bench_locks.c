@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * hps-bench-locks: pthread_mutex_lock/unlock as an unmodified program sees it.
+ * hps-bench-locks: the one program that measures what a lock costs.
  *
- * The program calls plain pthread functions, so run bare it measures glibc
+ * Its bench modes call plain pthread functions, so run bare it measures glibc
  * and run under LD_PRELOAD=libhpsync-preload.so it measures whichever hpsync
- * algorithm HPSYNC_LOCK selects.  It reports which shared object actually
- * provides pthread_mutex_lock, so the caller can check the preload took.
+ * algorithm HPSYNC_LOCK selects (`hpsync bench locks`).  It reports which
+ * shared object actually provides pthread_mutex_lock, so the caller can
+ * check the preload took.
  *
  *   --mode uncontended --iters N [--reps R]
  *       ns per lock+unlock pair in one thread.  Measured twice: while the
@@ -19,12 +20,22 @@
  *       total ops/s.  The protected counter must equal the operations the
  *       threads counted, or the program fails (exit 1): a lock that lets two
  *       threads in at once shows up here, not as a fast figure.
+ *   --probe [--quick] [--samples BATCHES] [--batch PAIRS]
+ *       The characterization's "mutex" probe (`hpsync characterize`): the
+ *       same uncontended batches, in one process, for glibc's default mutex,
+ *       glibc's PTHREAD_MUTEX_ADAPTIVE_NP and every hpsync algorithm through
+ *       the hps_lock_t API, batches of all variants interleaved (so a noisy
+ *       neighbour slows every variant alike); one sample is a batch, ns per
+ *       pair, and each variant's distribution over batches is printed in the
+ *       probe schema (docs/characterize.md).  --probe must come first.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hps_bench.h"
+#include "hps_probe.h"
+#include "hps_probe_locks.h"
 
 /* The mutex and the data it protects share a line, as in most real code. */
 static struct shared {
@@ -34,11 +45,14 @@ static struct shared {
     uint64_t mix;
 } __attribute__((aligned(64))) g_shared = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0 };
 
+#define PROBE_USAGE "hps-bench-locks --probe [--quick] [--samples BATCHES] [--batch PAIRS]"
+
 static void usage(void)
 {
     fprintf(stderr,
             "usage: hps-bench-locks --mode uncontended --iters N [--reps R]\n"
-            "       hps-bench-locks --mode throughput --threads T --duration-ms D\n");
+            "       hps-bench-locks --mode throughput --threads T --duration-ms D\n"
+            "       %s\n", PROBE_USAGE);
 }
 
 /* ---- uncontended --------------------------------------------------------- */
@@ -49,10 +63,21 @@ struct phase {
     double ns[HPS_BENCH_MAX_REPS];
 };
 
+/* The timed loops: one per API, noinline so every variant's loop is
+ * compiled alike, the lock calls inline in it as in a user's code. */
+static __attribute__((noinline)) double batch_pthread(pthread_mutex_t *m, long iters)
+{
+    return HPS_BENCH_TIME_PAIRS(iters, pthread_mutex_lock(m), pthread_mutex_unlock(m));
+}
+
+static __attribute__((noinline)) double batch_hps(hps_lock_t *l, long iters)
+{
+    return HPS_BENCH_TIME_PAIRS(iters, hps_lock_lock(l), hps_lock_unlock(l));
+}
+
 static double time_batch(long iters)
 {
-    pthread_mutex_t *m = &g_shared.mutex;
-    return HPS_BENCH_TIME_PAIRS(iters, pthread_mutex_lock(m), pthread_mutex_unlock(m));
+    return batch_pthread(&g_shared.mutex, iters);
 }
 
 static void measure_phase(struct phase *p, const char *name, long iters, int reps)
@@ -156,8 +181,65 @@ static void emit_throughput(void)
     hps_json_end_object();
 }
 
+/* ---- --probe: every variant in one process ----------------------------- */
+
+enum { NVAR = HPS_PROBE_NLOCKS };
+
+static double probe_batch(int v, long iters)
+{
+    return v < HPS_PROBE_NGLIBC ? batch_pthread(hps_probe_lock_glibc(v), iters)
+                                : batch_hps(hps_probe_lock_hps(v), iters);
+}
+
+static int run_probe(int argc, char **argv)
+{
+    long samples, pairs;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples, 400, 4000),
+                                     { "--batch", &pairs, 1, 100000000L, 1000, 1000 },
+                                     HPS_PROBE_OPT_END };
+    const hps_probe_cli_t cli = { .usage = PROBE_USAGE, .opts = opts };
+    /* argv[0] is "--probe" here: the parser starts after it. */
+    hps_probe_parse(&cli, argc, argv);
+    size_t n = (size_t)samples;
+
+    const char *names[NVAR];
+    hps_probe_locks_init(names);
+    double *ns[NVAR];
+    for (int v = 0; v < NVAR; v++)
+        ns[v] = hps_probe_alloc(n);
+    if (hps_bench_become_multithreaded())
+        return 1;
+    hps_probe_clock_start();
+    for (int v = 0; v < NVAR; v++)          /* warm caches, predictors, PLT */
+        for (int w = 0; w < 20; w++)
+            probe_batch(v, pairs);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < NVAR; k++) {
+            /* Rotate the order so no variant always follows the same one. */
+            int v = (int)((i + (size_t)k) % NVAR);
+            ns[v][i] = probe_batch(v, pairs);
+        }
+    hps_probe_clock_finish();
+
+    hps_probe_doc_begin("mutex");
+    hps_json_str("program", "hps-bench-locks");
+    hps_json_uint("samples", n);
+    hps_json_int("batch", pairs);
+    hps_json_str("timer_batches", "CLOCK_MONOTONIC");
+    hps_json_begin_array("variants");
+    for (int v = 0; v < NVAR; v++)
+        hps_json_str(NULL, names[v]);
+    hps_json_end_array();
+    hps_probe_doc_results();
+    for (int v = 0; v < NVAR; v++)
+        hps_probe_row_latency("lock_unlock", names[v], ns[v], n);
+    return hps_probe_doc_end();
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--probe"))
+        return run_probe(argc - 1, argv + 1);
     const char *mode = NULL;
     hps_bench_args_t o = HPS_BENCH_ARGS_INIT;
     for (int i = 1; i < argc; i++) {

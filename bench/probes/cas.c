@@ -61,16 +61,14 @@ struct point {
 
 int main(int argc, char **argv)
 {
-    long samples = -1, dur = -1, maxt = -1;
-    const hps_probe_opt_t opts[] = { { "--samples", &samples, 1, HPS_PROBE_MAX_REPS },
-                                     { "--duration-ms", &dur, 1, 600000L },
-                                     { "--max-threads", &maxt, 1, MAX_T },
+    long samples, dur, maxt = -1;
+    const hps_probe_opt_t opts[] = { { "--samples", &samples, 1, HPS_PROBE_MAX_REPS, 3, 5 },
+                                     { "--duration-ms", &dur, 1, 600000L, 40, 200 },
+                                     { "--max-threads", &maxt, 1, MAX_T, 0, 0 },
                                      HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
-    int quick = hps_probe_parse(&cli, argc, argv);
-    int reps = samples > 0 ? (int)samples : quick ? 3 : 5;
-    if (dur < 0)
-        dur = quick ? 40 : 200;
+    hps_probe_parse(&cli, argc, argv);
+    int reps = (int)samples;
     hps_topo_t topo;
     int pus = hps_bench_topo(&topo) == 0 && topo.pus > 0 ? topo.pus : 1;
     if (maxt < 0)

@@ -137,16 +137,14 @@ static int run_variant(struct variant *v, size_t n, size_t warm, uint64_t settle
 
 int main(int argc, char **argv)
 {
-    long samples = -1, nwait = 4, settle_us = -1;
-    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
-                                     { "--waiters", &nwait, 2, MAX_WAITERS },
-                                     { "--settle-us", &settle_us, 0, 1000000L },
+    long samples, nwait, settle_us;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples, 200, 2000),
+                                     { "--waiters", &nwait, 2, MAX_WAITERS, 4, 4 },
+                                     { "--settle-us", &settle_us, 0, 1000000L, 30, 50 },
                                      HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
-    int quick = hps_probe_parse(&cli, argc, argv);
-    size_t n = samples > 0 ? (size_t)samples : quick ? 200 : 2000;
-    if (settle_us < 0)
-        settle_us = quick ? 30 : 50;
+    hps_probe_parse(&cli, argc, argv);
+    size_t n = (size_t)samples;
     size_t warm = 10;
 
     int ncpu = 0, cpus[MAX_WAITERS + 1];

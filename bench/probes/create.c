@@ -70,12 +70,11 @@ static int sample(struct variant *v, pthread_attr_t *attr, size_t i)
 
 int main(int argc, char **argv)
 {
-    long samples = -1;
-    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
-                                     HPS_PROBE_OPT_END };
+    long samples;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples, 300, 3000), HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
-    int quick = hps_probe_parse(&cli, argc, argv);
-    size_t n = samples > 0 ? (size_t)samples : quick ? 300 : 3000;
+    hps_probe_parse(&cli, argc, argv);
+    size_t n = (size_t)samples;
 
     struct variant vs[2] = { { "joinable", 0, hps_probe_alloc(n), hps_probe_alloc(n) },
                              { "detached", 1, hps_probe_alloc(n), hps_probe_alloc(n) } };

@@ -64,15 +64,13 @@ static void *waiter(void *arg)
 
 int main(int argc, char **argv)
 {
-    long samples = -1, hold_us = -1;
-    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples),
-                                     { "--hold-us", &hold_us, 0, 1000000L },
+    long samples, hold_us;
+    const hps_probe_opt_t opts[] = { HPS_PROBE_OPT_SAMPLES(samples, 200, 2000),
+                                     { "--hold-us", &hold_us, 0, 1000000L, 50, 100 },
                                      HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = USAGE, .opts = opts };
-    int quick = hps_probe_parse(&cli, argc, argv);
-    size_t n = samples > 0 ? (size_t)samples : quick ? 200 : 2000;
-    if (hold_us < 0)
-        hold_us = quick ? 50 : 100;
+    hps_probe_parse(&cli, argc, argv);
+    size_t n = (size_t)samples;
 
     const char *names[NVAR];
     hps_probe_locks_init(names);

@@ -213,20 +213,18 @@ static const char *thp_mode(void)
 
 int main(int argc, char **argv)
 {
-    long reps = -1, buffer_mib = 0;
+    long reps, buffer_mib = 0;
     hps_probe_list_t threads = { 0 };
     hps_probe_maps_t maps;
     const hps_probe_opt_t opts[] = {
-        { "--reps", &reps, 1, HPS_PROBE_MAX_REPS / 2 },   /* + as many writes */
-        { "--buffer-mib", &buffer_mib, 1, 1L << 20 },
+        { "--reps", &reps, 1, HPS_PROBE_MAX_REPS / 2, 3, 5 },   /* + as many writes */
+        { "--buffer-mib", &buffer_mib, 1, 1L << 20, 0, 0 },
         HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = USAGE, .help = 1, .threads = &threads,
                                   .maps = &maps, .opts = opts };
     int quick = hps_probe_parse(&cli, argc, argv);
     hps_topo_t topo;
     hps_probe_topo_threads(&topo, &threads);
-    if (reps < 0)
-        reps = quick ? 3 : 5;
 
     /* The last-level cache: L3, else L2; 32 MiB when the topology is silent. */
     const char *llc_level = topo.l3.size ? "L3" : topo.l2.size ? "L2" : "unknown";

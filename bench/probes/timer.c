@@ -125,13 +125,11 @@ static int measure(struct timer_result *r, size_t n, int windows, long window_ms
 
 int main(int argc, char **argv)
 {
-    long samples = 0;
-    const hps_probe_opt_t opts[] = { { "--samples", &samples, 100, 100000000L },
+    long samples;
+    const hps_probe_opt_t opts[] = { { "--samples", &samples, 100, 100000000L, 20000, 500000 },
                                      HPS_PROBE_OPT_END };
     const hps_probe_cli_t cli = { .usage = USAGE, .help = 1, .opts = opts };
     int quick = hps_probe_parse(&cli, argc, argv);
-    if (!samples)
-        samples = quick ? 20000 : 500000;
     int windows = quick ? 5 : 10;
     long window_ms = quick ? 20 : 100;
 

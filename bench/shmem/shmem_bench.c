@@ -7,9 +7,13 @@
  * team, where the header has them), so the same source builds against
  * hpsync's shmem.h (CMake target hps-bench-shmem) and against any other
  * implementation's (`hpsync bench shmem` compiles it with Open MPI's oshcc,
- * whose OSHMEM 4.1 has no teams).  No hpsync bench library either: JSON is
- * printed with printf by PE 0, one result per line, so a run cut short
- * still leaves every finished row readable.
+ * whose OSHMEM 4.1 has no teams).  PE 0 writes JSON Lines to the file --out
+ * names (stdout without it): a header object, one object per result and an
+ * end object, each on its own line and flushed, so a run cut short still
+ * leaves every finished row readable and a launcher's own messages on
+ * stdout never mix with them.  Built in hpsync's tree (HPS_BENCH_CONTEXT),
+ * it also writes the context block of bench/common/context.c as a second
+ * line; the oshcc build has no hpsync bench library and writes none.
  *
  * One-sided tests need exactly 2 PEs: PE 0 times, PE 1 is the target and
  * waits in shmem_barrier_all (inside the library, so a library that needs
@@ -19,7 +23,7 @@
  * timing.  Each figure is `reps` batches of `iters` operations timed with
  * CLOCK_MONOTONIC; iters is calibrated so one batch takes about
  * --time-ms / reps.  Reported: ns per operation, the best and the median
- * batch.
+ * batch, and every batch's figure.
  *
  *   put_quiet  SIZE  shmem_putmem(SIZE) + shmem_quiet to a buffer PE 1 does
  *                    not read: the cost of issuing and completing a put
@@ -42,17 +46,22 @@
  *   reduce     SIZE  sum of SIZE / 8 longs (shmem_long_sum_to_all)
  *   alltoall   SIZE  SIZE from each PE to each PE (shmem_alltoall64)
  *
- *   hps-bench-shmem [--time-ms T] [--reps R] [--max-size BYTES] [--burst N]
- *                   [--window N] [--tests NAME[:SIZE],...] [--limit-s S]
- *                   [--api std|team] [--init-only]
+ *   hps-bench-shmem [--out PATH] [--time-ms T] [--reps R] [--max-size BYTES]
+ *                   [--burst N] [--window N] [--tests NAME[:SIZE],...]
+ *                   [--limit-s S] [--api std|team] [--init-only]
+ * The lines: {"type": "header", "program", "library", "spec_version", "npes",
+ * ["transport", "provider",] "params"}, [{"type": "context", "schema_version",
+ * "context"},] {"type": "result", "test", "size", "npes", "iters", "reps",
+ * "ns": [every batch, in order], "ns_min", "ns_median", "ns_max"} per
+ * figure, {"type": "end"}.
  * --tests runs only those (in that order; NAME alone: its default sizes);
  * --limit-s ends the job when one test runs longer than S seconds, after
- * PE 0 printed a row {"test": ..., "dnf": true} for it, so a hanging
+ * PE 0 wrote a result {"test": ..., "dnf": true} for it, so a hanging
  * library costs one row instead of the whole benchmark.  --init-only:
  * shmem_init, shmem_finalize and nothing else (the launch figure: what a
  * trivial OpenSHMEM program costs to start and end).
  * (Open MPI's OSHMEM crashes in shmem_finalize after the results are out;
- * bench_shmem.py keeps the complete document and notes the exit status.)
+ * `hpsync bench shmem` keeps the complete results and notes the exit status.)
  */
 #define _GNU_SOURCE
 #include <shmem.h>
@@ -67,6 +76,9 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HPS_BENCH_CONTEXT
+#include "hps_bench.h"
+#endif
 
 #if defined(SHMEM_MAJOR_VERSION) && defined(SHMEM_MINOR_VERSION) && \
     SHMEM_MAJOR_VERSION * 100 + SHMEM_MINOR_VERSION >= 105
@@ -129,6 +141,7 @@ static const struct {
 };
 
 typedef struct opts {
+    const char *out;              /* --out: the JSON Lines file (NULL: stdout) */
     double time_ms;
     int reps;
     size_t max_size;
@@ -149,7 +162,7 @@ typedef struct state {
     long *rate_buf;               /* symmetric, burst longs */
     long *csrc, *cdst, *cwrk;     /* symmetric, collectives */
     long flip;                    /* which pSync the next 1.4 collective uses */
-    int first;                    /* first JSON result printed? */
+    FILE *out;                    /* PE 0: where the JSON Lines go */
 } state_t;
 
 static long pp_round;             /* ping-pong sequence number, same on both PEs */
@@ -269,15 +282,17 @@ static long calibrate(const state_t *s, double per_op_ns)
 }
 
 /* The watchdog: PE 0 says which test did not finish, then every PE leaves
- * (a PE exiting non-zero ends the job under oshrun and mpirun alike). */
+ * (a PE exiting non-zero ends the job under oshrun and mpirun alike).  The
+ * line is formatted before the test starts, so the handler only write()s. */
 static char dnf_row[256];
 static size_t dnf_len;
+static int dnf_fd = -1;
 
 static void on_alarm(int sig)
 {
     (void)sig;
-    if (dnf_len)
-        (void)!write(1, dnf_row, dnf_len);
+    if (dnf_len && dnf_fd >= 0)
+        (void)!write(dnf_fd, dnf_row, dnf_len);
     _exit(3);
 }
 
@@ -288,12 +303,13 @@ static void arm(const state_t *s, int t, size_t size)
     dnf_len = 0;
     if (s->me == 0) {
         int n = snprintf(dnf_row, sizeof dnf_row,
-                         "%s\n    {\"test\": \"%s\", \"size\": %zu, \"npes\": %d, "
-                         "\"dnf\": true, \"limit_s\": %.1f}\n", s->first ? "" : ",",
+                         "{\"type\": \"result\", \"test\": \"%s\", \"size\": %zu, "
+                         "\"npes\": %d, \"dnf\": true, \"limit_s\": %.1f}\n",
                          tests[t].name, size, s->npes, s->o.limit_s);
         dnf_len = n > 0 && (size_t)n < sizeof dnf_row ? (size_t)n : 0;
+        dnf_fd = fileno(s->out);
+        fflush(s->out);               /* every finished line before the watchdog's */
     }
-    fflush(stdout);
     struct itimerval it = { { 0, 0 }, { (time_t)s->o.limit_s,
                                         (long)((s->o.limit_s - (time_t)s->o.limit_s) * 1e6) } };
     setitimer(ITIMER_REAL, &it, NULL);
@@ -362,17 +378,20 @@ static void measure(state_t *s, int t, size_t size)
         per_unit = s->o.window;           /* ns per message */
     else if (t == T_PINGPONG)
         per_unit = 2.0;                   /* one way: round trip / 2 */
-    for (int r = 0; r < s->o.reps; r++)
+    FILE *f = s->out;
+    fprintf(f, "{\"type\": \"result\", \"test\": \"%s\", \"size\": %zu, \"npes\": %d, "
+               "\"iters\": %ld, \"reps\": %d, \"ns\": [", tests[t].name, size, s->npes, iters,
+            s->o.reps);
+    for (int r = 0; r < s->o.reps; r++) {
         ns[r] /= per_unit;
+        fprintf(f, "%s%.4f", r ? ", " : "", ns[r]);
+    }
     qsort(ns, (size_t)s->o.reps, sizeof ns[0], cmp_double);
     double med = s->o.reps % 2 ? ns[s->o.reps / 2]
                                : (ns[s->o.reps / 2 - 1] + ns[s->o.reps / 2]) / 2;
-    printf("%s\n    {\"test\": \"%s\", \"size\": %zu, \"npes\": %d, \"iters\": %ld, "
-           "\"reps\": %d, \"ns_min\": %.4f, \"ns_median\": %.4f, \"ns_max\": %.4f}",
-           s->first ? "" : ",", tests[t].name, size, s->npes, iters, s->o.reps, ns[0], med,
-           ns[s->o.reps - 1]);
-    s->first = 0;
-    fflush(stdout);
+    fprintf(f, "], \"ns_min\": %.4f, \"ns_median\": %.4f, \"ns_max\": %.4f}\n", ns[0], med,
+            ns[s->o.reps - 1]);
+    fflush(f);
 }
 
 static int find_test(const char *name, size_t len)
@@ -421,7 +440,9 @@ static int parse(int argc, char **argv, opts_t *o)
         }
         if (!v)
             return -1;
-        if (!strcmp(a, "--time-ms"))
+        if (!strcmp(a, "--out"))
+            o->out = v;
+        else if (!strcmp(a, "--time-ms"))
             o->time_ms = atof(v);
         else if (!strcmp(a, "--reps"))
             o->reps = atoi(v);
@@ -480,13 +501,47 @@ static void run_test(state_t *s, int t, long size)
     }
 }
 
+/* PE 0: open the output and write the header line (and, in hpsync's tree,
+ * the context line).  The context block measures the timer and scans the
+ * topology, so it is written before any test runs, never between two. */
+static void write_header(state_t *s)
+{
+    s->out = stdout;
+    if (s->o.out && !(s->out = fopen(s->o.out, "w"))) {
+        fprintf(stderr, "hps-bench-shmem: cannot open %s for writing\n", s->o.out);
+        shmem_global_exit(2);
+    }
+    char name[SHMEM_MAX_NAME_LEN + 1] = "";
+    int major = 0, minor = 0;
+    shmem_info_get_name(name);
+    shmem_info_get_version(&major, &minor);
+    FILE *f = s->out;
+    fprintf(f, "{\"type\": \"header\", \"program\": \"hps-bench-shmem\", \"library\": \"%s\", "
+               "\"spec_version\": \"%d.%d\", \"npes\": %d, ", name, major, minor, s->npes);
+#ifdef HPSYNC_SHMEM_H
+    fprintf(f, "\"transport\": \"%s\", \"provider\": \"%s\", ", shmemx_transport(1),
+            shmemx_provider() ? shmemx_provider() : "");
+#endif
+    fprintf(f, "\"params\": {\"time_ms\": %.1f, \"reps\": %d, \"max_size\": %zu, \"burst\": %d, "
+               "\"window\": %d, \"api\": \"%s\"}}\n", s->o.time_ms, s->o.reps, s->o.max_size,
+            s->o.burst, s->o.window, s->o.team ? "team" : "std");
+#ifdef HPS_BENCH_CONTEXT
+    hps_json_open(f, 1);
+    hps_json_begin_object(NULL);
+    hps_json_str("type", "context");
+    hps_bench_context();
+    hps_json_end_object();
+    hps_json_finish();
+#endif
+    fflush(f);
+}
+
 int main(int argc, char **argv)
 {
     state_t s = { .o = { .time_ms = 200, .reps = 5, .max_size = 1 << 20, .burst = 1000,
-                         .window = 64 },
-                  .first = 1 };
+                         .window = 64 } };
     if (parse(argc, argv, &s.o)) {
-        fprintf(stderr, "usage: %s [--time-ms T] [--reps R (1..%d)] [--max-size BYTES] "
+        fprintf(stderr, "usage: %s [--out PATH] [--time-ms T] [--reps R (1..%d)] [--max-size BYTES] "
                         "[--burst N] [--window N] [--tests NAME[:SIZE],...] [--limit-s S] "
                         "[--api std|team] [--init-only]\n", argv[0], MAX_REPS);
         return 2;
@@ -534,29 +589,17 @@ int main(int argc, char **argv)
         for (int i = 0; i < PSYNC_LEN; i++)
             psync[k][i] = SHMEM_SYNC_VALUE;
 
-    if (s.me == 0) {
-        char name[SHMEM_MAX_NAME_LEN + 1] = "";
-        int major = 0, minor = 0;
-        shmem_info_get_name(name);
-        shmem_info_get_version(&major, &minor);
-        printf("{\n  \"program\": \"hps-bench-shmem\",\n  \"library\": \"%s\",\n"
-               "  \"spec_version\": \"%d.%d\",\n  \"npes\": %d,\n", name, major, minor, s.npes);
-#ifdef HPSYNC_SHMEM_H
-        printf("  \"transport\": \"%s\",\n  \"provider\": \"%s\",\n", shmemx_transport(1),
-               shmemx_provider() ? shmemx_provider() : "");
-#endif
-        printf("  \"params\": {\"time_ms\": %.1f, \"reps\": %d, \"max_size\": %zu, "
-               "\"burst\": %d, \"window\": %d, \"api\": \"%s\"},\n  \"results\": [",
-               s.o.time_ms, s.o.reps, s.o.max_size, s.o.burst, s.o.window,
-               s.o.team ? "team" : "std");
-        fflush(stdout);
-    }
+    if (s.me == 0)
+        write_header(&s);
     shmem_barrier_all();                  /* every pSync initialised everywhere */
     for (int i = 0; i < s.o.ntests; i++)
         run_test(&s, s.o.test[i], s.o.size[i]);
     if (s.me == 0) {
-        printf("\n  ]\n}\n");
-        fflush(stdout);
+        fputs("{\"type\": \"end\"}\n", s.out);
+        if (fflush(s.out) != 0 || (s.out != stdout && fclose(s.out) != 0)) {
+            fprintf(stderr, "%s: cannot write %s\n", argv[0], s.o.out);
+            shmem_global_exit(1);
+        }
     }
     shmem_barrier_all();
     shmem_free(s.cwrk);

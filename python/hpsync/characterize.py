@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: MIT
 """`hpsync characterize`: run every machine probe and keep their documents as one run.
 
-Each probe (build/bin/hps-probe-*) prints one JSON document:
+Each probe (build/bin/hps-probe-*, and hps-bench-locks --probe for the lock
+cost) prints one JSON document:
   {"schema_version": 1, "probe": NAME, "context": {...}, "params": {...},
    "steal_ms": S, "results": [rows]}
-This module only runs programs and assembles their documents; flags and timer
-facts are pure functions of those documents (assemble()), rendering lives in
-report.py and plots.py, ratios between runs in compare.py.
+This module only runs programs and assembles their documents into a run of
+the one schema (hpsync/schema.py): every probe's context block, a
+measurement for every figure (measurements_of), and in extra the probes'
+own documents unchanged, the flags and the timer facts.  All of that is a
+pure function of the documents (assemble()); rendering lives in report.py
+and plots.py, ratios between runs in compare.py.
 
 A probe that is missing or fails costs one line on stderr and is recorded in
 the run with its status; the other probes still run.
@@ -14,20 +18,16 @@ the run with its status; the other probes still run.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Callable, Mapping, Sequence, TextIO
 
-from . import runner, store
+from . import runner, schema, stats
 from .errors import CliError
 
 KIND = "characterize"
-SCHEMA_VERSION = 1
 PROBE_SCHEMA_VERSION = 1
 ROW_KINDS = ("curve", "latency", "pairs", "matrix", "scalar", "pool")
 
@@ -53,6 +53,11 @@ def _probe(name: str, quick_s: float, full_s: float) -> Probe:
     return Probe(name, f"hps-probe-{name}", ("--quick",), (), quick_s, full_s)
 
 
+# The lock cost is measured once, by hps-bench-locks (also `bench locks`'s
+# program): --probe makes it print this probe document.
+MUTEX = Probe("mutex", "hps-bench-locks", ("--probe", "--quick"), ("--probe",), 2, 10)
+
+
 # Order matters: the timer first (every later figure rests on it), then the
 # cheap probes, the long ones last.
 REGISTRY: tuple[Probe, ...] = (
@@ -60,7 +65,7 @@ REGISTRY: tuple[Probe, ...] = (
     _probe("compute", 3, 20),
     _probe("membw", 3, 20),
     _probe("create", 1, 5),
-    _probe("mutex", 2, 10),
+    MUTEX,
     _probe("handoff", 2, 10),
     _probe("condvar", 2, 10),
     _probe("cas", 2, 10),
@@ -146,26 +151,10 @@ def run_probe(probe: Probe, quick: bool, bin_dir: Path | None = None,
                        error=f"{path} not found (not built yet?)")
     timeout = max(60.0, probe.expected_s(quick) * timeout_factor)
     start = time.monotonic()
-    try:
-        proc = subprocess.run([str(path), *args], env=runner.clean_env(), capture_output=True,
-                              text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return Outcome(probe.name, str(path), args, "failed", time.monotonic() - start,
-                       error=f"did not finish within {timeout:.0f} s")
-    except OSError as exc:
-        return Outcome(probe.name, str(path), args, "failed", time.monotonic() - start,
-                       error=f"cannot run: {exc.strerror}")
+    doc, error = runner.run_document([str(path), *args], runner.clean_env(), timeout)
     elapsed = time.monotonic() - start
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        why = lines[-1].strip() if lines else ""
-        return Outcome(probe.name, str(path), args, "failed", elapsed,
-                       error=f"exit status {proc.returncode}" + (f": {why}" if why else ""))
-    try:
-        doc = json.loads(proc.stdout)
-    except json.JSONDecodeError as exc:
-        return Outcome(probe.name, str(path), args, "failed", elapsed,
-                       error=f"malformed JSON ({exc.msg} at line {exc.lineno})")
+    if doc is None:
+        return Outcome(probe.name, str(path), args, "failed", elapsed, error=error)
     why = validate(doc, probe.name)
     if why is not None:
         return Outcome(probe.name, str(path), args, "failed", elapsed, error=why)
@@ -292,29 +281,120 @@ def timer_facts(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     return facts
 
 
-def assemble(outcomes: Sequence[Outcome], quick: bool, only: Sequence[str] | None = None,
-             created: str | None = None) -> dict[str, Any]:
-    """The run document: every probe's outcome (with its document), flags, timer facts."""
+def _better(unit: str) -> str | None:
+    """Times are better lower, rates higher; anything else is not said."""
+    if unit in ("ns", "us", "ms", "s"):
+        return "lower"
+    if unit.endswith("/s"):
+        return "higher"
+    return None
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _floats(xs: Any) -> list[float]:
+    return [float(x) for x in xs if _num(x) is not None] if isinstance(xs, list) else []
+
+
+def _probe_measurements(name: str, doc: Mapping[str, Any], cid: int | None) -> list[schema.Measurement]:
+    """Every figure of one probe document: a curve's or scalar's value (a
+    curve's reps), a latency's or pool's median (its samples), the median
+    of each pairs column, the median off-diagonal cell of a matrix."""
+    out: list[schema.Measurement] = []
+    steal = _num(doc.get("steal_ms"))
+    base_flags = ["steal"] if steal is not None and steal > 0 else []
+
+    def add(dims: dict[str, Any], row: Mapping[str, Any], unit: str, reps: list[float],
+            value: float | None, flags: list[str] = base_flags) -> None:
+        threads = row.get("threads") if isinstance(row.get("threads"), int) else None
+        dims = {"probe": name, **{k: v for k, v in dims.items() if v not in (None, "")}}
+        if threads is not None:
+            dims["threads"] = threads
+        out.append(schema.measurement(dims, str(row.get("metric", "?")), unit, reps, _better(unit),
+                                      cid, flags=flags, value=value))
+    for row in doc.get("results", []):
+        kind = row.get("kind")
+        if kind == "curve":
+            add({"mapping": row.get("mapping")}, row, str(row.get("unit", "")), _floats(row.get("reps")),
+                _num(row.get("value")))
+        elif kind == "scalar":
+            v = _num(row.get("value"))
+            add({}, row, str(row.get("unit", "")), [] if v is None else [v], v)
+        elif kind in ("latency", "pool"):
+            d = row.get("dist", {}) or {}
+            detail = {"variant": row.get("variant")} if kind == "latency" else {
+                "pool": row.get("pool"), "levels": row.get("levels")}
+            add(detail, row, str(d.get("unit", "")), _floats(d.get("samples")), _num(d.get("median")),
+                base_flags + (["bimodal"] if d.get("bimodal") else []))
+        elif kind == "pairs":
+            pairs = [p for p in row.get("pairs", []) if isinstance(p, list) and len(p) == 2]
+            for i, col in enumerate((str(row.get("x", "x")), str(row.get("y", "y")))):
+                vals = _floats([p[i] for p in pairs])
+                add({"variant": row.get("variant"), "column": col}, {**row, "threads": None},
+                    str(row.get("unit", "")), vals, stats.median(vals))
+        elif kind == "matrix":
+            cells = [float(v) for i, r in enumerate(row.get("median", [])) for j, v in enumerate(r)
+                     if i != j and _num(v) is not None]
+            add({"summary": "off-diagonal median"}, row, str(row.get("unit", "ns")), cells,
+                stats.median(cells))
+    return out
+
+
+def measurements_of(probes: Sequence[Mapping[str, Any]],
+                    contexts: schema.Contexts) -> list[schema.Measurement]:
+    """The measurements of every probe that succeeded, in run order; a
+    figure whose key repeats one before it (a probe printing two rows of the
+    same name) is numbered so no two measurements share a key."""
+    out: list[schema.Measurement] = []
+    seen: dict[str, int] = {}
+    for p in probes:
+        doc = p.get("document")
+        if p.get("status") != "ok" or not isinstance(doc, dict):
+            continue
+        cid = contexts.add(doc.get("context"), p.get("program", p["name"]))
+        for m in _probe_measurements(p["name"], doc, cid):
+            k = schema.key(m)
+            seen[k] = seen.get(k, 0) + 1
+            if seen[k] > 1:
+                m["dims"]["copy"] = seen[k]
+            out.append(m)
+    return out
+
+
+def build_run(probes: Sequence[Mapping[str, Any]], params: Mapping[str, Any],
+              created: str | None = None, elapsed_s: float | None = None) -> dict[str, Any]:
+    """The run document from every probe's outcome ({name, program, args,
+    status, seconds, error?, document?}): measurements, every context,
+    warnings for the probes that failed, and in extra the outcomes with
+    their documents, the flags and the timer facts."""
     flags: list[dict[str, Any]] = []
     warnings: list[str] = []
-    for o in outcomes:
-        if o.document is not None:
-            flags.extend(flags_of(o.name, o.document))
+    for p in probes:
+        if isinstance(p.get("document"), dict):
+            flags.extend(flags_of(p["name"], p["document"]))
         else:
-            warnings.append(f"{o.name}: {o.status}: {o.error}")
-    context = next((o.document["context"] for o in outcomes
-                    if o.document and isinstance(o.document.get("context"), dict)), {})
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": KIND,
-        "created": created or datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "params": {"quick": quick, "only": list(only) if only else None},
-        "context": context,
-        "probes": [o.as_json() for o in outcomes],
-        "timer": timer_facts(outcomes),
-        "flags": flags,
-        "warnings": warnings,
-    }
+            warnings.append(f"{p['name']}: {p.get('status')}: {p.get('error')}")
+    contexts = schema.Contexts()
+    ms = measurements_of(probes, contexts)
+    outcomes = [Outcome(p["name"], p.get("program", ""), list(p.get("args", [])), p.get("status", "ok"),
+                        float(p.get("seconds", 0.0)), p.get("document"), p.get("error")) for p in probes]
+    doc = schema.envelope(KIND, params, contexts.blocks,
+                          {"probes": [dict(p) for p in probes], "timer": timer_facts(outcomes),
+                           "flags": flags}, created=created)
+    doc["elapsed_s"] = elapsed_s
+    doc["measurements"] = ms
+    doc["warnings"] = warnings
+    return doc
+
+
+def assemble(outcomes: Sequence[Outcome], quick: bool, only: Sequence[str] | None = None,
+             created: str | None = None) -> dict[str, Any]:
+    """The run document of these outcomes."""
+    return build_run([o.as_json() for o in outcomes],
+                     {"quick": quick, "only": list(only) if only else None}, created,
+                     round(sum(o.seconds for o in outcomes), 3))
 
 
 def from_probe_document(doc: dict[str, Any]) -> dict[str, Any]:
@@ -328,37 +408,9 @@ def from_probe_document(doc: dict[str, Any]) -> dict[str, Any]:
                     created=str(doc.get("created", "")) or None)
 
 
-def load(spec: str, db: Path | None) -> tuple[str, dict[str, Any]]:
-    """RUN as the user gives it: a stored run id or a path to a JSON document.
-    Returns a label ('run 3' or the path) and a characterize run document."""
-    path = Path(spec)
-    if not spec.isdigit() or path.is_file():
-        if not path.is_file():
-            raise CliError(f"'{spec}' is neither a run id nor a file")
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"cannot read {path}: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise CliError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from exc
-        label = str(path)
-    else:
-        db_path = db or store.default_db_path()
-        doc = store.load_run(db_path, int(spec))
-        label = f"run {spec}"
-    if not isinstance(doc, dict):
-        raise CliError(f"{label} is not a JSON object")
-    if doc.get("kind") == KIND:
-        return label, doc
-    if "probe" in doc:
-        return label, from_probe_document(doc)
-    raise CliError(f"{label} is a '{doc.get('kind', '?')}' document, not a characterization "
-                   f"(run `hpsync characterize` first)")
-
-
-def documents(run: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def documents(run: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(probe name, document) of every probe that succeeded, in run order."""
-    return [(p["name"], p["document"]) for p in run.get("probes", [])
+    return [(p["name"], p["document"]) for p in run.get("extra", {}).get("probes", [])
             if p.get("status") == "ok" and isinstance(p.get("document"), dict)]
 
 

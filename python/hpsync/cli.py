@@ -4,18 +4,15 @@
   hpsync doctor [--json]
   hpsync run [--lock ALG|glibc] [--malloc cia|rand|none] [--elide] [--stats]
              [--stats-file F] -- prog args...
-  hpsync bench locks [--json] [--quick] [--threads LIST] [--duration-ms N]
-                     [--reps N] [--iters N] [--db PATH] [--no-store]
-  hpsync bench elide [--json] [--quick] [--iters N] [--reps N] [--threads LIST]
-                     [--duration-ms N] [--db PATH] [--no-store]
-  hpsync bench malloc [--json] [--quick] [--allocators LIST] [--reps N]
-                      [--duration-ms N] [--threads LIST] [--db PATH] [--no-store]
-  hpsync bench shmem [--json] [--quick] [--variants LIST] [--reps N] [--load N] [--db PATH] [--no-store]
+  hpsync bench locks|elide|malloc|shmem [--json] [--quick] [--check] [options]
+                                        [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
   hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
   hpsync report RUN [-o FILE] [--csv] [--db PATH]
   hpsync compare RUN_A RUN_B [--csv] [--db PATH]
   hpsync repeatability RUN RUN... [--db PATH]
+
+The benchmarks and their own options come from hpsync.bench.BENCHES.
 """
 
 from __future__ import annotations
@@ -26,10 +23,11 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, Container, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
-from . import (__version__, bench_elide, bench_locks, bench_malloc, bench_shmem, characterize, compare, doctor,
-               locks, mallocs, render, runner, shmembench, store)
+from . import __version__, characterize, compare, doctor, render, runner, runs, schema, store
+from .args import name_list, positive_int
+from .bench import BENCHES, Bench, base, locks, targets
 from .errors import CliError
 
 
@@ -39,53 +37,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0 or value > 64:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 64, got {value}")
-    return value
-
-
-def thread_list(text: str) -> list[int]:
-    """'1,2,16' -> [1, 2, 16]; every entry a whole number in 1..4096."""
-    out: list[int] = []
-    for part in text.split(","):
-        try:
-            value = int(part.strip(), 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"'{text}' is not a comma-separated list of thread counts") from None
-        if not 1 <= value <= 4096:
-            raise argparse.ArgumentTypeError(f"thread count {value} is outside 1..4096")
-        out.append(value)
-    return out
-
-
-def _name_list(text: str, what: str, known: Sequence[str], aliases: Container[str] = ()) -> list[str]:
-    """'a, b' -> ['a', 'b'] (in the order given, blanks dropped): at least one
-    name, each in known or aliases; an unknown name's error offers known."""
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError(f"empty {what} list")
-    for n in names:
-        if n not in known and n not in aliases:
-            raise argparse.ArgumentTypeError(f"unknown {what} '{n}' (choose from {', '.join(known)})")
-    return names
 
 
 def emit_json(doc: Any) -> None:
@@ -107,7 +58,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 # ---- run ------------------------------------------------------------------
 
 def run_lock_names() -> list[str]:
-    """What `run --lock` accepts: every algorithm, and glibc (no interposer)."""
+    """What `run --lock` accepts: every algorithm, and glibc (no interposer).
+    The algorithms come from bench.locks.algorithms(), the one place to
+    switch to the list `hpsync doctor --json` publishes."""
     return locks.lock_names() + [locks.BASELINE]
 
 
@@ -176,69 +129,38 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 # ---- bench ----------------------------------------------------------------
 
-def store_and_show(args: argparse.Namespace, doc: dict[str, Any], kind: str,
-                   show: Callable[[dict[str, Any]], str]) -> int:
-    """A benchmark's last step: store doc as a run of kind (unless --no-store,
-    adding run_id and db to it), then print it as JSON or as show renders it."""
+def _db(args: argparse.Namespace) -> Path | None:
+    return Path(args.db) if args.db else None
+
+
+def store_and_show(args: argparse.Namespace, doc: dict[str, Any],
+                   show: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
+    """A run's last step: store it (unless --no-store, adding run_id and db
+    to what is shown), then print it as JSON or as show renders it."""
     if not args.no_store:
         db = _db(args) or store.default_db_path()
-        host = str(doc.get("context", {}).get("host", "unknown"))
-        run_id = store.save_run(db, kind, host, doc)
+        run_id = store.save_run(db, str(doc["kind"]), schema.host_of(doc), doc)
         runner.log(f"stored as run {run_id} in {db}")
         doc = {**doc, "run_id": run_id, "db": str(db)}
     if args.json:
         emit_json(doc)
     else:
         print(show(doc))
-    return 0
+    return doc
 
 
-# ---- bench locks ----------------------------------------------------------
-
-def cmd_bench_locks(args: argparse.Namespace) -> int:
-    cores = bench_locks.cores_of_machine()
-    params = bench_locks.make_params(cores, args.quick, args.threads, args.duration_ms,
-                                     args.reps, args.iters)
-    doc = bench_locks.analyse(bench_locks.measure(params), cores)
-    return store_and_show(args, doc, "bench-locks", render.bench_locks)
-
-
-# ---- bench elide ----------------------------------------------------------
-
-def cmd_bench_elide(args: argparse.Namespace) -> int:
-    cores = bench_locks.cores_of_machine()
-    params = bench_elide.make_params(cores, args.quick, args.threads, args.duration_ms,
-                                     args.reps, args.iters)
-    doc = bench_elide.analyse(bench_elide.measure(params))
-    doc = {**doc, "cores": cores}
-    return store_and_show(args, doc, bench_elide.KIND, render.bench_elide)
-
-
-# ---- bench malloc -----------------------------------------------------------
-
-def allocator_list(text: str) -> list[str]:
-    """'glibc,cia' -> ['glibc', 'hpsync']; names are checked, aliases resolved."""
-    names = _name_list(text, "allocator", mallocs.ALLOCATORS, mallocs.ALIASES)
-    return list(dict.fromkeys(mallocs.ALIASES.get(n, n) for n in names))
-
-
-def cmd_bench_malloc(args: argparse.Namespace) -> int:
-    params = bench_malloc.make_params(args.quick, args.allocators, args.reps, args.duration_ms,
-                                      args.threads)
-    doc = bench_malloc.analyse(bench_malloc.measure(params))
-    return store_and_show(args, doc, bench_malloc.KIND, render.bench_malloc)
-
-
-# ---- bench shmem ------------------------------------------------------------
-
-def variant_list(text: str) -> list[str]:
-    return _name_list(text, "variant", shmembench.VARIANTS)
-
-
-def cmd_bench_shmem(args: argparse.Namespace) -> int:
-    params = bench_shmem.make_params(args.quick, args.variants, args.reps, args.load or 0)
-    doc = bench_shmem.analyse(bench_shmem.measure(params))
-    return store_and_show(args, doc, bench_shmem.KIND, shmembench.render)
+def cmd_bench(args: argparse.Namespace) -> int:
+    """`hpsync bench NAME`: measure, analyse, judge, store, print.  With
+    --check the exit status is 1 when a target FAILs (inconclusive and n/a
+    are not failures); the verdict count goes to stderr."""
+    bench: Bench = BENCHES[args.bench]
+    doc = base.run(bench, bench.make_params(args))
+    store_and_show(args, doc, bench.render)
+    if not args.check:
+        return 0
+    n = targets.counts(doc["targets"])
+    runner.log("check: " + ", ".join(f"{v} {k}" for k, v in n.items()))
+    return 1 if n[targets.FAIL] else 0
 
 
 # ---- runs -----------------------------------------------------------------
@@ -257,21 +179,18 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def probe_list(text: str) -> list[str]:
     """'timer,c2c' -> ['timer', 'c2c']; names are checked against the registry."""
-    return _name_list(text, "probe", characterize.probe_names())
+    return name_list(text, "probe", characterize.probe_names())
 
 
 def cmd_characterize(args: argparse.Namespace) -> int:
     doc = characterize.characterize(args.quick, args.only)
     from . import report
-    return store_and_show(args, doc, characterize.KIND, report.summary)
-
-
-def _db(args: argparse.Namespace) -> Path | None:
-    return Path(args.db) if args.db else None
+    store_and_show(args, doc, report.summary)
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    label, run = characterize.load(args.run, _db(args))
+    label, run = runs.load(args.run, _db(args))
     if args.csv:
         sys.stdout.write(compare.measurements_csv(compare.measurements(run)))
         return 0
@@ -283,50 +202,66 @@ def cmd_report(args: argparse.Namespace) -> int:
         out.write_text(page, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror}") from exc
-    runner.log(f"report of {label}: {page.count('<img ')} figures, {len(run.get('flags', []))} flags")
+    runner.log(f"report of {label} ({run['kind']}): {page.count('<img ')} figures, "
+               f"{len(run.get('measurements', []))} measurements, {len(run.get('targets', []))} verdicts")
     print(out)
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    label_a, run_a = characterize.load(args.run_a, _db(args))
-    label_b, run_b = characterize.load(args.run_b, _db(args))
+    label_a, run_a = runs.load(args.run_a, _db(args))
+    label_b, run_b = runs.load(args.run_b, _db(args))
     comp = compare.compare_runs(run_a, run_b)
+    if not comp.rows:
+        raise CliError(f"{label_a} ({run_a['kind']}) and {label_b} ({run_b['kind']}) have no "
+                       f"measurement in common")
     for w in comp.warnings:
         runner.log(f"warning: {w}")
     if args.csv:
         sys.stdout.write(compare.to_csv(comp))
     else:
-        print(compare.render(comp, label_a, label_b, run_a.get("context", {}) or {},
-                             run_b.get("context", {}) or {}))
+        print(compare.render(comp, label_a, label_b, schema.first_context(run_a),
+                             schema.first_context(run_b)))
     return 0
 
 
 def cmd_repeatability(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise CliError("repeatability needs at least two runs", 2)
-    runs = [characterize.load(r, _db(args))[1] for r in args.runs]
-    print(compare.render_repeatability(compare.repeatability(runs)))
+    loaded = [runs.load(r, _db(args))[1] for r in args.runs]
+    kinds = sorted({r["kind"] for r in loaded})
+    if len(kinds) > 1:
+        raise CliError(f"repeatability needs runs of one kind, got {', '.join(kinds)}", 2)
+    print(compare.render_repeatability(compare.repeatability(loaded)))
     return 0
 
 
-# (option, type, metavar, help) of a benchmark's own options.
-BenchOption = tuple[str, Callable[[str], Any], str, str]
+DB_HELP = "results database (default ~/.local/share/hpsync/results.db)"
 
 
-def add_bench_parser(bsub: Any, name: str, help_text: str,
-                     func: Callable[[argparse.Namespace], int],
-                     options: Sequence[BenchOption]) -> None:
-    """`hpsync bench NAME`: --json and --quick, the benchmark's own options in
-    the order given, then --db and --no-store, as every benchmark takes them."""
-    bp = bsub.add_parser(name, help=help_text)
+def add_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="PATH", help=DB_HELP)
+
+
+def add_store_options(p: argparse.ArgumentParser) -> None:
+    """--db and --no-store, as every command that makes a run takes them."""
+    add_db(p)
+    p.add_argument("--no-store", action="store_true", help="do not store the run")
+
+
+def add_bench_parser(bsub: Any, bench: Bench) -> None:
+    """`hpsync bench NAME`: --json, --quick and --check, the benchmark's own
+    options in the order given, then --db and --no-store, as every
+    benchmark takes them."""
+    bp = bsub.add_parser(bench.name, help=bench.help)
     bp.add_argument("--json", action="store_true", help="one JSON document on stdout")
     bp.add_argument("--quick", action="store_true", help="short run (a few seconds)")
-    for flag, kind, metavar, text in options:
-        bp.add_argument(flag, type=kind, metavar=metavar, help=text)
-    bp.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
-    bp.add_argument("--no-store", action="store_true", help="do not store the run")
-    bp.set_defaults(func=func)
+    bp.add_argument("--check", action="store_true",
+                    help="exit status 1 when a target FAILs (inconclusive and n/a do not)")
+    for o in bench.options:
+        bp.add_argument(o.flag, type=o.type, metavar=o.metavar, help=o.help)
+    add_store_options(bp)
+    bp.set_defaults(func=cmd_bench)
 
 
 def build_parser() -> Parser:
@@ -356,51 +291,13 @@ def build_parser() -> Parser:
     r.add_argument("command", nargs=argparse.REMAINDER, help="program and its arguments")
     r.set_defaults(func=cmd_run)
 
-    b = sub.add_parser("bench", help="run a benchmark and store its results")
+    b = sub.add_parser("bench", help="run a benchmark, judge its targets and store the run")
     bsub = b.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
-    add_bench_parser(bsub, "locks", "glibc vs every hpsync lock: uncontended cost, throughput",
-                     cmd_bench_locks, [
-                         ("--threads", thread_list, "LIST",
-                          "thread counts, e.g. 1,2,8 (default 1, 2, 4x and 8x cores)"),
-                         ("--duration-ms", positive_int, "N", "per throughput run"),
-                         ("--reps", positive_int, "N", "interleaved rounds per figure"),
-                         ("--iters", positive_int, "N", "lock+unlock pairs per uncontended batch"),
-                     ])
-    add_bench_parser(bsub, "elide", "lock elision: its cost without RTM, its speedup with RTM",
-                     cmd_bench_elide, [
-                         ("--iters", positive_int, "N",
-                          "operations per timed batch (default 1000000; 200000 with --quick)"),
-                         ("--reps", positive_int, "N", "interleaved repetitions per figure"),
-                         ("--threads", thread_list, "LIST",
-                          "throughput thread counts with RTM (default 1, 2, 4, ... up to 2x cores)"),
-                         ("--duration-ms", positive_int, "N", "per throughput run (RTM only)"),
-                     ])
-
-    add_bench_parser(bsub, "malloc", "hpsync's allocator vs glibc, RAND, jemalloc, tcmalloc, mimalloc",
-                     cmd_bench_malloc, [
-                         ("--allocators", allocator_list, "LIST",
-                          f"comma-separated subset of {','.join(mallocs.ALLOCATORS)} (default all; "
-                          "cia is hpsync)"),
-                         ("--reps", positive_int, "N",
-                          "interleaved rounds per figure (default 5; 3 and 1 with --quick)"),
-                         ("--duration-ms", positive_int, "N",
-                          "per throughput run (default 400; 100 with --quick)"),
-                         ("--threads", thread_list, "LIST",
-                          "thread counts of the multithreaded mixes (default 2,4)"),
-                     ])
-
-    add_bench_parser(bsub, "shmem", "OpenSHMEM at 2 and 4 PEs: hpsync on-node and over "
-                     "libfabric, Open MPI's OSHMEM", cmd_bench_shmem, [
-                         ("--variants", variant_list, "LIST",
-                          f"comma-separated subset of {','.join(shmembench.VARIANTS)} (default all)"),
-                         ("--reps", positive_int, "N",
-                          "interleaved rounds per variant (default 3; 1 with --quick)"),
-                         ("--load", non_negative_int, "N",
-                          "run N busy loops beside the whole measurement (default 0)"),
-                     ])
+    for bench in BENCHES.values():
+        add_bench_parser(bsub, bench)
 
     rs = sub.add_parser("runs", help="list stored runs")
-    rs.add_argument("--db", metavar="PATH", help="results database")
+    add_db(rs)
     rs.add_argument("--json", action="store_true", help="JSON list on stdout")
     rs.add_argument("--limit", type=positive_int, metavar="N", help="newest N runs only")
     rs.set_defaults(func=cmd_runs)
@@ -408,31 +305,30 @@ def build_parser() -> Parser:
     ch = sub.add_parser("characterize", help="run the machine probes and store them as one run")
     ch.add_argument("--quick", action="store_true", help="short probes (about half a minute)")
     ch.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    ch.add_argument("--db", metavar="PATH", help="results database (default ~/.local/share/hpsync/results.db)")
-    ch.add_argument("--no-store", action="store_true", help="do not store the run")
+    add_store_options(ch)
     ch.add_argument("--only", type=probe_list, metavar="LIST",
                     help=f"comma-separated probes ({', '.join(characterize.probe_names())})")
     ch.set_defaults(func=cmd_characterize)
 
-    rp = sub.add_parser("report", help="an HTML page with plots and tables of a characterization")
+    rp = sub.add_parser("report", help="an HTML page with plots and tables of any stored run")
     rp.add_argument("run", metavar="RUN", help="run id (see `hpsync runs`) or a JSON file")
     rp.add_argument("-o", "--output", default="report.html", metavar="FILE",
                     help="HTML file to write (default report.html)")
     rp.add_argument("--csv", action="store_true", help="print the measurements as CSV instead")
-    rp.add_argument("--db", metavar="PATH", help="results database")
+    add_db(rp)
     rp.set_defaults(func=cmd_report)
 
-    cp = sub.add_parser("compare", help="B/A ratios between two characterizations")
+    cp = sub.add_parser("compare", help="B/A ratios, spread and significance between two runs")
     cp.add_argument("run_a", metavar="RUN_A", help="run id or JSON file (the baseline)")
     cp.add_argument("run_b", metavar="RUN_B", help="run id or JSON file")
     cp.add_argument("--csv", action="store_true", help="CSV on stdout")
-    cp.add_argument("--db", metavar="PATH", help="results database")
+    add_db(cp)
     cp.set_defaults(func=cmd_compare)
 
     rr = sub.add_parser("repeatability",
-                        help="CV of every latency median across repeated characterizations")
+                        help="CV of every measurement across repeated runs of one kind")
     rr.add_argument("runs", nargs="+", metavar="RUN", help="run ids or JSON files (two or more)")
-    rr.add_argument("--db", metavar="PATH", help="results database")
+    add_db(rr)
     rr.set_defaults(func=cmd_repeatability)
     return p
 

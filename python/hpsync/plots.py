@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""Figures for the characterization report: each function takes finished rows
-and returns PNG bytes (matplotlib, Agg backend, no display needed)."""
+"""Figures for the report: each function takes finished rows (or series of
+measurements) and returns PNG bytes (matplotlib, Agg backend, no display
+needed)."""
 
 from __future__ import annotations
 
 import io
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from .errors import CliError
 
@@ -227,4 +228,66 @@ def pools(rows: Sequence[dict[str, Any]], title: str) -> bytes:
     right.set_ylabel("failed CAS")
     right.set_title(f"{title}: failed CAS{at}", fontsize="medium")
     right.legend(fontsize="small")
+    return _png(fig)
+
+
+class SeriesLike(Protocol):
+    label: str
+    xs: list[float]
+    ys: list[float]
+    lo: list[float]
+    hi: list[float]
+
+
+def _wide(values: Sequence[float]) -> bool:
+    """Values spanning decades read better on a log axis."""
+    pos = [v for v in values if v > 0]
+    return len(pos) == len(values) and len(pos) > 1 and max(pos) / min(pos) > 16
+
+
+def measurement_lines(series: Sequence[SeriesLike], title: str, xlabel: str, ylabel: str) -> bytes:
+    """One line per series against a numeric dim, min..max of the
+    repetitions as error bars."""
+    require()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for i, s in enumerate(series):
+        # Past the colour cycle's ten colours, the line style tells series apart.
+        ax.errorbar(s.xs, s.ys, yerr=[s.lo, s.hi], marker="o" if i < 10 else "s", capsize=3,
+                    linestyle="-" if i < 10 else "--", label=s.label)
+    xs = [x for s in series for x in s.xs]
+    ys = [y for s in series for y in s.ys]
+    if _wide(xs):
+        ax.set_xscale("log", base=2)
+    if _wide(ys):
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    if all(float(x).is_integer() for x in xs) and not _wide(xs):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if len(series) > 1 or series[0].label != "-":
+        ax.legend(fontsize="small", ncol=2 if len(series) > 6 else 1)
+    return _png(fig)
+
+
+def measurement_bars(labels: Sequence[str], points: Sequence[tuple[float, float, float]], title: str,
+                     xlabel: str) -> bytes:
+    """Horizontal bars, one per measurement (value, below, above), with
+    min..max of the repetitions as error bars."""
+    require()
+    fig, ax = plt.subplots(figsize=(6.4, 1.2 + 0.28 * len(labels)))
+    ys = list(range(len(labels)))
+    vals = [p[0] for p in points]
+    ax.barh(ys, vals, xerr=[[p[1] for p in points], [p[2] for p in points]], capsize=3,
+            color="#1f77b4", alpha=0.85)
+    ax.set_yticks(ys, list(labels), fontsize="small")
+    ax.invert_yaxis()
+    if _wide(vals):
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, axis="x")
     return _png(fig)

@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: MIT
-"""The characterization report: one self-contained HTML page (figures inline
-as base64 PNG), and the short text summary `hpsync characterize` prints.
+"""`hpsync report`: one self-contained HTML page (figures inline as base64
+PNG) for a run of any kind, and the short text summary `hpsync
+characterize` prints.
 
-figure_plan() decides which figures a run gets (pure); html() draws them with
-plots.py and lays out the tables.
+Every page has the run's contexts, parameters, warnings, targets and the
+table of its measurements.  A characterization adds its probes, timer
+facts, distributions and the probes' figures (figure_plan); a benchmark
+run adds its own text report and a figure per group of measurements
+(measurement_plan: lines against threads, size or PEs where a group has
+them, else bars).  The plans are pure; html() draws them with plots.py.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ import html as h
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import characterize, plots
+from typing import Mapping, Sequence
+
+from . import characterize, compare, plots, schema
 from . import render as text
+from .bench import by_kind
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,77 @@ def figure_plan(run: dict[str, Any]) -> list[Figure]:
         for metric, rs in _group(rows, "pool").items():
             figs.append(Figure(name, "pool", f"{name}: {metric}",
                                lambda rs=rs, t=f"{name}: {metric}": plots.pools(rs, t)))
+    return figs
+
+
+# ---- figures of any run's measurements --------------------------------------------
+
+MAX_FIGURES = 40
+# Numeric dims that make an x axis, in order of preference.
+X_DIMS = ("threads", "size", "npes", "levels")
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    xs: list[float]
+    ys: list[float]
+    lo: list[float]              # value - min of the reps
+    hi: list[float]              # max of the reps - value
+
+
+def _label(dims: Mapping[str, Any], names: Sequence[str]) -> str:
+    return " ".join(str(dims[k]) if isinstance(dims.get(k), str) else f"{k}={dims.get(k)}"
+                    for k in names) or "-"
+
+
+def _point(m: Mapping[str, Any]) -> tuple[float, float, float]:
+    v = float(m["value"])
+    reps = m.get("reps") or [v]
+    return v, max(0.0, v - min(reps)), max(0.0, max(reps) - v)
+
+
+def measurement_plan(run: Mapping[str, Any]) -> list[Figure]:
+    """One figure per group of measurements sharing their first dim's value,
+    metric and unit (at least two with values): lines against the first
+    numeric dim along which some series has two or more points, one line
+    per combination of the other dims that vary; bars otherwise.  Error
+    bars span each measurement's repetitions (min to max)."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for m in run.get("measurements", []):
+        if m.get("value") is None:
+            continue
+        first = next(iter(schema.ordered_dims(m["dims"])), ("", ""))[1]
+        groups.setdefault((str(first), m["metric"], m["unit"]), []).append(m)
+    figs: list[Figure] = []
+    for (first, metric, unit), ms in groups.items():
+        if len(ms) < 2:
+            continue
+        names = list(dict.fromkeys(k for m in ms for k, _ in schema.ordered_dims(m["dims"])[1:]))
+        names += ["threads"] if any("threads" in m["dims"] for m in ms) else []
+        vary = [k for k in names if len({repr(m["dims"].get(k)) for m in ms}) > 1]
+        title = f"{first}: {metric}"
+        x = next((k for k in X_DIMS if k in vary
+                  and all(isinstance(m["dims"].get(k), (int, float)) for m in ms)
+                  and len({_label(m["dims"], [v for v in vary if v != k]) for m in ms}) < len(ms)), None)
+        if x is not None:
+            rest = [k for k in vary if k != x]
+            series: dict[str, list[Mapping[str, Any]]] = {}
+            for m in sorted(ms, key=lambda m: float(m["dims"][x])):
+                series.setdefault(_label(m["dims"], rest), []).append(m)
+            lines = [Series(lb, [float(m["dims"][x]) for m in pts], *map(list, zip(*map(_point, pts))))
+                     for lb, pts in series.items()]
+            figs.append(Figure("measurements", "lines", title,
+                               lambda ln=lines, t=title, xl=x, yl=unit or metric:
+                               plots.measurement_lines(ln, t, xl, yl)))
+        else:
+            labels = [_label(m["dims"], vary) for m in ms]
+            points = [_point(m) for m in ms]
+            figs.append(Figure("measurements", "bars", title,
+                               lambda lb=labels, pt=points, t=title, yl=unit or metric:
+                               plots.measurement_bars(lb, pt, t, yl)))
+        if len(figs) >= MAX_FIGURES:
+            break
     return figs
 
 
@@ -127,52 +206,70 @@ def latency_rows(run: dict[str, Any]) -> list[tuple[list[str], bool]]:
     return out
 
 
-def html(run: dict[str, Any], label: str) -> str:
-    """The whole report page."""
-    ctx = run.get("context", {}) or {}
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
-             f"<title>hpsync characterization: {_e(ctx.get('host', '?'))}</title>"
-             f"<style>{CSS}</style></head><body>",
-             f"<h1>hpsync characterization of {_e(ctx.get('host', '?'))} "
-             f"({_e(ctx.get('cpu_model', '?'))})</h1>",
-             f"<p>{_e(label)}, created {_e(run.get('created', '?'))}"
-             f"{', quick' if run.get('params', {}).get('quick') else ''}.</p>"]
+CONTEXT_KEYS = ("host", "cpu_model", "cores", "pus", "compiler", "compile_flags", "git_commit",
+                "kernel", "glibc")
 
-    flags = run.get("flags", [])
-    parts.append("<h2 id='flags'>Flags</h2>")
-    if flags:
-        parts += [f"<div class='flag'><b>{_e(f.get('flag'))}</b> ({_e(f.get('probe'))}): "
-                  f"{_e(f.get('detail'))}</div>" for f in flags]
+
+def _common_sections(run: Mapping[str, Any]) -> list[str]:
+    """Contexts, parameters and targets: every kind has them."""
+    parts = ["<h2 id='contexts'>Contexts</h2>"]
+    ctxs = run.get("contexts", [])
+    if ctxs:
+        parts.append(_table(["id", "programs", "processes", *CONTEXT_KEYS],
+                            [[_num(c.get("id")), _e(", ".join(c.get("programs", []))),
+                              _num(c.get("processes"))] + [_e(c.get(k, "-")) for k in CONTEXT_KEYS]
+                             for c in ctxs], left=2))
+        parts.append("<details><summary>every field of every context</summary>")
+        for c in ctxs:
+            parts.append(_table(["key", "value"], [[_e(k), _e(v)] for k, v in _flatten(dict(c))], left=2))
+        parts.append("</details>")
     else:
-        parts.append("<p>None: no steal time, no bimodal distribution.</p>")
-    for w in run.get("warnings", []):
-        parts.append(f"<div class='flag'>{_e(w)}</div>")
+        parts.append("<p>No program of this run printed a context block.</p>")
+    parts.append("<h2 id='params'>Parameters</h2>")
+    parts.append(_table(["parameter", "value"], [[_e(k), _e(v)] for k, v in
+                                                 _flatten(dict(run.get("params", {})))], left=2))
+    verdicts = run.get("targets", [])
+    if verdicts:
+        parts.append("<h2 id='targets'>Targets</h2>")
+        parts.append(_table(["verdict", "target", "detail"],
+                            [[_e(t["verdict"]), _e(t["description"]), _e(t["detail"])] for t in verdicts],
+                            left=3, flagged=[t["verdict"] == "FAIL" for t in verdicts]))
+    return parts
 
-    parts.append("<h2 id='probes'>Probes</h2>")
+
+def _measurements_section(run: Mapping[str, Any]) -> list[str]:
+    """Every measurement: the run's comparable figures, last (the longest table)."""
+    ms = compare.measurements(run)
+    return ["<h2 id='measurements'>Measurements</h2>",
+            _table(["measurement", "unit", "value", "n", "min", "max", "spread", "flags"],
+                   [[_e(m.key), _e(m.unit), _num(m.value), _num(len(m.reps)),
+                     _num(min(m.reps)) if m.reps else "-", _num(max(m.reps)) if m.reps else "-",
+                     _e(compare.pct(m.spread)), _e(" ".join(m.flags))] for m in ms],
+                   flagged=[bool(m.flags) for m in ms])]
+
+
+def _characterize_sections(run: Mapping[str, Any]) -> list[str]:
+    extra = run.get("extra", {})
+    parts = ["<h2 id='probes'>Probes</h2>"]
     parts.append(_table(["probe", "status", "seconds", "steal ms", "note"], [
         [_e(p.get("name")), f"<span class='status-{_e(p.get('status'))}'>{_e(p.get('status'))}</span>",
          _num(p.get("seconds")),
          _num((p.get("document") or {}).get("steal_ms")) if p.get("document") else "-",
          _e(p.get("error", ""))]
-        for p in run.get("probes", [])], left=2))
-
-    parts.append("<h2 id='context'>Context</h2>")
-    parts.append(_table(["key", "value"], [[_e(k), _e(v)] for k, v in _flatten(ctx)], left=2))
-    timer = run.get("timer", {}) or {}
+        for p in extra.get("probes", [])], left=2))
+    timer = extra.get("timer", {}) or {}
     parts.append("<h2 id='timer'>Timer</h2>")
     trows = [[_e(f"context: {k}"), _num(v), ""] for k, v in _flatten(timer.get("context", {}))]
     trows += [[_e(k), _num(v.get("value")), _e(v.get("unit", ""))]
               for k, v in (timer.get("measured") or {}).items()]
     parts.append(_table(["fact", "value", "unit"], trows) if trows
                  else "<p>No timer facts (the timer probe did not run).</p>")
-
-    lat = latency_rows(run)
+    lat = latency_rows(dict(run))
     if lat:
         parts.append("<h2 id='latencies'>Latencies</h2>")
         parts.append(_table(["probe", "measurement", "unit", "n", "min", "p1", "median", "p90",
                              "p99", "p99.9", "max", "flags"],
                             [c for c, _ in lat], left=2, flagged=[f for _, f in lat]))
-
     scalars, curves = [], []
     for name, doc in characterize.documents(run):
         for r in doc.get("results", []):
@@ -191,14 +288,53 @@ def html(run: dict[str, Any], label: str) -> str:
         parts.append("<h2 id='curves'>Curves</h2>")
         parts.append(_table(["probe", "metric", "mapping", "threads", "value", "unit", "reps",
                              "min", "max"], curves, left=3))
+    return parts
 
-    figs = figure_plan(run)
+
+def plan(run: Mapping[str, Any]) -> list[Figure]:
+    """The figures of a run: the probes' own for a characterization, one per
+    group of measurements for every other kind."""
+    return figure_plan(dict(run)) if run.get("kind") == characterize.KIND else measurement_plan(run)
+
+
+def html(run: dict[str, Any], label: str) -> str:
+    """The whole report page."""
+    ctx = schema.first_context(run)
+    kind = str(run.get("kind", "?"))
+    what = "characterization" if kind == characterize.KIND else kind
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>"
+             f"<title>hpsync {_e(what)}: {_e(ctx.get('host', '?'))}</title>"
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>hpsync {_e(what)} of {_e(ctx.get('host', '?'))} "
+             f"({_e(ctx.get('cpu_model', '?'))})</h1>",
+             f"<p>{_e(label)}, created {_e(run.get('created', '?'))}"
+             f"{', quick' if run.get('params', {}).get('quick') else ''}.</p>"]
+    flags = run.get("extra", {}).get("flags", [])
+    parts.append("<h2 id='flags'>Flags</h2>")
+    if flags:
+        parts += [f"<div class='flag'><b>{_e(f.get('flag'))}</b> ({_e(f.get('probe'))}): "
+                  f"{_e(f.get('detail'))}</div>" for f in flags]
+    else:
+        parts.append("<p>None: no steal time, no bimodal distribution.</p>" if kind == characterize.KIND
+                     else "<p>None.</p>")
+    for w in run.get("warnings", []):
+        parts.append(f"<div class='flag'>{_e(w)}</div>")
+    if kind == characterize.KIND:
+        parts += _characterize_sections(run)
+    else:
+        bench = by_kind(kind)
+        if bench is not None:
+            parts.append("<h2 id='report'>Report</h2>")
+            parts.append(f"<pre>{_e(bench.render(run))}</pre>")
+    parts += _common_sections(run)
+    figs = plan(run)
     if figs:
         parts.append("<h2 id='figures'>Figures</h2>")
     for f in figs:
         png = base64.b64encode(f.draw()).decode("ascii")
         parts.append(f"<figure><img alt='{_e(f.title)}' src='data:image/png;base64,{png}'>"
                      f"<figcaption>{_e(f.title)}</figcaption></figure>")
+    parts += _measurements_section(run)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -207,20 +343,20 @@ def html(run: dict[str, Any], label: str) -> str:
 
 def summary(run: dict[str, Any]) -> str:
     """What `hpsync characterize` prints: probe statuses, timer facts, flags."""
-    ctx = run.get("context", {}) or {}
-    out = [f"hpsync characterize: {text.context_line(ctx)}", ""]
+    extra = run.get("extra", {})
+    out = [f"hpsync characterize: {text.context_line(schema.first_context(run))}", ""]
     rows = []
-    for p in run.get("probes", []):
+    for p in extra.get("probes", []):
         doc = p.get("document") or {}
         rows.append([p.get("name", "?"), p.get("status", "?"), f"{p.get('seconds', 0):.1f}",
                      str(len(doc.get("results", []))) if doc else "-", p.get("error", "")])
     out.append(text.table(["probe", "status", "s", "results", "note"], rows,
                           [False, False, True, True, False]))
-    measured = (run.get("timer") or {}).get("measured") or {}
+    measured = (extra.get("timer") or {}).get("measured") or {}
     if measured:
         out += ["", "Timer"]
         out += [f"  {k}: {v.get('value')} {v.get('unit', '')}".rstrip() for k, v in measured.items()]
-    flags = run.get("flags", [])
+    flags = extra.get("flags", [])
     out += ["", "Flags" if flags else "Flags: none"]
     out += [f"  {f['flag']}: {f['probe']}: {f['detail']}" for f in flags]
     if "run_id" in run:

@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: MIT
-"""Finding the build tree and running hpsync's C programs.
+"""Finding the build tree and running hpsync's C programs: the one way to
+run a program and read its JSON.
 
-Every program prints exactly one JSON document on stdout; that document is
-the only thing read from it.  Its stderr is kept and shown only when the
-program fails, so a successful run stays quiet.
+A program either prints exactly one JSON document on stdout (run_json,
+run_document), or writes JSON Lines, one complete object a line, to a file
+it is told to (read_json_lines): hps-bench-shmem does, so the rows a run
+finished before it was cut off survive and whatever a launcher prints on
+stdout around them does not matter.  Nothing else a program prints is read.
+Its stderr is kept and shown only when the program fails (its last line in
+the one-line error), so a successful run stays quiet.
 """
 
 from __future__ import annotations
@@ -13,9 +18,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -153,35 +156,63 @@ def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
     return out or "", err or ""
 
 
-def run_json(argv: Sequence[str], env: Mapping[str, str] | None = None,
-             timeout: float = 600.0) -> dict[str, Any]:
-    """Run one of our programs and return its JSON document."""
-    name = Path(argv[0]).name
+def last_line(text: str) -> str:
+    """The last line of a program's stderr that says something, for a
+    one-line error: blank lines and rules (Open MPI frames its messages in
+    lines of dashes) are passed over."""
+    lines = [ln.strip() for ln in text.splitlines() if any(c.isalnum() for c in ln)]
+    return lines[-1] if lines else ""
+
+
+def run_document(argv: Sequence[str], env: Mapping[str, str] | None = None,
+                 timeout: float = 600.0) -> tuple[dict[str, Any] | None, str | None]:
+    """Run one of our programs: (its JSON document, None), or (None, why not)
+    when it cannot start, times out, fails or prints anything but one JSON
+    object.  Never raises for the program's own failures."""
     proc = run_capture(argv, env, timeout)
-    if proc.timed_out:
-        raise CliError(f"{name} did not finish within {timeout:.0f} s")
     if proc.not_run:
-        raise CliError(f"cannot run {argv[0]}: {proc.not_run}")
+        return None, f"cannot run {argv[0]}: {proc.not_run}"
+    if proc.timed_out:
+        return None, f"did not finish within {timeout:.0f} s"
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        why = lines[-1] if lines else f"exit status {proc.returncode}"
-        raise CliError(f"{name} {' '.join(argv[1:])} failed: {why}")
+        why = last_line(proc.stderr)
+        return None, f"exit status {proc.returncode}" + (f": {why}" if why else "")
     try:
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
-        raise CliError(f"{name} printed malformed JSON ({exc.msg} at line {exc.lineno})") from exc
+        return None, f"malformed JSON ({exc.msg} at line {exc.lineno})"
     if not isinstance(doc, dict):
-        raise CliError(f"{name} printed JSON that is not an object")
+        return None, "printed JSON that is not an object"
+    return doc, None
+
+
+def run_json(argv: Sequence[str], env: Mapping[str, str] | None = None,
+             timeout: float = 600.0) -> dict[str, Any]:
+    """run_document(), with a failure as a CliError naming the program."""
+    doc, why = run_document(argv, env, timeout)
+    if doc is None:
+        raise CliError(f"{Path(argv[0]).name} {' '.join(argv[1:])}: {why}")
     return doc
 
 
-def doc_header(kind: str, started: float, params: Any) -> dict[str, Any]:
-    """The keys every benchmark document starts with: schema, kind, when, how long
-    since started (a time.monotonic() value), and the parameters (a dataclass)."""
-    return {
-        "schema_version": 1,
-        "kind": kind,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "elapsed_s": round(time.monotonic() - started, 3),
-        "params": asdict(params),
-    }
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    """The objects of a JSON Lines file, one a line.  A program that was
+    killed may leave its last line unfinished: that line alone is dropped.
+    A missing file is no objects; any other malformed line is a ValueError."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    out: list[dict[str, Any]] = []
+    for i, line in enumerate(lines):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines) - 1 and not text.endswith("\n"):
+                break
+            raise ValueError(f"{path}: line {i + 1} is not JSON") from None
+        if not isinstance(obj, dict):
+            raise ValueError(f"{path}: line {i + 1} is not a JSON object")
+        out.append(obj)
+    return out

@@ -3,8 +3,9 @@
 
 Schema: runs(id INTEGER PRIMARY KEY, kind TEXT, created TEXT (UTC ISO 8601),
 host TEXT, json TEXT).  Keeping whole documents (not columns per figure)
-lets every benchmark evolve its JSON without migrations; the schema_version
-inside each document says how to read it.
+lets every benchmark evolve its JSON without a table migration; the
+schema_version inside each document says how to read it, and hpsync.runs
+upgrades older documents when it reads them.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def save_run(path: Path, kind: str, host: str, doc: dict[str, Any],
     try:
         with conn:
             cur = conn.execute("INSERT INTO runs(kind, created, host, json) VALUES (?, ?, ?, ?)",
-                               (kind, stamp, host, json.dumps(doc, sort_keys=True)))
+                               (kind, stamp, host, json.dumps(doc)))
         return int(cur.lastrowid or 0)
     except sqlite3.Error as exc:
         raise CliError(f"cannot store the run in {path}: {exc}") from exc

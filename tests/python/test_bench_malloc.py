@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
@@ -12,7 +13,10 @@ from typing import Any, Callable
 
 import pytest
 
-from hpsync import bench_malloc, mallocs, render
+from hpsync import runs, schema
+from hpsync.bench.malloc import analyse as mallocs
+from hpsync.bench.malloc import measure as bench_malloc
+from hpsync.bench.malloc import render as malloc_render
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = Path(os.environ.get("HPSYNC_BUILD", REPO / "build")) / "bin" / "hps-bench-malloc"
@@ -40,6 +44,11 @@ summary: 12805 0 0 12803 6401 0 2 1 0
 
 def targets_by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["id"]: t for t in doc["targets"]}
+
+
+def analysed(doc: dict[str, Any]) -> dict[str, Any]:
+    """A canned schema-1 document, upgraded (re-analysed) as `report` reads it."""
+    return runs.upgrade(doc, "canned")
 
 
 # ---- pure functions ---------------------------------------------------------
@@ -102,23 +111,14 @@ def test_scenarios() -> None:
     assert bench_malloc.scenarios([1, 3]) == [("local", 1), ("local", 3)]
     assert bench_malloc.pattern_scenarios([2, 4]) == [("large", 1), ("stress", 4), ("server", 2),
                                                       ("pipeline", 2)]
-    assert bench_malloc.make_params(False).patterns == bench_malloc.pattern_scenarios([2, 4])
-
-
-def test_bound_verdict() -> None:
-    ok = lambda x: x <= 1.2                                      # noqa: E731
-    assert mallocs.bound_verdict(1.1, [1.1, 1.0, 1.3], ok) is True
-    assert mallocs.bound_verdict(1.1, [1.1, 1.0], ok) is None    # too few rounds
-    assert mallocs.bound_verdict(1.4, [1.4, 1.35, 1.45], ok) is False
-    # Misses, but the rounds spread wide and one of them meets it: noisy.
-    assert mallocs.bound_verdict(1.4, [1.0, 1.4, 1.9], ok) is None
-    # Misses in every round, however wide apart: a clear fail.
-    assert mallocs.bound_verdict(1.6, [1.3, 1.6, 2.4], ok) is False
+    ns = argparse.Namespace(quick=False, allocators=None, reps=None, duration_ms=None, threads=None)
+    assert bench_malloc.make_params(ns).patterns == bench_malloc.pattern_scenarios([2, 4])
 
 
 def test_rows_and_targets(canned: Callable[[str], Any]) -> None:
-    doc = bench_malloc.analyse(canned("bench_malloc_samples.json"))
-    rows = doc["rows"]
+    doc = analysed(canned("bench_malloc_samples.json"))
+    assert schema.validate(doc) == []
+    rows = doc["extra"]["rows"]
     spread = mallocs.rows_of(rows, "spread", allocator="jemalloc", size=1024, state="fresh")
     assert spread[0]["sets_used"] == 4 and not spread[0]["meets_target"]
     # rand's rounds differ: the row keeps the worst one, and a note says so.
@@ -138,31 +138,41 @@ def test_rows_and_targets(canned: Callable[[str], Any]) -> None:
     assert st["hpsync"]["ops_ratio_vs_best"] == pytest.approx(36 / 41)
     assert st["hpsync"]["ops_ratio_vs_glibc"] == pytest.approx(36 / 33)
     assert st["hpsync"]["rss_ratio_vs_mimalloc"] == pytest.approx(1.1)
-
     pat = {r["pattern"]: r for r in mallocs.rows_of(rows, "pattern", allocator="hpsync")}
     assert set(pat) == set(mallocs.PATTERNS) and pat["stress"]["threads"] == 4
     # Round 1 ran at half speed for everybody: per-round ratios are unaffected.
     assert pat["large"]["best_baseline"] == "mimalloc" and pat["large"]["best_rss_baseline"] == "glibc"
     assert pat["large"]["ops_ratio_vs_best"] == pytest.approx(20 / 22)
     assert pat["large"]["rss_ratio_vs_best"] == pytest.approx(48 / 42)
-    assert len(pat["large"]["ops_ratio_vs_best_rounds"]) == 3
+
+    ms = {schema.key(m): m for m in doc["measurements"]}
+    # The targets' derived figures: per round, over every size (and state).
+    assert ms["spread/fewest_sets/hpsync"]["reps"] == [54, 54]
+    assert ms["spread/fewest_sets/jemalloc"]["value"] == min(
+        r["sets_used"] for r in mallocs.rows_of(rows, "spread", allocator="jemalloc"))
+    assert ms["ring/worst_ratio_vs_64/hpsync"]["value"] == pytest.approx(1.15 / 1.10)
+    assert ms["cachegrind/misses_vs_fewest_unaware/hpsync/32768,8,64/size=1024"]["value"] == 0
+    assert len(ms["pattern/slowdown_vs_best/hpsync/large T=1"]["reps"]) == 3
 
     t = targets_by_id(doc)
-    assert list(t) == ["index-spread", "ring", "cachegrind", "single-thread", "multithread", "peak-rss",
-                       "pattern-large", "pattern-stress", "pattern-server", "pattern-pipeline"]
-    assert t["pattern-large"]["passed"] is True
-    assert t["pattern-stress"]["passed"] is False and "1.38x glibc's peak RSS" in t["pattern-stress"]["detail"]
-    assert t["pattern-server"]["passed"] is False and "0.80x glibc's ops/s" in t["pattern-server"]["detail"]
-    assert t["pattern-pipeline"]["passed"] is None and t["pattern-pipeline"]["inconclusive"]
-    assert "rounds too far apart" in t["pattern-pipeline"]["detail"]
-    assert not t["pattern-large"]["inconclusive"] and not t["pattern-server"]["inconclusive"]
-    assert t["index-spread"]["passed"] is True and "4/4" in t["index-spread"]["detail"]
-    assert t["ring"]["passed"] is True and "2048 B: 1.05x" in t["ring"]["detail"]
-    assert t["cachegrind"]["passed"] is True
-    assert "jemalloc 128.0" in t["cachegrind"]["detail"] and "tcmalloc" not in t["cachegrind"]["detail"]
-    assert t["single-thread"]["passed"] is False and "0.88x mimalloc" in t["single-thread"]["detail"]
-    assert t["multithread"]["passed"] is True and "prodcons 2T 2.00x" in t["multithread"]["detail"]
-    assert t["peak-rss"]["passed"] is False and "prodcons 2T 1.30x" in t["peak-rss"]["detail"]
+    assert list(t) == ["index-spread-sets", "index-spread-per-set", "ring", "cachegrind",
+                       "single-thread", "multithread", "peak-rss",
+                       *(f"pattern-ops_{p}" for p in mallocs.PATTERNS),
+                       *(f"pattern-rss_{p}" for p in mallocs.PATTERNS)]
+    verdict = {k: v["verdict"] for k, v in t.items()}
+    assert verdict["index-spread-sets"] == verdict["index-spread-per-set"] == "PASS"
+    assert verdict["ring"] == "PASS" and "1.05x" in t["ring"]["detail"]
+    assert verdict["cachegrind"] == "PASS"
+    assert verdict["single-thread"] == "FAIL" and "0.88x" in t["single-thread"]["detail"]
+    assert verdict["multithread"] == "PASS" and "prodcons 2.00x" in t["multithread"]["detail"]
+    # Peak RSS is judged from one round: prodcons 2T at 1.30x mimalloc's.
+    assert verdict["peak-rss"] == "FAIL" and "prodcons 2T 1.30x" in t["peak-rss"]["detail"]
+    assert verdict["pattern-ops_large"] == "PASS" and verdict["pattern-rss_large"] == "PASS"
+    assert verdict["pattern-rss_stress"] == "FAIL" and "1.38x" in t["pattern-rss_stress"]["detail"]
+    # The server's rounds straddle 1.2x and the pipeline's swing from 0.91x
+    # to 2x: too noisy to fail.
+    assert verdict["pattern-ops_server"] == verdict["pattern-ops_pipeline"] == "inconclusive"
+    assert "rounds on both sides of 1.2" in t["pattern-ops_pipeline"]["detail"]
     notes = "\n".join(doc["warnings"])
     assert "tcmalloc: missing" in notes and "rand laid the ring out differently" in notes
     assert "index spread differs between rounds for rand" in notes
@@ -173,45 +183,46 @@ def test_targets_judge_only_what_was_measured(canned: Callable[[str], Any]) -> N
     no_subject = copy.deepcopy(raw)
     for part in no_subject["samples"].values():
         part[:] = [s for s in part if s["allocator"] != mallocs.SUBJECT]
-    t = targets_by_id(bench_malloc.analyse(no_subject))
-    assert all(v["passed"] is None for v in t.values())
+    t = targets_by_id(analysed(no_subject))
+    assert all(v["verdict"] == "n/a" for v in t.values())
     no_refs = copy.deepcopy(raw)
     no_refs["samples"]["cachegrind"] = [s for s in raw["samples"]["cachegrind"]
                                         if s["allocator"] not in mallocs.INDEX_UNAWARE]
     no_refs["samples"]["mix"] = [s for s in raw["samples"]["mix"] if s["allocator"] != "mimalloc"]
-    t = targets_by_id(bench_malloc.analyse(no_refs))
-    assert t["cachegrind"]["passed"] is None and t["peak-rss"]["passed"] is None
+    t = targets_by_id(analysed(no_refs))
+    assert t["cachegrind"]["verdict"] == "n/a" and t["peak-rss"]["verdict"] == "n/a"
+    assert "needs mimalloc" in t["peak-rss"]["detail"]
     assert t["single-thread"]["passed"] is True                 # best left: jemalloc, 36/38
     # A worse ring at 2 KiB fails the ring target; 4 KiB is not judged.
     slow = copy.deepcopy(raw)
     for s in slow["samples"]["ring"]:
         if s["allocator"] == "hpsync" and s["size"] == 2048:
             s["ns_per_node"] *= 1.2
-    t = targets_by_id(bench_malloc.analyse(slow))
-    assert t["ring"]["passed"] is False and "2048 B" in t["ring"]["detail"]
+    assert targets_by_id(analysed(slow))["ring"]["verdict"] == "FAIL"
     # prodcons 2T below glibc: a FAIL when every round says so, inconclusive
-    # when the rounds spread wide and one of them meets the target.
+    # when the rounds fall on both sides of the target.
     behind = copy.deepcopy(raw)
     for s in behind["samples"]["mix"]:
         if s["allocator"] == "hpsync" and s["pattern"] == "prodcons":
             s["ops_per_sec"] = {0: 2.0e6, 1: 9.0e6, 2: 9.5e6}[s["round"]]
-    t = targets_by_id(bench_malloc.analyse(behind))
-    assert t["multithread"]["passed"] is False and "prodcons 2T 0.90x" in t["multithread"]["detail"]
+    t = targets_by_id(analysed(behind))
+    assert t["multithread"]["verdict"] == "FAIL" and "prodcons" in t["multithread"]["detail"]
     for s in behind["samples"]["mix"]:
         if s["allocator"] == "hpsync" and s["pattern"] == "prodcons":
-            s["ops_per_sec"] = {0: 4.0e6, 1: 6.0e6, 2: 9.0e6}[s["round"]]
-    t = targets_by_id(bench_malloc.analyse(behind))
-    assert t["multithread"]["passed"] is None and t["multithread"]["inconclusive"]
-    assert "rounds too far apart" in t["multithread"]["detail"]
+            s["ops_per_sec"] = {0: 4.0e6, 1: 6.0e6, 2: 11.0e6}[s["round"]]
+    t = targets_by_id(analysed(behind))
+    assert t["multithread"]["verdict"] == "inconclusive" and t["multithread"]["passed"] is None
+    assert "rounds on both sides of 1" in t["multithread"]["detail"]
 
 
 def test_render(canned: Callable[[str], Any]) -> None:
-    text = render.bench_malloc(bench_malloc.analyse(canned("bench_malloc_samples.json")))
+    text = malloc_render.render(analysed(canned("bench_malloc_samples.json")))
     for heading in ("1. Index spread", "2. Ring traversal", "3. Simulated L1", "4. malloc/free mix",
                     "5. Peak RSS", "6. Patterns", "7. Peak RSS of the patterns", "Targets"):
         assert heading in text
-    assert "4/32*" in text and "FAIL  single-thread" in text
-    assert "INCONCLUSIVE  pipeline" in text and "FAIL  server" in text and "PASS  large" in text
+    assert "4/32*" in text and "FAIL          single-thread" in text
+    assert "inconclusive  pipeline: ops/s" in text and "FAIL          stress: peak RSS" in text
+    assert "PASS          large: ops/s" in text
     assert "tcmalloc  missing" in text
 
 
@@ -306,18 +317,21 @@ def test_quick_run(hpsync: Run) -> None:
                   "--threads", "2", timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["kind"] == "bench-malloc" and doc["run_id"] >= 1
-    for key in ("context", "l1d", "llc", "params", "allocators", "cachegrind", "samples", "rows",
-                "targets", "warnings"):
+    assert doc["kind"] == "bench-malloc" and doc["run_id"] >= 1 and schema.validate(doc) == []
+    assert doc["contexts"] and "hps-bench-malloc" in doc["contexts"][0]["programs"]
+    for key in ("params", "targets", "warnings", "measurements"):
         assert key in doc, key
-    status = {n: a["status"] for n, a in doc["allocators"].items()}
+    extra = doc["extra"]
+    for key in ("l1d", "llc", "allocators", "cachegrind", "samples", "rows"):
+        assert key in extra, key
+    status = {n: a["status"] for n, a in extra["allocators"].items()}
     assert list(status) == list(mallocs.ALLOCATORS) and status["glibc"] == "measured"
     assert set(status.values()) <= {"measured", "missing", "failed"}
     measured = [n for n, s in status.items() if s == "measured"]
-    for n, a in doc["allocators"].items():
+    for n, a in extra["allocators"].items():
         if a["status"] == "missing":
             assert f"{n}: not measured" in proc.stderr and a["note"]
-    rows = doc["rows"]
+    rows = extra["rows"]
     for name in measured:
         assert len(mallocs.rows_of(rows, "spread", allocator=name)) == 2 * 31
         assert len(mallocs.rows_of(rows, "ring", allocator=name)) == 12
@@ -327,13 +341,13 @@ def test_quick_run(hpsync: Run) -> None:
         pat = mallocs.rows_of(rows, "pattern", allocator=name)
         assert sorted((r["pattern"], r["threads"]) for r in pat) == sorted(bench_malloc.pattern_scenarios([2]))
         assert all(r["ops_per_sec"] > 0 and r["rss_peak_kib"] > 0 for r in pat)
-    assert len(doc["targets"]) == 10
-    # One round: every pattern's verdict is inconclusive, never a FAIL.
-    pats = [t for t in doc["targets"] if t["id"].startswith("pattern-")]
-    assert all(t["passed"] is None for t in pats)
-    if doc["cachegrind"]["valgrind"]:
+    assert {t["id"] for t in doc["targets"]} >= {"index-spread-sets", "ring", "single-thread"}
+    # One round: every timed verdict is inconclusive, never a FAIL.
+    timed = [t for t in doc["targets"] if t["id"].startswith(("pattern-ops", "ring", "single", "multi"))]
+    assert timed and all(t["verdict"] in ("inconclusive", "n/a") for t in timed)
+    if extra["cachegrind"]["valgrind"]:
         # The ring rows count sets in this machine's L1: compare with its simulation.
-        l1 = doc["l1d"]
+        l1 = extra["l1d"]
         ways = l1["ways"]
         ring = {(r["allocator"], r["size"]): r for r in mallocs.rows_of(rows, "ring")}
         cg = mallocs.rows_of(rows, "cachegrind", d1=f"{l1['size']},{ways},{l1['line']}")

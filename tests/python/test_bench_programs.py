@@ -9,6 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = Path(os.environ.get("HPSYNC_BUILD", REPO / "build")) / "bin" / "hps-bench-locks"
 
@@ -58,3 +60,15 @@ def test_detects_broken_mutual_exclusion(built: None, tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "mutual exclusion violated" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_context_names_the_checked_out_commit(built: None) -> None:
+    """Every context block carries the commit the build was made from: a
+    commit (here or in a linked worktree, whose .git is a file) re-configures
+    the build, so `make` after `git commit` never reports the old one."""
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO,
+                          capture_output=True, text=True, check=False)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout")
+    doc = json.loads(run(["--mode", "uncontended", "--iters", "100", "--reps", "1"]).stdout)
+    assert doc["context"]["git_commit"] == head.stdout.strip()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hpsync import characterize, compare
+from hpsync import characterize, compare, schema, stats
 
 REPO = Path(__file__).resolve().parents[2]
 CANNED = REPO / "tests" / "data" / "characterize"
@@ -44,20 +44,34 @@ def test_canned_documents_are_valid() -> None:
 
 def test_flags_and_timer_facts() -> None:
     a, b = run_of("a"), run_of("b")
-    assert a["flags"] == []
-    kinds = {(f["probe"], f["flag"]) for f in b["flags"]}
+    assert a["extra"]["flags"] == []
+    kinds = {(f["probe"], f["flag"]) for f in b["extra"]["flags"]}
     assert kinds == {("handoff", "steal"), ("mutex", "bimodal")}
-    assert a["timer"]["measured"]["tsc_ghz"] == {"value": 2.1, "unit": "GHz"}
-    assert a["timer"]["context"]["clocksource"] == "tsc"
+    assert a["extra"]["timer"]["measured"]["tsc_ghz"] == {"value": 2.1, "unit": "GHz"}
+    assert a["extra"]["timer"]["context"]["clocksource"] == "tsc"
     assert b["warnings"] == ["pools: missing: not found"]
+
+
+def test_run_follows_the_schema() -> None:
+    """A characterization is a run like any other: every probe's context,
+    a measurement per figure with its raw repetitions."""
+    a = run_of("a")
+    assert schema.validate(a) == [] and a["kind"] == "characterize"
+    assert a["contexts"] and a["contexts"][0]["processes"] == len(probe_docs("a"))
+    ms = {schema.key(m): m for m in a["measurements"]}
+    flops = ms["compute/flops/compact T=1"]
+    assert flops["unit"] and len(flops["reps"]) == 5 and flops["better"] == "higher"
+    lat = ms["mutex/uncontended/glibc"]
+    assert lat["better"] == "lower" and lat["value"] == probe_docs("a")["mutex"]["results"][0]["dist"]["median"]
+    assert all(m["context"] == 0 for m in a["measurements"])
 
 
 def test_mann_whitney() -> None:
     # Exact two-sided p for complete separation of 5 vs 5 is 2/252.
-    assert compare.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
-    assert compare.mann_whitney_p([1, 2, 3, 4, 5], [1.5, 2.5, 3.5, 4.5, 5.5]) == pytest.approx(0.6905, abs=1e-3)
+    assert stats.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(2 / 252)
+    assert stats.mann_whitney_p([1, 2, 3, 4, 5], [1.5, 2.5, 3.5, 4.5, 5.5]) == pytest.approx(0.6905, abs=1e-3)
     # Ties take the normal approximation; identical samples are not different.
-    assert compare.mann_whitney_p([1.0] * 6, [1.0] * 6) == 1.0
+    assert stats.mann_whitney_p([1.0] * 6, [1.0] * 6) == 1.0
 
 
 def test_compare_ratios_and_significance() -> None:
@@ -81,6 +95,8 @@ def test_compare_ratios_and_significance() -> None:
     # B has no pools: those measurements are listed as only in A.
     assert any(k.startswith("pools/fft/mutex") for k in comp.only_a)
     assert comp.only_b == []
+    # Significantly faster or slower says which way is better.
+    assert flops.verdict == "worse"                      # fewer flops in B
     # Same run against itself: ratios 1, nothing significant.
     same = compare.compare_runs(run_of("a"), run_of("a"))
     assert all(r.ratio in (None, pytest.approx(1.0)) for r in same.rows)
@@ -118,7 +134,7 @@ def test_report_html_from_file(tmp_path: Path) -> None:
     # compute 1, membw 2, timer 1, create 2, mutex 2, handoff 1, condvar 2, cas 2, c2c 1, pools 2
     assert page.count("<img ") == 16
     assert page.count("data:image/png;base64,") == 16
-    for section in ("id='flags'", "id='context'", "id='timer'", "id='latencies'", "p99.9",
+    for section in ("id='flags'", "id='contexts'", "id='timer'", "id='latencies'", "p99.9",
                     "Intel(R) Xeon(R) Gold 6230", "GHz"):
         assert section in page
     assert "http" not in page.replace("http-equiv", "")   # self-contained
@@ -144,10 +160,11 @@ def make_fake_build(tmp_path: Path) -> Path:
     """A build tree whose probes print canned JSON: one missing, one failing, one malformed."""
     bin_dir = tmp_path / "build" / "bin"
     bin_dir.mkdir(parents=True)
+    programs = {p.name: p.program for p in characterize.REGISTRY}
     for name, doc in probe_docs("b").items():
         if name in ("cas", "c2c", "condvar"):
             continue
-        script = bin_dir / f"hps-probe-{name}"
+        script = bin_dir / programs[name]
         script.write_text(f"#!/bin/sh\ncat '{CANNED / 'probes_b' / (name + '.json')}'\n")
         script.chmod(0o755)
     (bin_dir / "hps-probe-c2c").write_text("#!/bin/sh\necho 'hps-probe-c2c: cannot pin' >&2\nexit 3\n")
@@ -163,7 +180,7 @@ def test_characterize_with_fake_probes(tmp_path: Path) -> None:
     r = hpsync("characterize", "--quick", "--json", "--db", str(db), env={"HPSYNC_BUILD": str(build)})
     assert r.returncode == 0, r.stderr
     run = json.loads(r.stdout)
-    status = {p["name"]: p["status"] for p in run["probes"]}
+    status = {p["name"]: p["status"] for p in run["extra"]["probes"]}
     assert status == {"timer": "ok", "compute": "ok", "membw": "ok", "create": "ok", "mutex": "ok",
                       "handoff": "ok", "condvar": "failed", "cas": "missing", "c2c": "failed",
                       "pools": "missing"}
@@ -171,11 +188,12 @@ def test_characterize_with_fake_probes(tmp_path: Path) -> None:
     assert any("cas missing" in ln for ln in errs)
     assert any("c2c failed: exit status 3: hps-probe-c2c: cannot pin" in ln for ln in errs)
     assert any("condvar failed: malformed JSON" in ln for ln in errs)
-    assert {(f["probe"], f["flag"]) for f in run["flags"]} == {("handoff", "steal"), ("mutex", "bimodal")}
+    assert {(f["probe"], f["flag"]) for f in run["extra"]["flags"]} == {("handoff", "steal"),
+                                                                         ("mutex", "bimodal")}
     assert run["run_id"] == 1
     # Stored: report --csv and compare read it back by id.
     csv_out = hpsync("report", "1", "--csv", "--db", str(db))
-    assert csv_out.returncode == 0 and csv_out.stdout.startswith("key,probe,kind")
+    assert csv_out.returncode == 0 and csv_out.stdout.startswith("key,metric,value")
     cmp = hpsync("compare", "1", str(write_run(tmp_path, "a.json", run_of("a"))), "--db", str(db))
     assert cmp.returncode == 0, cmp.stderr
     assert "B/A" in cmp.stdout and "compute/flops/compact T=1" in cmp.stdout
@@ -187,15 +205,17 @@ def test_characterize_only_and_bad_input(tmp_path: Path) -> None:
     r = hpsync("characterize", "--only", "timer,c2c", "--no-store", "--json",
                env={"HPSYNC_BUILD": str(build)})
     assert r.returncode == 0, r.stderr
-    assert [p["name"] for p in json.loads(r.stdout)["probes"]] == ["timer", "c2c"]
+    assert [p["name"] for p in json.loads(r.stdout)["extra"]["probes"]] == ["timer", "c2c"]
     bad = hpsync("characterize", "--only", "nope", "--no-store")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     missing = hpsync("report", "99", "--db", str(tmp_path / "x.db"))
     assert missing.returncode == 1 and missing.stderr.startswith("hpsync: no run 99")
+    # A schema-1 benchmark run without its samples cannot be upgraded: one line says so.
     locks = tmp_path / "locks.json"
-    locks.write_text(json.dumps({"kind": "bench-locks", "rows": []}))
+    locks.write_text(json.dumps({"schema_version": 1, "kind": "bench-locks", "rows": []}))
     wrong = hpsync("compare", str(locks), str(locks))
-    assert wrong.returncode == 1 and "not a characterization" in wrong.stderr
+    assert wrong.returncode == 1 and len(wrong.stderr.strip().splitlines()) == 1
+    assert "without its samples; it cannot be converted: run `hpsync bench locks` again" in wrong.stderr
 
 
 def test_progress_bar_on_tty() -> None:
@@ -210,24 +230,23 @@ def test_progress_bar_on_tty() -> None:
     assert "\r[" in out and "s left" in out and "compute missing: gone" in out
 
 
-def test_repeatability_cv_is_computed_per_latency_median() -> None:
-    from hpsync import compare
-
-    def run(med: float) -> dict:
+def test_repeatability_cv_is_computed_per_measurement() -> None:
+    def run(med: float) -> dict[str, Any]:
         doc = {"schema_version": 1, "probe": "mutex", "steal_ms": 0, "params": {}, "context": {},
                "results": [{"kind": "latency", "metric": "lock_unlock", "variant": "glibc",
-                            "dist": {"unit": "ns", "n": 3, "median": med, "samples": [med] * 3,
-                                     "bimodal": False}}]}
-        return {"probes": [{"name": "mutex", "status": "ok", "document": doc}]}
+                            "dist": {"unit": "ns", "n": 3, "median": med,
+                                     "samples": [med - 1, med, med + 1], "bimodal": False}}]}
+        return characterize.from_probe_document(doc)
 
     spreads = compare.repeatability([run(10.0), run(12.0), run(14.0)])
     assert len(spreads) == 1
     s = spreads[0]
-    assert s.key == "mutex/lock_unlock/glibc" and s.medians == (10.0, 12.0, 14.0)
+    assert s.key == "mutex/lock_unlock/glibc" and s.values == (10.0, 12.0, 14.0)
     assert abs(s.cv - 2.0 / 12.0) < 1e-12          # stdev 2 over mean 12
+    assert s.within == pytest.approx(1 / 12)        # the middle run's reps: stdev 1 over 12
     text = compare.render_repeatability(spreads)
-    assert "0/1 latency medians within 10% CV over 3 runs" in text
-    assert compare.coefficient_of_variation([5.0, 5.0]) == 0.0
+    assert "0/1 measurements within 10% CV over 3 runs" in text
+    assert stats.coefficient_of_variation([5.0, 5.0]) == 0.0
 
 
 def test_repeatability_flags_two_level_runs() -> None:

@@ -144,35 +144,8 @@ def test_missing_build_says_make(tmp_path: Path) -> None:
     assert "run make first" in one_line_error(proc)
 
 
-def test_bench_locks_json_and_store(hpsync: Run, tmp_path: Path) -> None:
-    db = tmp_path / "r.db"
-    proc = hpsync("bench", "locks", "--json", "--quick", "--threads", "1,2", "--duration-ms", "10",
-                  "--reps", "1", "--iters", "2000", "--db", str(db))
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
-    assert doc["kind"] == "bench-locks" and doc["context"]["schema_version"] == 1
-    rows = doc["rows"]
-    locks_seen = {r["lock"] for r in rows}
-    assert locks_seen == {"glibc", "ttas", "ticket", "mcs", "hemlock", "adaptive"}
-    for r in rows:
-        for key in ("lock", "threads", "ops_per_sec", "ns_per_op"):
-            assert key in r
-        assert r["ops_per_sec"] > 0 and r["ns_per_op"] > 0
-    unc = [r for r in rows if r["mode"] == "uncontended"]
-    assert len(unc) == 6 and all("ns_ratio_vs_glibc" in r for r in unc)
-    tp = [r for r in rows if r["mode"] == "throughput"]
-    assert sorted({r["threads"] for r in tp}) == [1, 2]
-    assert all("ops_ratio_vs_glibc" in r for r in tp)
-    assert len(doc["targets"]) == 3
-
-    listed = hpsync("runs", "--db", str(db), "--json")
-    assert listed.returncode == 0, listed.stderr
-    runs = json.loads(listed.stdout)
-    assert [r["id"] for r in runs] == [doc["run_id"]]
-    assert runs[0]["kind"] == "bench-locks"
-
-
 def test_bench_locks_human_no_store(hpsync: Run, tmp_path: Path) -> None:
+    """(--json, storing, --check: test_pipeline.py's end-to-end test.)"""
     proc = hpsync("bench", "locks", "--quick", "--threads", "2", "--duration-ms", "10",
                   "--reps", "1", "--iters", "2000", "--no-store")
     assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: MIT
+"""What every benchmark shares: its description (Bench), the session that
+runs its C programs and collects their context blocks, the one order rounds
+interleave in, and the path from raw samples to a stored run.
+
+A benchmark module (bench/locks.py, bench/malloc/, ...) supplies three parts:
+
+  measure(params, session) -> extra   runs programs; returns its samples
+                                      and whatever else its report needs
+  analyse(extra, params) -> Analysis  pure: rows for its own tables, the
+                                      schema's measurements, warnings
+  render(run) -> str                  its text report of a finished run
+
+run() strings them together; analyse_run() is the pure half (it also
+upgrades stored schema-1 documents, whose samples it re-analyses), and the
+targets table judges the measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import asdict, dataclass, field, is_dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .. import runner, schema, stats
+from . import targets
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One of a benchmark's own command-line options (beyond --json,
+    --quick, --check, --db, --no-store, which every benchmark takes)."""
+    flag: str
+    type: Callable[[str], Any]
+    metavar: str
+    help: str
+
+
+@dataclass(frozen=True)
+class Analysis:
+    rows: list[Row]
+    measurements: list[schema.Measurement]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str                                   # `hpsync bench NAME`, targets' bench
+    help: str
+    options: Sequence[Option]
+    make_params: Callable[[argparse.Namespace], Any]
+    measure: Callable[[Any, "Session"], dict[str, Any]]
+    analyse: Callable[[Mapping[str, Any], Mapping[str, Any]], Analysis]
+    render: Callable[[Mapping[str, Any]], str]
+
+    @property
+    def kind(self) -> str:
+        return f"bench-{self.name}"
+
+
+def interleaved(round_no: int, items: Sequence[Any]) -> list[Any]:
+    """The order of one round: forward on even rounds, reversed on odd ones.
+
+    Alternating the order (A B C, C B A, ...) puts every configuration at the
+    same mean position in time, so a slow drift of the shared machine (another
+    guest waking up, thermal state) biases none of them.  Every benchmark
+    interleaves its rounds this one way.
+    """
+    return list(items) if round_no % 2 == 0 else list(reversed(items))
+
+
+class Session:
+    """The programs of one benchmark run: runs them, keeps every distinct
+    context block they print, and logs progress on stderr."""
+
+    def __init__(self, log: Callable[[str], None] = runner.log) -> None:
+        self.log = log
+        self.contexts = schema.Contexts()
+
+    def context(self, ctx: Mapping[str, Any] | None, program: str) -> int | None:
+        return self.contexts.add(ctx, program)
+
+    def run(self, argv: Sequence[str], env: Mapping[str, str] | None = None,
+            timeout: float = 600.0, program: str | None = None) -> tuple[dict[str, Any], int | None]:
+        """(the program's JSON document, the id of its context block);
+        a failure is a CliError.  program names it when argv[0] is a
+        wrapper (valgrind)."""
+        doc = runner.run_json(argv, env, timeout)
+        return doc, self.context(doc.get("context"), program or Path(argv[0]).name)
+
+
+def params_dict(params: Any) -> dict[str, Any]:
+    return asdict(params) if is_dataclass(params) else dict(params)
+
+
+def analyse_run(bench: Bench, doc: Mapping[str, Any],
+                table: Sequence[targets.Target] | None = None) -> dict[str, Any]:
+    """A run with its measurements, rows (in extra), warnings and verdicts
+    computed from its samples: pure."""
+    a = bench.analyse(doc["extra"], doc["params"])
+    return {**doc, "measurements": a.measurements, "warnings": a.warnings,
+            "extra": {**doc["extra"], "rows": a.rows},
+            "targets": targets.evaluate(targets.for_bench(bench.name, table), a.measurements)}
+
+
+def run(bench: Bench, params: Any, log: Callable[[str], None] = runner.log) -> dict[str, Any]:
+    """Measure, then analyse: the finished run document."""
+    started = time.monotonic()
+    session = Session(log)
+    extra = bench.measure(params, session)
+    doc = schema.envelope(bench.kind, params_dict(params), session.contexts.blocks, extra, started)
+    return analyse_run(bench, doc)
+
+
+# ---- what the benchmarks' analyses share -------------------------------------------
+
+def per_round(samples: Sequence[Mapping[str, Any]], key: str) -> tuple[list[float], list[int]]:
+    """The figure key of each sample and its round, in round order."""
+    ss = sorted(samples, key=lambda s: s.get("round", 0))
+    return [float(s[key]) for s in ss], [int(s.get("round", 0)) for s in ss]
+
+
+def context_of(samples: Sequence[Mapping[str, Any]], default: int | None) -> int | None:
+    """The context id the samples were measured in (their first one's)."""
+    for s in samples:
+        if "context" in s:
+            return s["context"]  # type: ignore[no-any-return]
+    return default
+
+
+def round_ratios(mine: Sequence[Mapping[str, Any]], ref: Sequence[Mapping[str, Any]],
+                 key: str) -> tuple[list[float], list[int]]:
+    """Each round's figure over the reference's in the same round, and the
+    rounds.  Configurations run interleaved within a round, so a round the
+    shared machine slowed down as a whole cancels out of its own ratio."""
+    by_round = {s.get("round", 0): float(s[key]) for s in ref}
+    out, rounds = [], []
+    for s in sorted(mine, key=lambda s: s.get("round", 0)):
+        r = stats.ratio(float(s[key]), by_round.get(s.get("round", 0)))
+        if r is not None:
+            out.append(r)
+            rounds.append(int(s.get("round", 0)))
+    return out, rounds
+
+
+def warn_few_and_noisy(rows: Sequence[Row], count_key: str, min_rounds: int, noisy: float,
+                       name: Callable[[Row], str], what: str = "round(s) per figure") -> list[str]:
+    """The two caveats every benchmark prints: figures from fewer than
+    min_rounds repetitions, and figures whose repetitions disagree by more
+    than noisy (spread = (max - min) / median)."""
+    out: list[str] = []
+    few = sorted({int(r[count_key]) for r in rows if r.get(count_key) and r[count_key] < min_rounds})
+    if few:
+        out.append(f"only {few[0]} {what}: medians of fewer than {min_rounds} runs on a shared "
+                   f"machine are noisy")
+    loud = [r for r in rows if (r.get("spread") or 0) > noisy]
+    if loud:
+        out.append(f"rounds disagree by more than {noisy:.0%} for "
+                   + ", ".join(name(r) for r in loud[:6]) + (" ..." if len(loud) > 6 else ""))
+    return out
