@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
-#include "../../src/common/hps_rand.h"
+#include "../../../src/common/hps_rand.h"
 
 static int eno(int rc) { return rc == 0 ? 0 : errno; }
 

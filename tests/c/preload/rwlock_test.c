@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "harness.h"
-#include "../../src/common/hps_rand.h"
+#include "../../../src/common/hps_rand.h"
 
 static const struct { const char *name; int kind; int writer_first; } kinds[] = {
     { "default", -1, 0 },
