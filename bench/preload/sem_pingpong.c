@@ -119,8 +119,10 @@ int main(int argc, char **argv)
     const char *pre = getenv("LD_PRELOAD");
     if (pre && strstr(pre, "hpsync-preload"))
         DIE("run me without LD_PRELOAD: I load both implementations myself");
-    unsigned reps = argc > 2 ? (unsigned)hps_bench_parse_num("repetitions", argv[2], 1, HPS_BENCH_MAX_REPS) : 11;
-    unsigned long pairs = argc > 3 ? (unsigned long)hps_bench_parse_num("pair_iterations", argv[3], 1, 1L << 40) : 2000000;
+    unsigned reps = argc > 2 ? (unsigned)hps_bench_parse_num("repetitions", argv[2], 1, HPS_BENCH_MAX_REPS)
+                             : 11;
+    unsigned long pairs = argc > 3 ? (unsigned long)hps_bench_parse_num("pair_iterations", argv[3], 1, 1L << 40)
+                                   : 2000000;
     trips = argc > 4 ? (unsigned long)hps_bench_parse_num("round_trips", argv[4], 1, 1L << 40) : 20000;
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!h)

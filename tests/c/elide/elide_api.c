@@ -494,7 +494,8 @@ static int stress(const hps_test_case_t *tc, int argc, char **argv)
     hps_lock_algo_t algo;
     const char *name = hps_test_name();
     if (hps_lock_algo_parse(argv[1], &algo) != 0) {
-        fprintf(stderr, "elide_api: unknown lock algorithm '%s'; algorithms: %s\n", argv[1], hps_lock_algo_names());
+        fprintf(stderr, "elide_api: unknown lock algorithm '%s'; algorithms: %s\n", argv[1],
+                hps_lock_algo_names());
         return 2;
     }
     HPS_CHECK(hps_elide_active, "elision is off (backend %s): the stress needs inject:SEQ",
@@ -539,9 +540,11 @@ static const hps_test_case_t cases[] = {
     { "busy_free", .run = sc_busy_free, .data = "inject:busy,commit" },
     { "busy_exhaust", .run = sc_busy_exhaust, .data = "inject:busy*4,commit" },
     { "busy_held", .run = sc_busy_held, .data = "inject:busy,commit" },
-    { "abort_causes", .run = sc_abort_causes, .data = "inject:explicit:7,explicit:0xfe,explicit:0xfd,conflict,debug,nested,zero,commit" },
+    { "abort_causes", .run = sc_abort_causes,
+      .data = "inject:explicit:7,explicit:0xfe,explicit:0xfd,conflict,debug,nested,zero,commit" },
     { "trylock", .run = sc_trylock, .data = "inject:commit" },
-    { "trylock_mixed", .run = sc_trylock_mixed, .data = "inject:retry,commit,capacity,busy,conflict,commit,explicit:7" },
+    { "trylock_mixed", .run = sc_trylock_mixed,
+      .data = "inject:retry,commit,capacity,busy,conflict,commit,explicit:7" },
     { "unlock_unlocked", .run = sc_unlock_unlocked, .data = "inject:commit" },
     { "in_section", .run = sc_in_section, .data = "inject:commit,capacity" },
     { "before_blocking", .run = sc_before_blocking, .data = "inject:commit" },
@@ -550,7 +553,8 @@ static const hps_test_case_t cases[] = {
     { "auto", .run = sc_auto, .data = "" },
     { "rtm", .run = sc_rtm, .data = "rtm" },
     { "fallback", .run = sc_fallback, .data = NULL },
-    { "stress", .run_args = stress, .args = "<algo> [threads|Nx] [iterations]", .min_args = 1, .max_args = 3 },
+    { "stress", .run_args = stress, .args = "<algo> [threads|Nx] [iterations]",
+      .min_args = 1, .max_args = 3 },
 };
 /* Scenarios take milliseconds; within CTest's 60 s (the stress re-arms it). */
 static const hps_test_suite_t suite = HPS_TEST_SUITE("elide_api", cases, 30, 0);

@@ -242,7 +242,8 @@ static int case_stress(const hps_test_case_t *c, int argc, char **argv)
 
 static const hps_test_case_t cases[] = {
     { "handoff", .run = case_handoff },
-    { "stress", .run_args = case_stress, .args = "<kind> [threads|Nx] [iterations]", .min_args = 1, .max_args = 3 },
+    { "stress", .run_args = case_stress, .args = "<kind> [threads|Nx] [iterations]",
+      .min_args = 1, .max_args = 3 },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("rwlock_test", cases, 100, HPS_TEST_NAME_IMPL);
 

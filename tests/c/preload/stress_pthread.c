@@ -38,7 +38,8 @@ static int stress(const hps_test_case_t *c, int argc, char **argv)
 
 static const int t_normal = PTHREAD_MUTEX_NORMAL, t_recursive = PTHREAD_MUTEX_RECURSIVE,
                  t_errorcheck = PTHREAD_MUTEX_ERRORCHECK, t_adaptive = PTHREAD_MUTEX_ADAPTIVE_NP;
-#define KIND(name, type) { name, .run_args = stress, .args = "[threads|Nx] [iterations]", .max_args = 2, .data = &(type) }
+#define KIND(name, type) \
+    { name, .run_args = stress, .args = "[threads|Nx] [iterations]", .max_args = 2, .data = &(type) }
 static const hps_test_case_t kinds[] = {
     KIND("normal", t_normal),
     KIND("recursive", t_recursive),
