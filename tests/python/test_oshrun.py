@@ -2,7 +2,7 @@
 """build/bin/oshrun from outside the job: usage errors, exit statuses, teardown
 when a PE dies, signals, stdin, launch time, and no /dev/shm leftovers.
 
-The PEs are build/bin/rt_test (tests/c/shmem_rt/rt_test.c), a program on the
+The PEs are build/bin/rt_test (tests/c/shmem/runtime/rt_test.c), a program on the
 OpenSHMEM runtime alone.  oshrun names its jobs "o<its pid>x<random>", so a
 job's shared-memory files are /dev/shm/hpsync-shmem-o<pid>x*; rt_test adds
 one of its own there (as the library adds its heap), which oshrun must
