@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+#include "prim/tsc.h"
 
 #define HPS_BENCH_SCHEMA_VERSION 1
 
@@ -62,14 +63,8 @@ static inline uint64_t hps_bench_clock_ns(clockid_t id)
 static inline uint64_t hps_bench_now_ns(void) { return hps_bench_clock_ns(CLOCK_MONOTONIC); }
 
 /* 1 when hps_bench_rdtsc() reads a real time-stamp counter (x86 only). */
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HPS_BENCH_HAVE_TSC 1
-static inline uint64_t hps_bench_rdtsc(void) { return __rdtsc(); }
-#else
-#define HPS_BENCH_HAVE_TSC 0
-static inline uint64_t hps_bench_rdtsc(void) { return 0; }
-#endif
+#define HPS_BENCH_HAVE_TSC HPS_HAVE_TSC
+static inline uint64_t hps_bench_rdtsc(void) { return hps_tsc_read(); }
 
 typedef struct hps_clock_cost {
     double call_ns;          /* mean cost of one clock_gettime(CLOCK_MONOTONIC) */

@@ -91,15 +91,13 @@ void hps_probe_topo_threads(hps_topo_t *topo, hps_probe_list_t *threads);
 extern int hps_probe_use_tsc;
 extern double hps_probe_ns_per_tick;
 
-/* A stamp: ticks of the chosen clock.  The lfence keeps rdtsc from being
- * executed ahead of the code before it (it is not ordered otherwise). */
+/* A stamp: ticks of the chosen clock.  The TSC read is the ordered one, so
+ * it is not executed ahead of the code before it. */
 static inline uint64_t hps_probe_now(void)
 {
 #if HPS_BENCH_HAVE_TSC
-    if (hps_probe_use_tsc) {
-        _mm_lfence();
-        return hps_bench_rdtsc();
-    }
+    if (hps_probe_use_tsc)
+        return hps_tsc_read_ordered();
 #endif
     return hps_bench_now_ns();
 }

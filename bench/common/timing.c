@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "hps_bench.h"
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
+#include "prim/cpuid.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -90,16 +88,10 @@ void hps_bench_clock_cost(hps_clock_cost_t *out)
 
 int hps_bench_tsc_invariant(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000, NULL) < 0x80000007)
+    unsigned r[4];
+    if (!hps_cpuid(0x80000007, 0, r))
         return -1;
-    __cpuid(0x80000007, a, b, c, d);
-    (void)a, (void)b, (void)c;
-    return (int)((d >> 8) & 1);
-#else
-    return -1;
-#endif
+    return (int)((r[3] >> 8) & 1);
 }
 
 double hps_bench_tsc_window(long ms)

@@ -16,14 +16,7 @@
 #include "hps_bench.h"
 #include "env.h"
 #include "envparse.h"
-#include "../arch/rtm.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#define HAVE_CPUID 1
-#else
-#define HAVE_CPUID 0
-#endif
+#include "prim/cpuid.h"
 
 typedef struct cpu_info {
     char vendor[13];
@@ -36,50 +29,42 @@ typedef struct cpu_info {
 
 static void read_cpuid(cpu_info_t *c)
 {
+    unsigned r[4];
     memset(c, 0, sizeof *c);
-#if HAVE_CPUID
-    unsigned a, b, cx, d, max;
-    __cpuid(0, max, b, cx, d);
-    memcpy(c->vendor + 0, &b, 4);
-    memcpy(c->vendor + 4, &d, 4);
-    memcpy(c->vendor + 8, &cx, 4);
-    if (max >= 1) {
-        __cpuid(1, a, b, cx, d);
-        unsigned base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
+    if (!hps_cpuid(0, 0, r))
+        return;
+    memcpy(c->vendor + 0, &r[1], 4);
+    memcpy(c->vendor + 4, &r[3], 4);
+    memcpy(c->vendor + 8, &r[2], 4);
+    if (hps_cpuid(1, 0, r)) {
+        unsigned a = r[0], base_family = (a >> 8) & 0xf, base_model = (a >> 4) & 0xf;
         /* The extended fields only count for families 6 and 15 (SDM/APM rule). */
         c->family = base_family == 0xf ? base_family + ((a >> 20) & 0xff) : base_family;
         c->model = (base_family == 0x6 || base_family == 0xf)
                        ? base_model | (((a >> 16) & 0xf) << 4) : base_model;
         c->stepping = a & 0xf;
-        c->hypervisor = (cx >> 31) & 1;
+        c->hypervisor = (r[2] >> 31) & 1;
     }
-    if (max >= 7) {
-        __cpuid_count(7, 0, a, b, cx, d);
-        c->hle = (b >> 4) & 1;
-        c->rtm = (b >> 11) & 1;
-        c->rtm_always_abort = (d >> 11) & 1;
+    if (hps_cpuid(7, 0, r)) {
+        c->hle = (r[1] >> 4) & 1;
+        c->rtm = (r[1] >> 11) & 1;
+        c->rtm_always_abort = (r[3] >> 11) & 1;
     }
-    if (c->hypervisor) {
-        /* Leaf 0x40000000 exists only under a hypervisor; ask only then. */
-        __cpuid(0x40000000, a, b, cx, d);
-        memcpy(c->hv_vendor + 0, &b, 4);
-        memcpy(c->hv_vendor + 4, &cx, 4);
-        memcpy(c->hv_vendor + 8, &d, 4);
+    /* Leaf 0x40000000 exists only under a hypervisor; ask only then. */
+    if (c->hypervisor && hps_cpuid(0x40000000, 0, r)) {
+        memcpy(c->hv_vendor + 0, &r[1], 4);
+        memcpy(c->hv_vendor + 4, &r[2], 4);
+        memcpy(c->hv_vendor + 8, &r[3], 4);
         for (int i = 0; i < 12; i++)   /* some hypervisors pad with NULs */
             if ((unsigned char)c->hv_vendor[i] < 0x20 && c->hv_vendor[i])
                 c->hv_vendor[i] = '?';
     }
-    unsigned ext = __get_cpuid_max(0x80000000, NULL);
-    if (ext >= 0x80000004) {
-        unsigned *w = (unsigned *)(void *)c->brand;
-        for (unsigned l = 0; l < 3; l++)
-            __cpuid(0x80000002 + l, w[4 * l], w[4 * l + 1], w[4 * l + 2], w[4 * l + 3]);
-        c->brand[48] = 0;
-    }
-    if (ext >= 0x80000007) {
+    unsigned *w = (unsigned *)(void *)c->brand;
+    for (unsigned l = 0; l < 3 && hps_cpuid(0x80000002 + l, 0, w + 4 * l); l++)
+        ;
+    c->brand[48] = 0;
+    if (hps_cpuid(0x80000007, 0, r))
         c->invariant_tsc = hps_bench_tsc_invariant() == 1;
-    }
-#endif
 }
 
 /* Brand strings are often padded with leading spaces. */
@@ -154,7 +139,7 @@ int main(void)
     hps_bench_context();
 
     hps_json_begin_object("cpu");
-    hps_json_bool("cpuid", HAVE_CPUID);
+    hps_json_bool("cpuid", HPS_HAVE_CPUID);
     hps_json_str("vendor", c.vendor);
     hps_json_str("model_name", c.brand[0] ? trim(c.brand) : topo.cpu_model);
     hps_json_uint("family", c.family);

@@ -4,59 +4,19 @@
  * (so a real acquisition by anyone aborts it) and the policy decides what
  * to do when speculation fails.  See hpsync/elide.h and docs/elision.md.
  */
-#define HPS_WANT_RTM 1
 #include "hpsync/elide.h"
 #include "backend.h"
 
-HPS_RTM_ABORT_FN(0xff)
-HPS_RTM_ABORT_FN(0xfe)
-HPS_RTM_ABORT_FN(0xfd)
-
 #define COUNT(stats, field) do { if (stats) hps_faa_relaxed(&(stats)->field, 1); } while (0)
-
-/* Begin a transaction that holds `s` elided.  Returns HPS_TX_STARTED or the
- * abort status.  With RTM, an abort resumes here with the status. */
-static unsigned begin_elided(hps_lock_state_t *s, hps_lock_algo_t a)
-{
-    if (hps_elide_backend == HPS_BACKEND_RTM) {
-        unsigned st = hps_rtm_begin();
-        if (st == HPS_TX_STARTED) {
-            /* Reading the word puts it in our read set: a real acquisition
-             * by another thread now aborts us. */
-            if (!hps_lockstate_is_locked(s, a))
-                return HPS_TX_STARTED;
-            hps_rtm_abort(0xff);
-            return HPS_TX_EXPLICIT | (HPS_ABORT_BUSY << 24);   /* not reached */
-        }
-        return st;
-    }
-    unsigned st = hps_inject_begin();
-    if (st == HPS_TX_STARTED) {
-        /* Emulation: hold the lock for real, count the section as elided.
-         * A held lock answers as RTM would (busy abort), never by blocking
-         * here: the caller may be a timed lock with a deadline to keep. */
-        if (!hps_lockstate_trylock(s, a))
-            return HPS_TX_EXPLICIT | (HPS_ABORT_BUSY << 24);
-        hps_inject_push(s);
-    }
-    return st;
-}
 
 /* One counted attempt: HPS_TX_STARTED, or the abort status (counted). */
 static unsigned attempt_elided(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_stats_t *stats)
 {
     COUNT(stats, attempts);
-    unsigned status = begin_elided(s, a);
+    unsigned status = hps_elide_ops->begin(s, a);
     if (status != HPS_TX_STARTED && stats)
         hps_faa_relaxed(&stats->aborts[hps_elide_cause(status)], 1);
     return status;
-}
-
-static int in_transaction(void)
-{
-    if (hps_elide_backend == HPS_BACKEND_RTM)
-        return hps_rtm_test();
-    return hps_inject_depth() > 0;
 }
 
 /* Wait, outside any transaction, for the lock to look free; give up (0)
@@ -82,10 +42,11 @@ HPS_EXPORT int hps_elide_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide
      * begin, whose policy decides; taking the lock for real here would
      * write it transactionally and gain nothing.
      */
-    int nested = in_transaction();
+    const hps_elide_ops_t *ops = hps_elide_ops;
+    int nested = ops->test();
     /* Shared counters written inside a transaction would make concurrent
      * transactions conflict: nested sections are not counted. */
-    if (nested && hps_elide_backend == HPS_BACKEND_RTM)
+    if (nested && ops->speculative)
         stats = NULL;
     uint32_t v = hps_load_relaxed(&st->v);
     if (!nested && hps_elide_take_skip(&v)) {
@@ -118,8 +79,7 @@ HPS_EXPORT int hps_elide_try_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_e
      * very transaction holds the lock elided, and answer 0 where POSIX wants
      * EBUSY: leave speculation and let the lock decide.  (Emulated sections
      * hold their locks for real, so there the real trylock answers right.) */
-    if (hps_elide_backend == HPS_BACKEND_RTM && hps_rtm_test())
-        hps_rtm_abort(0xfd);
+    hps_elide_ops->abort(HPS_ABORT_TRYLOCK);
     /* One attempt: a trylock must not wait, so no retries and no skipping;
      * a held lock comes back as a busy abort. */
     if (attempt_elided(s, a, stats) == HPS_TX_STARTED)
@@ -141,45 +101,25 @@ static void committed(hps_elide_state_t *st, hps_elide_stats_t *stats)
 HPS_EXPORT void hps_elide_exit(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_state_t *st,
                                hps_elide_stats_t *stats)
 {
-    if (hps_elide_backend == HPS_BACKEND_RTM) {
-        /*
-         * Elided only if the word is free *and* we are in a transaction:
-         * XEND outside one would fault, and a lock really held (taken
-         * before the transaction began, or on a skip) must really be
-         * released.  Unlocking an unlocked lock thus behaves as without
-         * elision.
-         */
-        if (!hps_lockstate_is_locked(s, a) && hps_rtm_test()) {
-            hps_rtm_end();
-            /* Count the outermost commit only (see hps_elide_enter). */
-            if (hps_rtm_test())
-                return;
-            committed(st, stats);
-            return;
-        }
-        hps_lockstate_unlock(s, a);
-        return;
-    }
-    if (hps_inject_pop(s))
+    /* The backend knows whether s's section was elided (see rtm.c for
+     * why RTM checks both the word and XTEST). */
+    unsigned r = hps_elide_ops->end(s, a);
+    if (r & HPS_ELIDE_END_COMMIT)
         committed(st, stats);
-    hps_lockstate_unlock(s, a);
+    if (r & HPS_ELIDE_END_RELEASE)
+        hps_lockstate_unlock(s, a);
 }
 
 HPS_EXPORT void hps_elide_before_blocking(void)
 {
     if (!hps_elide_active)
         return;
-    if (hps_elide_backend == HPS_BACKEND_RTM) {
-        if (hps_rtm_test())
-            hps_rtm_abort(0xfe);
-        return;
-    }
-    /* Emulated holds are real holds already: they just stop counting as
-     * elided (the section would have re-run with the lock held). */
-    hps_inject_demote_all();
+    /* With RTM the section re-runs with the lock held; the injected
+     * backend's holds are real already and just stop counting as elided. */
+    hps_elide_ops->abort(HPS_ABORT_COND);
 }
 
 HPS_EXPORT int hps_elide_in_section(void)
 {
-    return hps_elide_active && in_transaction();
+    return hps_elide_active && hps_elide_ops->test();
 }

@@ -9,7 +9,7 @@
 #define HPS_ELIDE_POLICY_H
 
 #include <stdint.h>
-#include "../arch/rtm.h"
+#include "../prim/rtm.h"
 
 /* XABORT codes hpsync uses. */
 #define HPS_ABORT_BUSY    0xff   /* lock word found held inside the transaction */

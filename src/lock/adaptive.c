@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "hpsync/lock.h"
-#include "../common/futex.h"
+#include "../prim/futex.h"
 
 /* 0 unknown, 1 registered, 2 unavailable (then parkers nap with a timeout). */
 static hps_au32 g_mb_state;
@@ -67,9 +67,12 @@ static void add_ns(struct timespec *t, long ns)
 static void leave(hps_adaptive_t *l)
 {
     uint32_t old = hps_load_relaxed(&l->parked), nv;
+    /* seq_cst, as the count-in: the count and its FENCED bit (cleared
+     * together as the epoch ends) stay in one total order with the
+     * count-ins and fence bits of other parkers. */
     do {
         nv = (old & ~HPS_ADAPTIVE_FENCED) == 1 ? 0 : old - 1;
-    } while (!atomic_compare_exchange_weak(&l->parked, &old, nv));
+    } while (!hps_cas_weak_seq_cst(&l->parked, &old, nv));
 }
 
 HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t clock,
@@ -100,7 +103,7 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
     if (abstime && !hps_deadline_valid(abstime))
         return EINVAL;
     /* seq_cst: counted in before we re-check `locked` below. */
-    atomic_fetch_add(&l->parked, 1);
+    hps_faa_seq_cst(&l->parked, 1);
     int rc = 0;
     int consumed = 0;           /* we took a wake-up and hold `waking` */
     for (;;) {
@@ -117,7 +120,7 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
          */
         long ns = 0;
         if (consumed) {
-            atomic_store(&l->waking, 0);
+            hps_store_seq_cst(&l->waking, 0);
             consumed = 0;
             ns = BOUNDED_SLEEP_NS;
         }
@@ -148,12 +151,15 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
                 break;
             }
             /* A bounded sleep ran out in an unfenced epoch: fence it. */
+            /* seq_cst: the bit is set after the barrier, in the same total
+             * order as the count-ins it covers. */
             if (!fenced && heavy_barrier())
-                atomic_fetch_or(&l->parked, HPS_ADAPTIVE_FENCED);
+                hps_fetch_or_seq_cst(&l->parked, HPS_ADAPTIVE_FENCED);
         }
     }
+    /* seq_cst: as the store before going back to sleep above. */
     if (consumed)
-        atomic_store(&l->waking, 0);
+        hps_store_seq_cst(&l->waking, 0);
     leave(l);
     return rc;
 }
@@ -174,7 +180,9 @@ HPS_EXPORT HPS_NOINLINE void hps_adaptive_wake(hps_adaptive_t *l)
      * undo.
      */
     uint32_t tag = hps_fork_tag;
-    if (hps_load_relaxed(&l->waking) != tag && atomic_exchange(&l->waking, tag) != tag &&
+    /* seq_cst: claiming `waking` is ordered after our store of `locked`
+     * and before the wake-up; the parker clears it with the same order. */
+    if (hps_load_relaxed(&l->waking) != tag && hps_xchg_seq_cst(&l->waking, tag) != tag &&
         hps_futex_wake(&l->locked, 1, 0) == 0)
-        atomic_store(&l->waking, 0);
+        hps_store_seq_cst(&l->waking, 0);
 }

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include "internal.h"
+#include "../prim/map.h"
 
 _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
 
@@ -45,30 +46,20 @@ void *hps_os_map_aligned(size_t size)
     if (size == 0 || size > ((size_t)1 << 46))
         return NULL;
     int saved = errno;
-    /* Over-map by one segment and trim, so the start is segment-aligned. */
-    char *p = mmap(NULL, size + HPS_SEG_SIZE, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
+    void *a = hps_map_aligned(size, HPS_SEG_SIZE, 0, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1);
+    if (!a) {
         errno = saved;
         return NULL;
     }
-    uintptr_t a = ((uintptr_t)p + HPS_SEG_MASK) & ~(uintptr_t)HPS_SEG_MASK;
-    size_t head = a - (uintptr_t)p, tail = HPS_SEG_SIZE - head;
-    if (head)
-        munmap(p, head);
-    if (tail)
-        munmap((char *)a + size, tail);
-    hps_owned_set(a, 1);
+    hps_owned_set((uintptr_t)a, 1);
     hps_count_mapped((int64_t)size);
-    return (void *)a;
+    return a;
 }
 
 void hps_os_unmap(void *p, size_t size)
 {
     hps_owned_set((uintptr_t)p, 0);
-    int saved = errno;
-    munmap(p, size);
-    errno = saved;
+    hps_map_release(p, size);
     hps_count_mapped(-(int64_t)size);
 }
 
@@ -89,11 +80,9 @@ int hps_region_reserve(void)
 
 void hps_os_purge(void *p, size_t size)
 {
-    int saved = errno;
     /* DONTNEED, not FREE: RSS drops at once, which is what a user who freed
      * a lot expects to see; the range stays mapped and reads back as zero. */
-    madvise(p, size, MADV_DONTNEED);
-    errno = saved;
+    hps_map_purge(p, size);
 }
 
 uint32_t hps_os_now_ms(void)

@@ -33,7 +33,7 @@
 #include <limits.h>
 #include <string.h>
 #include "preload.h"
-#include "../common/futex.h"
+#include "../prim/futex.h"
 
 typedef struct hps_pbar {
     hps_au64 word;                  /* 0: arrivals this round | round << 32 */
@@ -82,15 +82,15 @@ static void wait_round(hps_pbar_t *b, uint32_t mine)
             break;
     }
     /* seq_cst: counted in before re-reading the word (see the header). */
-    atomic_fetch_add(&b->sleepers, 1);
+    hps_faa_seq_cst(&b->sleepers, 1);
     for (;;) {
-        uint64_t w = atomic_load(&b->word);
+        uint64_t w = hps_load_seq_cst(&b->word);
         if (passed(w, mine))
             break;
         /* EINTR (a signal) and spurious returns: wait on. */
         hps_futex_wait(round_word(b), ROUND(w), CLOCK_REALTIME, NULL, b->shared != 0);
     }
-    atomic_fetch_sub_explicit(&b->sleepers, 1, memory_order_relaxed);
+    hps_fas_relaxed(&b->sleepers, 1);
 }
 
 HPS_EXPORT int pthread_barrier_wait(pthread_barrier_t *bar)
@@ -103,15 +103,15 @@ HPS_EXPORT int pthread_barrier_wait(pthread_barrier_t *bar)
     int shared = b->shared != 0;
     /* acq_rel: releases our work before the barrier to the round's other
      * members, and lets the last arrival acquire everyone's. */
-    uint64_t old = atomic_fetch_add_explicit(&b->word, 1, memory_order_acq_rel);
+    uint64_t old = hps_faa_acq_rel(&b->word, 1);
     uint32_t n = ARRIVED(old) + 1;
     uint32_t mine = ROUND(old) + (n - 1) / count;
     int rc = 0;
     if (n % count == 0) {
         /* seq_cst: ordered before the read of `sleepers` (Dekker pair);
          * also a release of all the work gathered above to the waiters. */
-        atomic_fetch_add(&b->word, ROUND_ONE - count);
-        if (atomic_load(&b->sleepers) != 0)
+        hps_faa_seq_cst(&b->word, ROUND_ONE - count);
+        if (hps_load_seq_cst(&b->sleepers) != 0)
             hps_futex_wake(round_word(b), INT_MAX, shared);
         rc = PTHREAD_BARRIER_SERIAL_THREAD;
     } else {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <threads.h>
 #include "preload.h"
-#include "../common/futex.h"
+#include "../prim/futex.h"
 
 typedef struct hps_pcond {
     hps_au32 seq;
@@ -62,7 +62,7 @@ struct cancel_ctx {
 static void cancel_cleanup(void *arg)
 {
     struct cancel_ctx *ctx = arg;
-    atomic_fetch_sub(&ctx->pc->waiters, 1);
+    hps_fas_seq_cst(&ctx->pc->waiters, 1);
     hps_pm_lock(ctx->m, NULL);
 }
 
@@ -77,11 +77,11 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
      * the section re-runs holding the mutex for real, then waits here. */
     hps_elide_before_blocking();
     /* seq_cst: pairs with the signaller's seq bump then waiters read. */
-    uint32_t seq = atomic_load(&pc->seq);
-    atomic_fetch_add(&pc->waiters, 1);
+    uint32_t seq = hps_load_seq_cst(&pc->seq);
+    hps_faa_seq_cst(&pc->waiters, 1);
     int rc = hps_pm_unlock(m);
     if (rc != 0) {
-        atomic_fetch_sub(&pc->waiters, 1);
+        hps_fas_seq_cst(&pc->waiters, 1);
         return rc;
     }
     int shared = (pc->flags & COND_PSHARED) != 0;
@@ -104,12 +104,12 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
         }
         /* Woken, value changed (EAGAIN), or a signal (EINTR): all return;
          * POSIX lets a wait return spuriously, callers re-check. */
-        if (r != EINTR || atomic_load(&pc->seq) != seq)
+        if (r != EINTR || hps_load_seq_cst(&pc->seq) != seq)
             break;
     }
     pthread_setcanceltype(oldtype, NULL);
     pthread_cleanup_pop(0);
-    atomic_fetch_sub(&pc->waiters, 1);
+    hps_fas_seq_cst(&pc->waiters, 1);
     rc = hps_pm_lock(m, __builtin_return_address(0));
     if (rc != 0)
         return rc;          /* e.g. EOWNERDEAD from a robust mutex */
@@ -139,15 +139,15 @@ static void cond_wake(pthread_cond_t *c, int n)
 {
     hps_pcond_t *pc = PC(c);
     /* seq_cst: the bump must be ordered before we read `waiters`. */
-    atomic_fetch_add(&pc->seq, 1);
-    if (atomic_load(&pc->waiters) != 0)
+    hps_faa_seq_cst(&pc->seq, 1);
+    if (hps_load_seq_cst(&pc->waiters) != 0)
         hps_futex_wake(&pc->seq, n, (pc->flags & COND_PSHARED) != 0);
 }
 
 HPS_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
     /* Nobody counted in: nothing to wake, no need to touch `seq` either. */
-    if (atomic_load(&PC(c)->waiters) == 0)
+    if (hps_load_seq_cst(&PC(c)->waiters) == 0)
         return 0;
     cond_wake(c, 1);
     return 0;
@@ -155,7 +155,7 @@ HPS_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 
 HPS_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
-    if (atomic_load(&PC(c)->waiters) == 0)
+    if (hps_load_seq_cst(&PC(c)->waiters) == 0)
         return 0;
     cond_wake(c, INT_MAX);
     return 0;

@@ -64,8 +64,8 @@ void hps_pl_init(void)
         hps_stats_start();
     /* Release: a thread that sees 2 (or the fast algorithm) sees all above.
      * With statistics or elision on, every call takes the out-of-line path. */
-    __atomic_store_n(&hps_pl_fast_algo, pl_stats || pl_elide ? 0 : hps_pl_algo, __ATOMIC_RELEASE);
-    __atomic_store_n(&hps_pl_plain, !pl_stats, __ATOMIC_RELEASE);
+    hps_plain_store_release(&hps_pl_fast_algo, pl_stats || pl_elide ? 0 : hps_pl_algo);
+    hps_plain_store_release(&hps_pl_plain, !pl_stats);
     hps_store_release(&pl_state, 2);
 }
 
@@ -136,7 +136,7 @@ static int owned_prologue(hps_pmutex_t *p, int type, int *rc)
     if (type != PTHREAD_MUTEX_RECURSIVE && type != PTHREAD_MUTEX_ERRORCHECK)
         return 0;
     /* Relaxed: only this thread ever stores its own tid here. */
-    if (atomic_load_explicit(&p->owner, memory_order_relaxed) != hps_pl_tid())
+    if (hps_load_relaxed(&p->owner) != hps_pl_tid())
         return 0;
     if (type == PTHREAD_MUTEX_ERRORCHECK) {
         *rc = EDEADLK;
@@ -152,7 +152,7 @@ static int owned_prologue(hps_pmutex_t *p, int type, int *rc)
 static void set_owner(hps_pmutex_t *p, int type)
 {
     if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
-        atomic_store_explicit(&p->owner, hps_pl_tid(), memory_order_relaxed);
+        hps_store_relaxed(&p->owner, hps_pl_tid());
         p->count = 1;
     }
 }
@@ -220,11 +220,11 @@ int hps_pm_unlock(pthread_mutex_t *m)
         return hps_real()->mutex_unlock(m);
     int type = kind & HPS_KIND_TYPE_MASK;
     if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
-        if (atomic_load_explicit(&p->owner, memory_order_relaxed) != hps_pl_tid())
+        if (hps_load_relaxed(&p->owner) != hps_pl_tid())
             return EPERM;
         if (type == PTHREAD_MUTEX_RECURSIVE && --p->count != 0)
             return 0;
-        atomic_store_explicit(&p->owner, 0, memory_order_relaxed);
+        hps_store_relaxed(&p->owner, 0);
     } else if (elides(type)) {
         hps_elide_exit(&p->s, algo(), &p->elide, elide_stats(p, NULL));
         return 0;
@@ -236,7 +236,7 @@ int hps_pm_unlock(pthread_mutex_t *m)
 HPS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     hps_pmutex_t *p = HPS_PM(m);
-    hps_lock_algo_t a = __atomic_load_n(&hps_pl_fast_algo, __ATOMIC_RELAXED);
+    hps_lock_algo_t a = hps_plain_load_relaxed(&hps_pl_fast_algo);
     if (hps_likely(p->kind == 0 && a != 0)) {
         hps_lockstate_lock(&p->s, a);
         return 0;
@@ -247,7 +247,7 @@ HPS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 HPS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
     hps_pmutex_t *p = HPS_PM(m);
-    hps_lock_algo_t a = __atomic_load_n(&hps_pl_fast_algo, __ATOMIC_RELAXED);
+    hps_lock_algo_t a = hps_plain_load_relaxed(&hps_pl_fast_algo);
     if (hps_likely(p->kind == 0 && a != 0)) {
         hps_lockstate_unlock(&p->s, a);
         return 0;

@@ -34,7 +34,7 @@
 #include <errno.h>
 #include <string.h>
 #include "preload.h"
-#include "../common/futex.h"
+#include "../prim/futex.h"
 
 typedef struct hps_prw {
     _Atomic uint32_t state;        /* 0: WRITER | HANDOVER | readers */
@@ -74,13 +74,13 @@ static int readers_yield(hps_prw_t *r)
 /* 0 = got it, EBUSY = would block, EAGAIN = reader count full. */
 static int try_read(hps_prw_t *r)
 {
-    uint32_t s = atomic_load(&r->state);
+    uint32_t s = hps_load_seq_cst(&r->state);
     for (;;) {
-        if ((s & WRITER) || (readers_yield(r) && atomic_load(&r->wwait) != 0))
+        if ((s & WRITER) || (readers_yield(r) && hps_load_seq_cst(&r->wwait) != 0))
             return EBUSY;
         if ((s & READERS) == READERS)
             return EAGAIN;
-        if (atomic_compare_exchange_weak(&r->state, &s, s + 1))
+        if (hps_cas_weak_seq_cst(&r->state, &s, s + 1))
             return 0;
     }
 }
@@ -88,8 +88,8 @@ static int try_read(hps_prw_t *r)
 static int try_write(hps_prw_t *r)
 {
     uint32_t e = 0;
-    if (atomic_compare_exchange_strong(&r->state, &e, WRITER)) {
-        atomic_store_explicit(&r->cur_writer, hps_pl_tid(), memory_order_relaxed);
+    if (hps_cas_seq_cst(&r->state, &e, WRITER)) {
+        hps_store_relaxed(&r->cur_writer, hps_pl_tid());
         return 0;
     }
     return EBUSY;
@@ -100,16 +100,16 @@ static int try_write(hps_prw_t *r)
  * the sleeper count is read (see sleep_on). */
 static void wake_readers(hps_prw_t *r)
 {
-    if (atomic_load(&r->rsleep) != 0) {
-        atomic_fetch_add(&r->rseq, 1);
+    if (hps_load_seq_cst(&r->rsleep) != 0) {
+        hps_faa_seq_cst(&r->rseq, 1);
         hps_futex_wake(&r->rseq, 0x7fffffff, 0);
     }
 }
 
 static void wake_writer(hps_prw_t *r)
 {
-    if (atomic_load(&r->wsleep) != 0) {
-        atomic_fetch_add(&r->wseq, 1);
+    if (hps_load_seq_cst(&r->wsleep) != 0) {
+        hps_faa_seq_cst(&r->wseq, 1);
         hps_futex_wake(&r->wseq, 1, 0);
     }
 }
@@ -130,9 +130,9 @@ static int sleep_on(hps_prw_t *r, int (*ready)(hps_prw_t *), _Atomic uint32_t *s
         hps_wait_step(&w);
     }
     int rc = 0;
-    atomic_fetch_add(sleepers, 1);
+    hps_faa_seq_cst(sleepers, 1);
     for (;;) {
-        uint32_t v = atomic_load(seq);
+        uint32_t v = hps_load_seq_cst(seq);
         if (ready(r))
             break;
         if (hps_futex_wait(seq, v, clock, abs, 0) == ETIMEDOUT) {
@@ -140,19 +140,19 @@ static int sleep_on(hps_prw_t *r, int (*ready)(hps_prw_t *), _Atomic uint32_t *s
             break;
         }
     }
-    atomic_fetch_sub(sleepers, 1);
+    hps_fas_seq_cst(sleepers, 1);
     return rc;
 }
 
 /* Conditions the waiters wait for. */
-static int phase_over(hps_prw_t *r) { return !(atomic_load(&r->state) & WRITER); }
+static int phase_over(hps_prw_t *r) { return !(hps_load_seq_cst(&r->state) & WRITER); }
 static int may_read(hps_prw_t *r)
 {
-    return (atomic_load(&r->state) & WRITER) || atomic_load(&r->wwait) == 0;
+    return (hps_load_seq_cst(&r->state) & WRITER) || hps_load_seq_cst(&r->wwait) == 0;
 }
 static int may_write(hps_prw_t *r)
 {
-    uint32_t s = atomic_load(&r->state);
+    uint32_t s = hps_load_seq_cst(&r->state);
     return s == 0 || (s & HANDOVER);
 }
 
@@ -160,8 +160,8 @@ static int check_args(hps_prw_t *r, clockid_t clock, const struct timespec *abs)
 {
     if (abs && ((clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) || !hps_deadline_valid(abs)))
         return EINVAL;
-    if (atomic_load_explicit(&r->cur_writer, memory_order_relaxed) == hps_pl_tid() &&
-        (atomic_load(&r->state) & WRITER))
+    if (hps_load_relaxed(&r->cur_writer) == hps_pl_tid() &&
+        (hps_load_seq_cst(&r->state) & WRITER))
         return EDEADLK;
     return 0;
 }
@@ -172,31 +172,31 @@ static int acquire_read(hps_prw_t *r, clockid_t clock, const struct timespec *ab
     if (rc)
         return rc;
     for (;;) {
-        uint32_t s = atomic_load(&r->state);
+        uint32_t s = hps_load_seq_cst(&r->state);
         if ((s & READERS) == READERS)
             return EAGAIN;
         if (s & WRITER) {
             /* A write phase: count ourselves in; the writer's release
              * makes us a holder. */
-            if (!atomic_compare_exchange_weak(&r->state, &s, s + 1))
+            if (!hps_cas_weak_seq_cst(&r->state, &s, s + 1))
                 continue;
             if (sleep_on(r, phase_over, &r->rseq, &r->rsleep, clock, abs) == 0)
                 return 0;
             /* Timed out: leave, unless the phase ended meanwhile (then we
              * hold the lock, as if it happened before the deadline). */
-            s = atomic_load(&r->state);
+            s = hps_load_seq_cst(&r->state);
             while (s & WRITER)
-                if (atomic_compare_exchange_weak(&r->state, &s, s - 1))
+                if (hps_cas_weak_seq_cst(&r->state, &s, s - 1))
                     return ETIMEDOUT;
             return 0;
         }
-        if (readers_yield(r) && atomic_load(&r->wwait) != 0) {
+        if (readers_yield(r) && hps_load_seq_cst(&r->wwait) != 0) {
             /* Readers hold it and a writer waits: wait for the writer. */
             if (sleep_on(r, may_read, &r->rseq, &r->rsleep, clock, abs) != 0)
                 return ETIMEDOUT;
             continue;
         }
-        if (atomic_compare_exchange_weak(&r->state, &s, s + 1))
+        if (hps_cas_weak_seq_cst(&r->state, &s, s + 1))
             return 0;
     }
 }
@@ -204,11 +204,11 @@ static int acquire_read(hps_prw_t *r, clockid_t clock, const struct timespec *ab
 /* Claim the lock as a registered waiting writer: 1 = ours. */
 static int claim_write(hps_prw_t *r)
 {
-    uint32_t s = atomic_load(&r->state);
+    uint32_t s = hps_load_seq_cst(&r->state);
     if (s == 0)
-        return atomic_compare_exchange_strong(&r->state, &s, WRITER);
+        return hps_cas_seq_cst(&r->state, &s, WRITER);
     if (s & HANDOVER)
-        return atomic_compare_exchange_strong(&r->state, &s, s & ~HANDOVER);
+        return hps_cas_seq_cst(&r->state, &s, s & ~HANDOVER);
     return 0;
 }
 
@@ -218,49 +218,49 @@ static int acquire_write(hps_prw_t *r, clockid_t clock, const struct timespec *a
     if (rc || try_write(r) == 0)
         return rc;
     /* seq_cst: registered before we look at the state (hand-over Dekker). */
-    atomic_fetch_add(&r->wwait, 1);
+    hps_faa_seq_cst(&r->wwait, 1);
     for (;;) {
         if (claim_write(r))
             break;
         if (sleep_on(r, may_write, &r->wseq, &r->wsleep, clock, abs) == 0)
             continue;
         /* Timed out: unregister, then take a hand-over made to us all. */
-        uint32_t left = atomic_fetch_sub(&r->wwait, 1) - 1;
-        uint32_t s = atomic_load(&r->state);
-        if ((s & HANDOVER) && atomic_compare_exchange_strong(&r->state, &s, s & ~HANDOVER)) {
-            atomic_store_explicit(&r->cur_writer, hps_pl_tid(), memory_order_relaxed);
+        uint32_t left = hps_fas_seq_cst(&r->wwait, 1) - 1;
+        uint32_t s = hps_load_seq_cst(&r->state);
+        if ((s & HANDOVER) && hps_cas_seq_cst(&r->state, &s, s & ~HANDOVER)) {
+            hps_store_relaxed(&r->cur_writer, hps_pl_tid());
             return 0;
         }
         if (left == 0 && readers_yield(r))
             wake_readers(r);        /* readers held back for us may go now */
         return ETIMEDOUT;
     }
-    atomic_fetch_sub(&r->wwait, 1);
-    atomic_store_explicit(&r->cur_writer, hps_pl_tid(), memory_order_relaxed);
+    hps_fas_seq_cst(&r->wwait, 1);
+    hps_store_relaxed(&r->cur_writer, hps_pl_tid());
     return 0;
 }
 
 static int unlock_write(hps_prw_t *r)
 {
-    atomic_store_explicit(&r->cur_writer, 0, memory_order_relaxed);
-    if (writers_first(r) && atomic_load(&r->wwait) != 0) {
+    hps_store_relaxed(&r->cur_writer, 0);
+    if (writers_first(r) && hps_load_seq_cst(&r->wwait) != 0) {
         /* Hand over to a waiting writer: the lock stays write-held. */
-        atomic_fetch_or(&r->state, HANDOVER);
-        if (atomic_load(&r->wwait) != 0) {
+        hps_fetch_or_seq_cst(&r->state, HANDOVER);
+        if (hps_load_seq_cst(&r->wwait) != 0) {
             wake_writer(r);
             return 0;
         }
         /* They all timed out meanwhile: take it back, unless one of them
          * already claimed it. */
-        uint32_t s = atomic_load(&r->state);
-        if (!(s & HANDOVER) || !atomic_compare_exchange_strong(&r->state, &s, s & ~HANDOVER))
+        uint32_t s = hps_load_seq_cst(&r->state);
+        if (!(s & HANDOVER) || !hps_cas_seq_cst(&r->state, &s, s & ~HANDOVER))
             return 0;
     }
     /* End the write phase: the readers counted in now hold the lock. */
-    uint32_t s = atomic_load(&r->state);
-    while (!atomic_compare_exchange_weak(&r->state, &s, s & READERS))
+    uint32_t s = hps_load_seq_cst(&r->state);
+    while (!hps_cas_weak_seq_cst(&r->state, &s, s & READERS))
         ;
-    if ((s & READERS) != 0 || atomic_load(&r->wwait) == 0)
+    if ((s & READERS) != 0 || hps_load_seq_cst(&r->wwait) == 0)
         wake_readers(r);
     if ((s & READERS) == 0)
         wake_writer(r);
@@ -294,9 +294,9 @@ HPS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
         return hps_real()->rw_rdlock(l);
     /* Fast path: no writer, and no waiting writer to let go first. */
     hps_prw_t *r = RW(l);
-    uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+    uint32_t s = hps_load_relaxed(&r->state);
     if (hps_likely(!(s & WRITER) && !readers_yield(r) && s < READERS &&
-                   atomic_compare_exchange_strong(&r->state, &s, s + 1)))
+                   hps_cas_seq_cst(&r->state, &s, s + 1)))
         return 0;
     return acquire_read(r, CLOCK_REALTIME, NULL);
 }
@@ -355,12 +355,12 @@ HPS_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
     hps_prw_t *r = RW(l);
     if (r->shared)
         return hps_real()->rw_unlock(l);
-    uint32_t s = atomic_load(&r->state);
+    uint32_t s = hps_load_seq_cst(&r->state);
     if (s & WRITER)
         return unlock_write(r);
     if ((s & READERS) == 0)
         return EPERM;           /* not locked: refuse rather than corrupt */
-    s = atomic_fetch_sub(&r->state, 1) - 1;
+    s = hps_fas_seq_cst(&r->state, 1) - 1;
     if (s == 0)
         wake_writer(r);         /* the last reader: a writer may go */
     return 0;

@@ -36,7 +36,7 @@
 #include <semaphore.h>
 #include <string.h>
 #include "preload.h"
-#include "../common/futex.h"
+#include "../prim/futex.h"
 
 typedef struct hps_psem {
     hps_au64 data;                  /* 0: value | registered sleepers << 32 (glibc's) */
@@ -68,8 +68,7 @@ static inline int take(hps_psem_t *s)
 {
     uint64_t d = hps_load_relaxed(&s->data);
     while (VALUE(d) != 0)
-        if (atomic_compare_exchange_weak_explicit(&s->data, &d, d - 1, memory_order_acquire,
-                                                  memory_order_relaxed))
+        if (hps_cas_weak_acquire(&s->data, &d, d - 1))
             return 1;
     return 0;
 }
@@ -84,7 +83,7 @@ static void unregister(void *arg)
 {
     hps_psem_t *s = arg;
     int shared = s->priv != 0;
-    uint64_t old = atomic_fetch_sub_explicit(&s->data, SLEEPER, memory_order_relaxed);
+    uint64_t old = hps_fas_relaxed(&s->data, SLEEPER);
     if (VALUE(old) != 0 && (old >> 32) > 1)
         hps_futex_wake(value_word(s), 1, shared);
 }
@@ -109,8 +108,7 @@ static HPS_NOINLINE int sleep_until_token(hps_psem_t *s, clockid_t clock, const 
                 return r;
             }
             d = hps_load_relaxed(&s->data);
-        } else if (atomic_compare_exchange_weak_explicit(&s->data, &d, d - 1 - SLEEPER,
-                                                         memory_order_acquire, memory_order_relaxed)) {
+        } else if (hps_cas_weak_acquire(&s->data, &d, d - 1 - SLEEPER)) {
             return 0;       /* acquire: as in take() */
         }
     }
@@ -120,7 +118,7 @@ static int sleep_for_token(hps_psem_t *s, clockid_t clock, const struct timespec
 {
     int rc;
     /* Register: from here on every post that finds us wakes one sleeper. */
-    atomic_fetch_add_explicit(&s->data, SLEEPER, memory_order_relaxed);
+    hps_faa_relaxed(&s->data, SLEEPER);
     /*
      * sem_wait and sem_timedwait are cancellation points.  The futex call is
      * a raw system call, so cancellation is made asynchronous around it
@@ -231,8 +229,7 @@ HPS_EXPORT int sem_post(sem_t *sem)
         }
         /* Release: what we did before posting happens before the waiter
          * that takes this token. */
-    } while (!atomic_compare_exchange_weak_explicit(&s->data, &d, d + 1, memory_order_release,
-                                                    memory_order_relaxed));
+    } while (!hps_cas_weak_release(&s->data, &d, d + 1));
     if ((d >> 32) != 0)
         hps_futex_wake(value_word(s), 1, shared);
     /* The statistics key on the address: they do not touch the semaphore. */
@@ -256,7 +253,7 @@ HPS_EXPORT int sem_init(sem_t *sem, int pshared, unsigned int value)
     }
     hps_psem_t *s = PS(sem);
     memset(sem, 0, sizeof *sem);
-    atomic_init(&s->data, value);
+    hps_init(&s->data, value);
     s->priv = pshared ? GLIBC_SHARED : 0;
     return 0;
 }

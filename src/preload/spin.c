@@ -43,7 +43,7 @@
  */
 #define _GNU_SOURCE
 #include "preload.h"
-#include "../common/cpus.h"
+#include "../prim/cpus.h"
 
 static int g_ncpus;             /* 0 until first asked */
 static uint32_t g_pause_ps;     /* one PAUSE, in picoseconds; 0 until measured */
@@ -51,10 +51,10 @@ static uint32_t g_pause_ps;     /* one PAUSE, in picoseconds; 0 until measured *
 int hps_pl_ncpus(void)
 {
     /* Relaxed: racing first callers compute the same answer. */
-    int n = __atomic_load_n(&g_ncpus, __ATOMIC_RELAXED);
+    int n = hps_plain_load_relaxed(&g_ncpus);
     if (hps_unlikely(n == 0)) {
         n = hps_cpus_usable();
-        __atomic_store_n(&g_ncpus, n, __ATOMIC_RELAXED);
+        hps_plain_store_relaxed(&g_ncpus, n);
     }
     return n;
 }
@@ -63,7 +63,7 @@ int hps_pl_ncpus(void)
  * the smallest of three tries, so an interruption does not count). */
 static uint32_t pause_ps(void)
 {
-    uint32_t ps = __atomic_load_n(&g_pause_ps, __ATOMIC_RELAXED);
+    uint32_t ps = hps_plain_load_relaxed(&g_pause_ps);
     if (hps_likely(ps != 0))
         return ps;
     uint64_t best = UINT64_MAX;
@@ -76,7 +76,7 @@ static uint32_t pause_ps(void)
     }
     ps = (uint32_t)(best * 1000 / 256);
     ps = ps < 1000 ? 1000 : ps > 1000000 ? 1000000 : ps;   /* 1 ns .. 1 us */
-    __atomic_store_n(&g_pause_ps, ps, __ATOMIC_RELAXED);
+    hps_plain_store_relaxed(&g_pause_ps, ps);
     return ps;
 }
 

@@ -82,12 +82,12 @@ static struct entry *find(const void *lock, hps_stats_kind_t kind, void *caller)
     size_t h = (size_t)((k >> 4) * 0x9E3779B97F4A7C15ull) % NENT;
     for (size_t i = 0; i < NENT; i++) {
         struct entry *e = &g_tab[(h + i) % NENT];
-        uintptr_t cur = atomic_load_explicit(&e->key, memory_order_acquire);
+        uintptr_t cur = hps_load_acquire(&e->key);
         if (cur == k)
             return e;
         if (cur == 0) {
             e->caller = caller;   /* benign race: some first caller wins */
-            if (atomic_compare_exchange_strong(&e->key, &cur, k)) {
+            if (hps_cas_seq_cst(&e->key, &cur, k)) {
                 e->kind = kind;   /* read only at exit */
                 return e;
             }
@@ -167,7 +167,7 @@ static const char *base_name(const char *path)
 static void describe(char *buf, size_t n, struct entry *e)
 {
     Dl_info di;
-    const void *lock = (const void *)atomic_load_explicit(&e->key, memory_order_relaxed);
+    const void *lock = (const void *)hps_load_relaxed(&e->key);
     if (hps_symtab_name(lock, buf, n) == 0)
         return;
     if (dladdr(lock, &di) && di.dli_sname && di.dli_saddr) {
@@ -204,7 +204,7 @@ static struct entry *next_best(unsigned char *shown, keep_fn keep, before_fn bef
     struct entry *best = NULL;
     for (size_t i = 0; i < NENT; i++) {
         struct entry *e = &g_tab[i];
-        if (!shown[i] && atomic_load_explicit(&e->key, memory_order_relaxed) && keep(e) &&
+        if (!shown[i] && hps_load_relaxed(&e->key) && keep(e) &&
             (!best || before(e, best)))
             best = e;
     }
@@ -252,7 +252,7 @@ static void report_elision(FILE *out)
         char where[256];
         describe(where, sizeof where, e);
         fprintf(out, "%-18p %10llu %10llu %9llu %9llu %9llu %9llu %9llu %10llu %8llu %8llu  %s\n",
-                (void *)atomic_load_explicit(&e->key, memory_order_relaxed),
+                (void *)hps_load_relaxed(&e->key),
                 LD(el->attempts), LD(el->commits), LD(el->aborts[HPS_ELIDE_ABORT_CONFLICT]),
                 LD(el->aborts[HPS_ELIDE_ABORT_CAPACITY]), LD(el->aborts[HPS_ELIDE_ABORT_BUSY]),
                 LD(el->aborts[HPS_ELIDE_ABORT_EXPLICIT]), LD(el->aborts[HPS_ELIDE_ABORT_OTHER]),
@@ -282,7 +282,7 @@ static void report_table(FILE *out, const struct table_def *t, unsigned top_max,
 {
     size_t used = 0;
     for (size_t i = 0; i < NENT; i++)
-        used += atomic_load_explicit(&g_tab[i].key, memory_order_relaxed) != 0 && g_tab[i].kind == t->kind;
+        used += hps_load_relaxed(&g_tab[i].key) != 0 && g_tab[i].kind == t->kind;
     if (used == 0 && t->kind != HPS_STATS_MUTEX)
         return;
     unsigned top = top_max < used ? top_max : (unsigned)used;
@@ -314,7 +314,7 @@ static void report_table(FILE *out, const struct table_def *t, unsigned top_max,
         }
         describe(where, sizeof where, e);
         uint64_t second = t->kind == HPS_STATS_BARRIER ? hps_load_relaxed(&e->extra) : c;
-        fprintf(out, "%-18p %14llu %12llu %12s %12s", (void *)atomic_load_explicit(&e->key, memory_order_relaxed),
+        fprintf(out, "%-18p %14llu %12llu %12s %12s", (void *)hps_load_relaxed(&e->key),
                 LD(e->acq), (unsigned long long)second, mean, p99);
         if (t->extra)
             fprintf(out, " %12llu", LD(e->extra));

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include <shmemx.h>
 #include <time.h>
-#include "clock.h"
+#include "../prim/clock.h"
 #include "internal.h"
 
 HPS_API const char *shmemx_transport(int pe)

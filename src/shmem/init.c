@@ -22,7 +22,7 @@
 #include "internal.h"
 #include "runtime/errline.h"
 #include "runtime/runtime.h"
-#include "cpus.h"
+#include "../prim/cpus.h"
 #include "envparse.h"
 #include "settings.h"
 

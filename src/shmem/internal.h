@@ -386,7 +386,7 @@ HPS_INLINE void hps_ctx_fence(shmem_ctx_t ctx, const char *fn)
     if (hps_unlikely(hps_sh.ofi))
         HPS_OFI(fn, hps_ofi_fence(hps_ctx_ofi(fn, ctx)));
     /* On-node puts are plain stores: order them before later ones. */
-    atomic_thread_fence(memory_order_release);
+    hps_fence_release();
 }
 
 HPS_INLINE void hps_ctx_quiet(shmem_ctx_t ctx, const char *fn)

@@ -221,7 +221,7 @@ static void put_inline(hps_pair_t *pr, uint32_t n, const unsigned char *part, si
     memcpy(w, part, len < sizeof w ? len : sizeof w);
     hps_store_relaxed(&pr->itag, 0);
     /* Release fence: the 0 is visible before any of the new bytes. */
-    atomic_thread_fence(memory_order_release);
+    hps_fence_release();
     for (int i = 0; i < HPS_INLINE_BYTES / 8; i++)
         hps_store_relaxed(&pr->inl[i], w[i]);
     hps_store_release(&pr->itag, n);
@@ -283,7 +283,7 @@ void hps_node_recv(const hps_ngrp_t *g, int k, hps_node_msg_t *msg, size_t off, 
         for (int i = 0; i < HPS_INLINE_BYTES / 8; i++)
             msg->buf[i] = hps_load_relaxed(&pr->inl[i]);
         /* Acquire fence: the copy is read before itag is read again. */
-        atomic_thread_fence(memory_order_acquire);
+        hps_fence_acquire();
         if (hps_load_relaxed(&pr->itag) == n) {
             msg->data = (const unsigned char *)msg->buf;
             msg->inl = 1;

@@ -20,7 +20,7 @@ void hps_wait_ge64(const uint64_t *v, uint64_t goal)
     hps_waiter_t w = { 0 };
     /* Acquire: what the signalling PE wrote before its signal is visible
      * once the signal is. */
-    while (__atomic_load_n(v, __ATOMIC_ACQUIRE) < goal)
+    while (hps_plain_load_acquire(v) < goal)
         hps_shmem_wait_step(&w);
 }
 
@@ -61,7 +61,7 @@ static void bad_cmp(const char *fn, int cmp)
 
 /* Acquire loads: data delivered before the value being waited for is
  * readable once the wait is over. */
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p) hps_plain_load_acquire(p)
 
 /* ---- where an _any scan starts --------------------------------------------------- */
 

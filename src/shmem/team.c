@@ -97,13 +97,13 @@ static void aset_sync(const char *fn, const hps_group_t *g)
     uint64_t *ps = (uint64_t *)g->psync;
     if (g->me == 0) {
         hps_wait_ge64(ps, (uint64_t)g->size - 1);
-        __atomic_store_n(ps, 0, __ATOMIC_RELAXED);
+        hps_plain_store_relaxed(ps, 0);
         for (int i = 1; i < g->size; i++)
             hps_amo64(fn, HPS_AOP_ADD, ps, 1, hps_group_pe(g, i));
     } else {
         hps_amo64(fn, HPS_AOP_ADD, ps, 1, g->start);
         hps_wait_ge64(ps, 1);
-        __atomic_store_n(ps, 0, __ATOMIC_RELAXED);
+        hps_plain_store_relaxed(ps, 0);
     }
 }
 

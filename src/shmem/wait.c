@@ -7,9 +7,9 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 #include "hpsync/pr.h"
-#include "../common/cpus.h"
-#include "../common/futex.h"
-#include "clock.h"
+#include "../prim/cpus.h"
+#include "../prim/futex.h"
+#include "../prim/clock.h"
 #include "wait.h"
 
 hps_wait_cfg_t hps_wait_cfg = { 100000, 1000000000ull, 0, 1, NULL, 0 };

@@ -77,7 +77,7 @@ HPS_INLINE void hps_adaptive_unlock(hps_adaptive_t *l)
     hps_store_release(&l->locked, 0);
     /* Keep the compiler from hoisting the read above the store; the CPU's
      * own reordering is what the parker's membarrier takes care of. */
-    atomic_signal_fence(memory_order_seq_cst);
+    hps_compiler_fence();
     if (hps_unlikely(hps_load_relaxed(&l->parked) != 0))
         hps_adaptive_wake(l);
 }

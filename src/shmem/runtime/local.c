@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../common/cpus.h"
-#include "../../common/futex.h"
+#include "../../prim/cpus.h"
+#include "../../prim/futex.h"
 #include "backend.h"
 
 /* Polls of the generation word before sleeping: a few tens of microseconds,

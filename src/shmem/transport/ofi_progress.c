@@ -34,7 +34,7 @@
 #include <rdma/fi_errno.h>
 
 #include "ofi_internal.h"
-#include "../clock.h"
+#include "../../prim/clock.h"
 #include "../wait.h"
 
 /* The progress thread's polling interval: short while there is traffic,

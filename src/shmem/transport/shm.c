@@ -21,6 +21,7 @@
 #include "internal.h"
 #include "runtime/errline.h"
 #include "runtime/runtime.h"
+#include "../../prim/map.h"
 
 #define PAGE_FLOOR(x) ((uintptr_t)(x) & ~(uintptr_t)(hps_page - 1))
 #define PAGE_CEIL(x) PAGE_FLOOR((uintptr_t)(x) + hps_page - 1)
@@ -65,30 +66,13 @@ static int seg_create(hps_shm_seg_t *seg, const char *what, size_t size)
  * A heap mapping (this PE's or a peer's) at an address p with p + lead
  * aligned as heap.c asks (hps_heap_map_align: to the heap size rounded up
  * to a power of two), so that shmem_align's alignment holds for the address
- * every PE sees, not only for the offset.  The kernel aligns a mapping to a
- * page only, so reserve size + align bytes of address space (PROT_NONE,
- * nothing committed), map the heap over the aligned part with MAP_FIXED and
- * give back the rest.  The reservation is address space only, and brief.
+ * every PE sees, not only for the offset.  prim/map.h places it.
  */
 static void *map_heap_aligned(size_t size, int flags, int fd)
 {
     size_t lead, align = hps_heap_map_align(size, (size_t)sysconf(_SC_PAGESIZE), &lead);
-    size_t span = size + align;
-    char *r = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (r == MAP_FAILED)
-        return MAP_FAILED;
-    char *p = (char *)((((uintptr_t)r + lead + align - 1) & ~(uintptr_t)(align - 1)) - lead);
-    if (mmap(p, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        int e = errno;
-        munmap(r, span);
-        errno = e;
-        return MAP_FAILED;
-    }
-    if (p > r)
-        munmap(r, (size_t)(p - r));
-    if (r + span > p + size)
-        munmap(p + size, (size_t)(r + span - (p + size)));
-    return p;
+    void *p = hps_map_aligned(size, align, lead, flags, fd);
+    return p ? p : MAP_FAILED;
 }
 
 void *hps_shm_heap_create(size_t size, int shared, hps_shm_seg_t *seg)

@@ -18,8 +18,7 @@
  * atomic_set(flag)" / "wait for flag; read data" works without a fence; the
  * read-modify-writes are acq_rel for the same reason (locks built on
  * compare_swap).  These are atomics on plain user objects (OpenSHMEM's
- * targets are not _Atomic), hence GCC's __atomic builtins rather than
- * hpsync/pr.h's stdatomic wrappers.
+ * targets are not _Atomic), hence pr.h's hps_plain_* forms.
  */
 #ifndef HPS_SHMEM_SHM_H
 #define HPS_SHMEM_SHM_H
@@ -46,34 +45,34 @@ HPS_INLINE void hps_shm_get(void *dst, const void *src, size_t len)
             memcpy(&v_, (operand), sizeof v_); \
         switch (op) { \
         case HPS_AOP_SET: \
-            __atomic_store_n(p_, v_, __ATOMIC_RELEASE); \
+            hps_plain_store_release(p_, v_); \
             return; \
         case HPS_AOP_FETCH: \
-            old_ = __atomic_load_n(p_, __ATOMIC_ACQUIRE); \
+            old_ = hps_plain_load_acquire(p_); \
             break; \
         case HPS_AOP_SWAP: \
-            old_ = __atomic_exchange_n(p_, v_, __ATOMIC_ACQ_REL); \
+            old_ = hps_plain_xchg_acq_rel(p_, v_); \
             break; \
         case HPS_AOP_CSWAP: \
             memcpy(&c_, (compare), sizeof c_); \
             old_ = c_; \
-            __atomic_compare_exchange_n(p_, &old_, v_, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); \
+            hps_plain_cas_acq_rel(p_, &old_, v_); \
             break; \
         case HPS_AOP_ADD: \
-            old_ = (result) ? __atomic_fetch_add(p_, v_, __ATOMIC_ACQ_REL) \
-                            : (__atomic_add_fetch(p_, v_, __ATOMIC_ACQ_REL), 0); \
+            old_ = (result) ? hps_plain_faa_acq_rel(p_, v_) \
+                            : (hps_plain_add_acq_rel_void(p_, v_), 0); \
             break; \
         case HPS_AOP_AND: \
-            old_ = (result) ? __atomic_fetch_and(p_, v_, __ATOMIC_ACQ_REL) \
-                            : (__atomic_and_fetch(p_, v_, __ATOMIC_ACQ_REL), 0); \
+            old_ = (result) ? hps_plain_fetch_and_acq_rel(p_, v_) \
+                            : (hps_plain_and_acq_rel_void(p_, v_), 0); \
             break; \
         case HPS_AOP_OR: \
-            old_ = (result) ? __atomic_fetch_or(p_, v_, __ATOMIC_ACQ_REL) \
-                            : (__atomic_or_fetch(p_, v_, __ATOMIC_ACQ_REL), 0); \
+            old_ = (result) ? hps_plain_fetch_or_acq_rel(p_, v_) \
+                            : (hps_plain_or_acq_rel_void(p_, v_), 0); \
             break; \
         case HPS_AOP_XOR: \
-            old_ = (result) ? __atomic_fetch_xor(p_, v_, __ATOMIC_ACQ_REL) \
-                            : (__atomic_xor_fetch(p_, v_, __ATOMIC_ACQ_REL), 0); \
+            old_ = (result) ? hps_plain_fetch_xor_acq_rel(p_, v_) \
+                            : (hps_plain_xor_acq_rel_void(p_, v_), 0); \
             break; \
         } \
         if (result) \

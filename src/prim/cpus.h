@@ -4,8 +4,8 @@
  * taskset and cgroup cpusets leave it), else the online count.  Decides
  * whether a waiter may spin (no, when more threads or PEs than that wait).
  */
-#ifndef HPS_COMMON_CPUS_H
-#define HPS_COMMON_CPUS_H
+#ifndef HPS_PRIM_CPUS_H
+#define HPS_PRIM_CPUS_H
 
 #include <sched.h>
 #include <unistd.h>

@@ -3,15 +3,17 @@
  * rtm.h - Intel RTM instructions, and nothing else CPU-specific.
  *
  * Promise: the instruction wrappers are only ever called after
- * hps_cpu_rtm_usable() said yes at run time (src/elide/backend.c owns that
- * rule: the RTM backend is never selected otherwise).  On a CPU without RTM,
+ * hps_cpu_rtm_usable() (prim/cpuid.h) said yes at run time: only the RTM
+ * elision backend (src/elide/rtm.c) calls them, and src/elide/backend.c
+ * never selects it otherwise.  On a CPU without RTM,
  * XBEGIN would raise #UD; no path reaches it.  Where RTM cannot be compiled
  * they are "never started" stubs.
  */
-#ifndef HPS_ARCH_RTM_H
-#define HPS_ARCH_RTM_H
+#ifndef HPS_PRIM_RTM_H
+#define HPS_PRIM_RTM_H
 
 #include <stdint.h>
+#include "cpuid.h"   /* hps_cpu_rtm_usable(): the gate */
 
 #define HPS_TX_STARTED (~0u)
 /* Abort status bits, as the hardware reports them in EAX. */
@@ -25,7 +27,7 @@
 
 /*
  * The instructions, for the one file that runs transactions (src/elide/
- * elide.c, compiled with -mrtm on x86; -mrtm only makes the intrinsics
+ * rtm.c, compiled with -mrtm on x86; -mrtm only makes the intrinsics
  * available, the compiler never emits RTM instructions on its own).
  */
 #if defined(HPS_WANT_RTM)
@@ -48,8 +50,5 @@ static inline int hps_rtm_test(void) { return 0; }
 #define HPS_RTM_ABORT_FN(code)
 #endif
 #endif
-
-/* CPUID: RTM present, not RTM_ALWAYS_ABORT (microcode that disables TSX). */
-int hps_cpu_rtm_usable(void);
 
 #endif

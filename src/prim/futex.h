@@ -8,8 +8,8 @@
  * Deadlines are absolute on CLOCK_REALTIME or CLOCK_MONOTONIC, which is what
  * FUTEX_WAIT_BITSET takes directly.
  */
-#ifndef HPS_FUTEX_H
-#define HPS_FUTEX_H
+#ifndef HPS_PRIM_FUTEX_H
+#define HPS_PRIM_FUTEX_H
 
 #include <errno.h>
 #include <linux/futex.h>

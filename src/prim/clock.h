@@ -3,8 +3,8 @@
  * clock.h - the monotonic clock and short sleeps that waits (sync.c) and
  * the libfabric transport's backoff and progress thread share.
  */
-#ifndef HPS_SHMEM_CLOCK_H
-#define HPS_SHMEM_CLOCK_H
+#ifndef HPS_PRIM_CLOCK_H
+#define HPS_PRIM_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>
