@@ -373,7 +373,7 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
         gate_open();
     } else {
         int c = d->ops->commit(d);
-        if (c)
+        if (c != HPS_TM_COMMITTED)
             hps_tm_abort(d, c);
         /* sgl logs two undo entries per write (and no reads); the others
          * count their redo log (stm's ulog holds locked orecs). */

@@ -14,7 +14,8 @@
  * retry policy, irrevocability, allocation and statistics, and calls the
  * backend only for the word-level work.  Promise to backends: begin runs
  * with in_sec published and no irrevocable section running; commit either
- * returns 0 (the section is done and visible) or a cause, after which the
+ * returns HPS_TM_COMMITTED (the section is done and
+ * visible) or a cause, after which the
  * core calls rollback.
  */
 #ifndef HPS_TM_INTERNAL_H
@@ -25,6 +26,9 @@
 #include "hpsync/tm.h"
 
 #define HPS_TM_MAX_THREADS 4096
+/* What a backend's commit returns on success: every cause, conflict (0)
+ * included, is a valid enum value. */
+#define HPS_TM_COMMITTED (-1)
 
 /* A growable array of word pairs: read logs, undo logs, locked orecs. */
 typedef struct hps_tm_pair {
@@ -87,7 +91,7 @@ typedef struct hps_tm_ops {
     void (*begin)(hps_tm_desc_t *d);
     uint64_t (*read)(hps_tm_fast_t *f, const uint64_t *w);
     void (*write)(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask);
-    int (*commit)(hps_tm_desc_t *d); /* 0 or an hps_tm_cause */
+    int (*commit)(hps_tm_desc_t *d); /* HPS_TM_COMMITTED or an hps_tm_cause */
     void (*rollback)(hps_tm_desc_t *d);
     /* After commit or rollback, once the thread is marked outside any
      * section (stm: the privatization wait). */

@@ -77,7 +77,7 @@ static void norec_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask
 static int norec_commit(hps_tm_desc_t *d)
 {
     if (d->ws.n == 0)
-        return 0;                    /* read-only: consistent at d->snap */
+        return HPS_TM_COMMITTED;     /* read-only: consistent at d->snap */
     for (;;) {
         uint64_t s = d->snap;
         /* Acquire-release: the write-back below stays after taking the
@@ -90,7 +90,7 @@ static int norec_commit(hps_tm_desc_t *d)
         hps_tm_wset_store(&d->ws.e[i]);
     /* Release: the write-back is visible before the even value. */
     hps_store_release(&g_seq, d->snap + 2);
-    return 0;
+    return HPS_TM_COMMITTED;
 }
 
 static void norec_nothing(hps_tm_desc_t *d)

@@ -34,7 +34,7 @@ static void sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
 static int sgl_commit(hps_tm_desc_t *d)
 {
     hps_adaptive_unlock(&g_sgl);
-    return 0;
+    return HPS_TM_COMMITTED;
 }
 
 static void sgl_rollback(hps_tm_desc_t *d)

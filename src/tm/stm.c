@@ -166,7 +166,7 @@ static int stm_commit(hps_tm_desc_t *d)
 {
     d->wv = 0;
     if (d->ws.n == 0)
-        return 0;                    /* read-only: valid at the snapshot */
+        return HPS_TM_COMMITTED;     /* read-only: valid at the snapshot */
     if (!hps_tm_etl)
         for (uint32_t i = 0; i < d->ws.n; i++)
             if (!lock_orec(d, orec_of(d->ws.e[i].addr), 0))
@@ -183,7 +183,7 @@ static int stm_commit(hps_tm_desc_t *d)
         hps_store_release((hps_au64 *)d->ulog.e[i].a, wv << 1);
     d->ulog.n = 0;
     d->wv = wv;
-    return 0;
+    return HPS_TM_COMMITTED;
 }
 
 static void stm_rollback(hps_tm_desc_t *d)

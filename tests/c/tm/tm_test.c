@@ -125,6 +125,32 @@ static void case_bank(void)
               (unsigned long long)st.commits_ro, THREADS * (g_iters / 5));
 }
 
+/* ---- a hot counter: every commit must count --------------------------------- */
+
+static uint64_t g_counter[2];
+
+static void *counter_thread(void *arg)
+{
+    for (unsigned long i = 0; i < g_iters; i++) {
+        HPS_TM_BEGIN();
+        /* Two words: commit-time locking takes two orecs, so a commit can
+         * find the second one held after taking the first. */
+        hps_tm_write_u64(&g_counter[0], hps_tm_read_u64(&g_counter[0]) + 1);
+        hps_tm_write_u64(&g_counter[1], hps_tm_read_u64(&g_counter[1]) + 1);
+        HPS_TM_END();
+    }
+    return NULL;
+}
+
+static void case_counter(void)
+{
+    g_iters *= 25;
+    run_threads(THREADS, counter_thread);
+    HPS_CHECK(g_counter[0] == THREADS * g_iters && g_counter[1] == THREADS * g_iters,
+              "counters %llu %llu, expected %lu: lost updates", (unsigned long long)g_counter[0],
+              (unsigned long long)g_counter[1], THREADS * g_iters);
+}
+
 /* ---- opacity ---------------------------------------------------------------- */
 
 /* x + y is constant; a reader checks it between two reads. */
@@ -240,6 +266,7 @@ static void *chain_thread(void *arg)
                                   (unsigned long long)HPS_TM_READ(&n->magic));
                 if (++len > CHAIN)
                     hps_test_fail("a section walked more than %d nodes", CHAIN);
+                gap();
             }
             if (len != CHAIN)
                 hps_test_fail("a section walked %u nodes, not %d", len, CHAIN);
@@ -642,8 +669,13 @@ int main(int argc, char **argv)
     hps_test_watchdog(90);
     signal(SIGFPE, on_fpe);
     const char *c = argv[1];
-    if (!strcmp(c, "bank"))
+    if (!strcmp(c, "bank")) {
+        if (argc > 2)                /* a longer run, for timing by hand */
+            g_iters = hps_test_ulong(argv[2], "iterations");
         case_bank();
+    }
+    else if (!strcmp(c, "counter"))
+        case_counter();
     else if (!strcmp(c, "opacity_sum"))
         run_threads(THREADS, sum_thread);
     else if (!strcmp(c, "opacity_div"))
