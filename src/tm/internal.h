@@ -106,6 +106,7 @@ extern uint32_t hps_tm_etl, hps_tm_privatize;
 extern hps_au64 hps_tm_epoch;
 
 /* Core services for backends. */
+void hps_tm_op_none(hps_tm_desc_t *d);   /* an ops entry with nothing to do */
 void hps_tm_abort(hps_tm_desc_t *d, int cause) __attribute__((noreturn));
 /* A thread by index (NULL past the end), and how many indices exist. */
 hps_tm_desc_t *hps_tm_desc_at(uint32_t i);

@@ -93,10 +93,6 @@ static int norec_commit(hps_tm_desc_t *d)
     return HPS_TM_COMMITTED;
 }
 
-static void norec_nothing(hps_tm_desc_t *d)
-{
-}
-
 const hps_tm_ops_t hps_tm_norec_ops = {
     .size = sizeof(hps_tm_ops_t),
     .name = "norec",
@@ -105,6 +101,6 @@ const hps_tm_ops_t hps_tm_norec_ops = {
     .read = norec_read,
     .write = norec_write,
     .commit = norec_commit,
-    .rollback = norec_nothing,
-    .end = norec_nothing,
+    .rollback = hps_tm_op_none,
+    .end = hps_tm_op_none,
 };

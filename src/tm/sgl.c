@@ -48,10 +48,6 @@ static void sgl_rollback(hps_tm_desc_t *d)
     hps_adaptive_unlock(&g_sgl);
 }
 
-static void sgl_end(hps_tm_desc_t *d)
-{
-}
-
 const hps_tm_ops_t hps_tm_sgl_ops = {
     .size = sizeof(hps_tm_ops_t),
     .name = "sgl",
@@ -61,5 +57,5 @@ const hps_tm_ops_t hps_tm_sgl_ops = {
     .write = sgl_write,
     .commit = sgl_commit,
     .rollback = sgl_rollback,
-    .end = sgl_end,
+    .end = hps_tm_op_none,
 };
