@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hpsync/tm.h - transactional sections (issue 15; the contract is TM_API.md).
+ *
+ *   HPS_TM_BEGIN();
+ *   uint64_t a = HPS_TM_READ(&acct[i]);
+ *   HPS_TM_WRITE(&acct[i], a - 1);
+ *   HPS_TM_END();
+ *
+ * BEGIN and END pair like `{` and `}` in one function.  An abort returns to
+ * the checkpoint BEGIN took (__builtin_setjmp) and runs the section again;
+ * locals written inside the section are not rolled back.  Nesting is flat.
+ * The backend (sgl, norec, stm; htm and hybrid run software for now) is
+ * chosen once by HPSYNC_TM; see docs/tm.md.
+ *
+ * Fast paths.  Each access loads one initial-exec TLS pointer: NULL means
+ * "access memory directly" (outside a section, inside an irrevocable one,
+ * and reads under sgl); otherwise the access is one indirect call into the
+ * backend through the thread's descriptor.  Sub-word and floating-point
+ * accesses become the aligned 64-bit word that holds them plus a byte mask,
+ * so backends only ever see words.
+ *
+ * Budgets: instructions per access inside a section, measured with
+ * callgrind on x86-64 (gcc 12 -O2) by tests/c/tm/tm_cost.c: one section of
+ * N = 4000 accesses to distinct words, (3 sections - 2 sections) / N, so
+ * a write's share of commit (locking, write-back, release) is included.
+ * The totals contain ~11 instructions of the measuring loop itself (its
+ * variables live on the stack across the checkpoint):
+ *              read   write        access alone (total - 11)
+ *   sgl          16      77        read 5 (plain load), write 66 (undo log)
+ *   norec        48     120        read 37, write 109
+ *   stm (CTL)    67     202        read 56, write 191
+ *   stm (ETL)     -     199        write 188
+ * A read into a section that has written adds one probe of the hashed
+ * write set.  A read is: TLS load (2 instructions through the GOT from an
+ * executable), test, one indirect call into the backend.
+ * Outside a section a read or write costs the TLS load, a test and the
+ * plain access.
+ */
+#ifndef HPSYNC_TM_H
+#define HPSYNC_TM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "hpsync/pr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "hpsync/tm.h: the word/mask split assumes a little-endian machine"
+#endif
+
+/* The part of a thread's descriptor that the inline fast paths touch. */
+typedef struct hps_tm_fast {
+    uint64_t (*read)(struct hps_tm_fast *f, const uint64_t *w);
+    /* Store the bytes of v selected by mask into word w. */
+    void (*write)(struct hps_tm_fast *f, uint64_t *w, uint64_t v, uint64_t mask);
+    uint32_t depth;                  /* nesting depth; 0 outside a section */
+    uint32_t reserved;
+    void *jb[5];                     /* the checkpoint (__builtin_setjmp) */
+} hps_tm_fast_t;
+
+/* The calling thread's descriptor (NULL until its first section), and the
+ * descriptor that reads and writes go through (NULL: direct access). */
+extern __thread hps_tm_fast_t *hps_tm_self_ __attribute__((tls_model("initial-exec")));
+extern __thread hps_tm_fast_t *hps_tm_rd_ __attribute__((tls_model("initial-exec")));
+extern __thread hps_tm_fast_t *hps_tm_wr_ __attribute__((tls_model("initial-exec")));
+
+hps_tm_fast_t *hps_tm_register_(void);
+void hps_tm_begin_(hps_tm_fast_t *f, int ro);
+void hps_tm_commit_(hps_tm_fast_t *f);
+
+/* ---- sections ------------------------------------------------------------ */
+
+#define HPS_TM_BEGIN()    HPS_TM_BEGIN_MODE_(0)
+#define HPS_TM_BEGIN_RO() HPS_TM_BEGIN_MODE_(1)
+/* Only the outermost BEGIN takes a checkpoint; an inner one counts depth. */
+#define HPS_TM_BEGIN_MODE_(ro) { \
+    hps_tm_fast_t *const hps_tm_f_ = hps_likely(hps_tm_self_ != NULL) ? hps_tm_self_ \
+                                                                       : hps_tm_register_(); \
+    if (hps_likely(hps_tm_f_->depth == 0)) { \
+        (void)__builtin_setjmp(hps_tm_f_->jb); \
+        hps_tm_begin_(hps_tm_f_, (ro)); \
+    } else { \
+        hps_tm_f_->depth++; \
+    }
+#define HPS_TM_END() \
+    if (--hps_tm_f_->depth == 0) \
+        hps_tm_commit_(hps_tm_f_); \
+    }
+
+/* Abort the section and run it again from its outermost BEGIN. */
+void hps_tm_restart(void) __attribute__((noreturn));
+/* Non-zero inside a section. */
+int hps_tm_in_section(void);
+/* The rest of the section runs alone and cannot abort (under norec and stm
+ * the section first restarts to become irrevocable). */
+void hps_tm_irrevocable(void);
+/* The backend in use now ("sgl", "norec", "stm"). */
+const char *hps_tm_backend_name(void);
+
+/* ---- accesses ------------------------------------------------------------ */
+
+HPS_INLINE uint64_t hps_tm_read_u64(const uint64_t *p)
+{
+    hps_tm_fast_t *f = hps_tm_rd_;
+    if (f)
+        return f->read(f, p);
+    return *p;
+}
+
+HPS_INLINE void hps_tm_write_u64(uint64_t *p, uint64_t v)
+{
+    hps_tm_fast_t *f = hps_tm_wr_;
+    if (f)
+        f->write(f, p, v, ~(uint64_t)0);
+    else
+        *p = v;
+}
+
+/* A sub-word access: the containing aligned word, shifted and masked. */
+#define HPS_TM_SUBWORD_(bits, T)                                                       \
+    HPS_INLINE T hps_tm_read_u##bits(const T *p)                                       \
+    {                                                                                  \
+        hps_tm_fast_t *f = hps_tm_rd_;                                                 \
+        if (!f)                                                                        \
+            return *p;                                                                 \
+        uintptr_t a = (uintptr_t)p;                                                    \
+        uint64_t w = f->read(f, (const uint64_t *)(a & ~(uintptr_t)7));                \
+        return (T)(w >> ((a & 7) * 8));                                                \
+    }                                                                                  \
+    HPS_INLINE void hps_tm_write_u##bits(T *p, T v)                                    \
+    {                                                                                  \
+        hps_tm_fast_t *f = hps_tm_wr_;                                                 \
+        if (!f) {                                                                      \
+            *p = v;                                                                    \
+            return;                                                                    \
+        }                                                                              \
+        uintptr_t a = (uintptr_t)p;                                                    \
+        unsigned sh = (unsigned)(a & 7) * 8;                                           \
+        f->write(f, (uint64_t *)(a & ~(uintptr_t)7), (uint64_t)v << sh,                \
+                 (uint64_t)(T)~(T)0 << sh);                                            \
+    }
+HPS_TM_SUBWORD_(8, uint8_t)
+HPS_TM_SUBWORD_(16, uint16_t)
+HPS_TM_SUBWORD_(32, uint32_t)
+#undef HPS_TM_SUBWORD_
+
+HPS_INLINE void *hps_tm_read_ptr(void *const *p)
+{
+    return (void *)(uintptr_t)hps_tm_read_u64((const uint64_t *)(const void *)p);
+}
+HPS_INLINE void hps_tm_write_ptr(void **p, void *v)
+{
+    hps_tm_write_u64((uint64_t *)(void *)p, (uint64_t)(uintptr_t)v);
+}
+/* Floating point: the bits of the value through the integer accessor of
+ * its width. */
+#define HPS_TM_FLOAT_(T, bits)                                                         \
+    HPS_INLINE T hps_tm_read_##T(const T *p)                                           \
+    {                                                                                  \
+        uint##bits##_t u = hps_tm_read_u##bits((const uint##bits##_t *)(const void *)p); \
+        T x;                                                                           \
+        memcpy(&x, &u, sizeof x);                                                      \
+        return x;                                                                      \
+    }                                                                                  \
+    HPS_INLINE void hps_tm_write_##T(T *p, T v)                                        \
+    {                                                                                  \
+        uint##bits##_t u;                                                              \
+        memcpy(&u, &v, sizeof u);                                                      \
+        hps_tm_write_u##bits((uint##bits##_t *)(void *)p, u);                          \
+    }
+HPS_TM_FLOAT_(float, 32)
+HPS_TM_FLOAT_(double, 64)
+#undef HPS_TM_FLOAT_
+
+/* Type-generic forms.  READ dispatches on the pointee type: signed and
+ * plain-char types share the unsigned accessor of their width, any other
+ * object pointer goes through _ptr.  WRITE first converts v to the pointee
+ * type (as an assignment would), then stores its bytes by width. */
+#define HPS_TM_READ(p) _Generic(*(p),                                                      \
+    float: hps_tm_read_float((const float *)(const void *)(p)),                           \
+    double: hps_tm_read_double((const double *)(const void *)(p)),                        \
+    char: (char)hps_tm_read_u8((const uint8_t *)(const void *)(p)),                       \
+    signed char: (signed char)hps_tm_read_u8((const uint8_t *)(const void *)(p)),         \
+    unsigned char: hps_tm_read_u8((const uint8_t *)(const void *)(p)),                    \
+    short: (short)hps_tm_read_u16((const uint16_t *)(const void *)(p)),                   \
+    unsigned short: hps_tm_read_u16((const uint16_t *)(const void *)(p)),                 \
+    int: (int)hps_tm_read_u32((const uint32_t *)(const void *)(p)),                       \
+    unsigned: hps_tm_read_u32((const uint32_t *)(const void *)(p)),                       \
+    long: (long)hps_tm_read_u64((const uint64_t *)(const void *)(p)),                     \
+    unsigned long: (unsigned long)hps_tm_read_u64((const uint64_t *)(const void *)(p)),   \
+    long long: (long long)hps_tm_read_u64((const uint64_t *)(const void *)(p)),           \
+    unsigned long long: (unsigned long long)hps_tm_read_u64((const uint64_t *)(const void *)(p)), \
+    _Bool: (_Bool)hps_tm_read_u8((const uint8_t *)(const void *)(p)),                     \
+    default: hps_tm_read_ptr((void *const *)(const void *)(p)))
+#define HPS_TM_WRITE(p, v) ({                                                              \
+    _Static_assert(sizeof(*(p)) == 1 || sizeof(*(p)) == 2 || sizeof(*(p)) == 4 ||          \
+                   sizeof(*(p)) == 8, "HPS_TM_WRITE: a 1, 2, 4 or 8-byte object");        \
+    __typeof__(*(p)) hps_tm_v_ = (v);                                                      \
+    hps_tm_write_sized_((void *)(p), &hps_tm_v_, sizeof hps_tm_v_); })
+
+HPS_INLINE void hps_tm_write_sized_(void *p, const void *v, size_t n)
+{
+    uint64_t x = 0;
+    memcpy(&x, v, n);
+    switch (n) {
+    case 1: hps_tm_write_u8((uint8_t *)p, (uint8_t)x); break;
+    case 2: hps_tm_write_u16((uint16_t *)p, (uint16_t)x); break;
+    case 4: hps_tm_write_u32((uint32_t *)p, (uint32_t)x); break;
+    default: hps_tm_write_u64((uint64_t *)p, x); break;
+    }
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+/* In a section: freed again if the section aborts. */
+void *hps_tm_malloc(size_t n);
+/* In a section: deferred to commit.  Always: the block is reused only when
+ * no section that was running at the free can still read it (epochs). */
+void hps_tm_free(void *p);
+
+/* ---- statistics ---------------------------------------------------------- */
+
+enum hps_tm_cause {
+    HPS_TM_CAUSE_CONFLICT,           /* a location was locked by a committing writer */
+    HPS_TM_CAUSE_VALIDATION,         /* a value or version read changed */
+    HPS_TM_CAUSE_CAPACITY,           /* hardware only: the section did not fit */
+    HPS_TM_CAUSE_EXPLICIT,           /* hps_tm_restart() */
+    HPS_TM_CAUSE_RO_WRITE,           /* a write in a BEGIN_RO section */
+    HPS_TM_CAUSE_IRREVOCABLE,        /* restarted to become irrevocable */
+    HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid: next step) */
+    HPS_TM_CAUSE_HTM_CAPACITY,
+    HPS_TM_CAUSE_HTM_OTHER,
+    HPS_TM_CAUSES
+};
+
+typedef struct hps_tm_stats {
+    uint64_t commits, commits_ro, aborts, retries, irrevocable;
+    uint64_t aborts_by_cause[HPS_TM_CAUSES];
+    uint64_t reads, writes;          /* words in read and write sets, summed over commits */
+    uint64_t max_read_set, max_write_set;
+} hps_tm_stats_t;
+
+void hps_tm_stats_get(hps_tm_stats_t *out);      /* this thread's */
+void hps_tm_stats_total(hps_tm_stats_t *out);    /* all threads, exited ones included */
+const char *hps_tm_cause_name(int cause);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HPSYNC_TM_H */

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what the TM core and its backends share.
+ *
+ * One descriptor per thread (hps_tm_desc_t), reached through initial-exec
+ * TLS, registered lazily in a global table that is only ever appended to;
+ * an exited thread's descriptor is recycled by the next new thread, so the
+ * table is as long as the most threads that ever lived at once.  Other
+ * threads read three words of a descriptor: `in_sec` (the epoch the running
+ * section began in, 0 outside), `rv_pub` (stm: the snapshot + 1 of the
+ * running section) and `owner`.
+ *
+ * A backend fills an ops table; the core owns checkpoints, nesting, the
+ * retry policy, irrevocability, allocation and statistics, and calls the
+ * backend only for the word-level work.  Promise to backends: begin runs
+ * with in_sec published and no irrevocable section running; commit either
+ * returns HPS_TM_COMMITTED (the section is done and
+ * visible) or a cause, after which the
+ * core calls rollback.
+ */
+#ifndef HPS_TM_INTERNAL_H
+#define HPS_TM_INTERNAL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include "hpsync/tm.h"
+
+#define HPS_TM_MAX_THREADS 4096
+/* What a backend's commit returns on success: every cause, conflict (0)
+ * included, is a valid enum value. */
+#define HPS_TM_COMMITTED (-1)
+
+/* A growable array of word pairs: read logs, undo logs, locked orecs. */
+typedef struct hps_tm_pair {
+    uintptr_t a;
+    uint64_t v;
+} hps_tm_pair_t;
+
+typedef struct hps_tm_log {
+    hps_tm_pair_t *e;
+    uint32_t n, cap;
+} hps_tm_log_t;
+
+/* The redo log: entries in program order plus an open-addressing index
+ * (slot = generation << 32 | entry), so that read-after-write is O(1) and
+ * clearing is one increment of the generation. */
+typedef struct hps_tm_went {
+    uint64_t *addr;
+    uint64_t val, mask;
+} hps_tm_went_t;
+
+typedef struct hps_tm_wset {
+    hps_tm_went_t *e;
+    uint32_t n, cap;
+    uint64_t *slot;
+    uint32_t bits, gen;
+} hps_tm_wset_t;
+
+/* A growable array of pointers (allocations and frees of the section). */
+typedef struct hps_tm_pvec {
+    void **p;
+    uint32_t n, cap;
+} hps_tm_pvec_t;
+
+typedef struct hps_tm_desc {
+    hps_tm_fast_t fast;              /* first: the public fast-path part */
+    const struct hps_tm_ops *ops;    /* the backend this section runs on */
+    hps_au64 in_sec;                 /* epoch at begin, 0 outside a section */
+    hps_au64 rv_pub;                 /* stm: snapshot + 1 while in a section */
+    hps_au32 owner;                  /* 1 while a thread owns the descriptor */
+    uint32_t tid;                    /* index in the table, for orec lock words */
+    uint32_t ro, ro_failed;          /* BEGIN_RO; a write in it made it read-write */
+    uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
+    uint32_t aborts_in_row;          /* conflicts: irrevocable fallback, backoff */
+    uint32_t aborted;                /* this section aborted at least once */
+    uint64_t snap;                   /* norec: sequence at begin; stm: read version */
+    uint64_t wv;                     /* stm: version of the commit just made, or 0 */
+    uint64_t rng;                    /* backoff randomness */
+    hps_tm_log_t rlog;               /* norec (addr, value); stm (orec, version) */
+    hps_tm_log_t ulog;               /* sgl undo log; stm locked orecs (orec, old) */
+    hps_tm_wset_t ws;
+    hps_tm_pvec_t allocs, frees;     /* this section's */
+    hps_tm_log_t limbo;              /* (block, epoch it was retired in) */
+    hps_tm_stats_t st;
+} hps_tm_desc_t;
+
+typedef struct hps_tm_ops {
+    size_t size;                     /* sizeof(hps_tm_ops_t): ABI check */
+    const char *name;
+    int instrument_reads;            /* 0: reads are plain loads (sgl) */
+    void (*begin)(hps_tm_desc_t *d);
+    uint64_t (*read)(hps_tm_fast_t *f, const uint64_t *w);
+    void (*write)(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask);
+    int (*commit)(hps_tm_desc_t *d); /* HPS_TM_COMMITTED or an hps_tm_cause */
+    void (*rollback)(hps_tm_desc_t *d);
+    /* After commit or rollback, once the thread is marked outside any
+     * section (stm: the privatization wait). */
+    void (*end)(hps_tm_desc_t *d);
+} hps_tm_ops_t;
+
+extern const hps_tm_ops_t hps_tm_sgl_ops, hps_tm_norec_ops, hps_tm_stm_ops;
+
+/* Settings the backends read (set once at init). */
+extern uint32_t hps_tm_etl, hps_tm_privatize;
+/* The epoch sections begin in (core.c; mem.c advances it). */
+extern hps_au64 hps_tm_epoch;
+
+/* Core services for backends. */
+void hps_tm_op_none(hps_tm_desc_t *d);   /* an ops entry with nothing to do */
+void hps_tm_abort(hps_tm_desc_t *d, int cause) __attribute__((noreturn));
+/* A thread by index (NULL past the end), and how many indices exist. */
+hps_tm_desc_t *hps_tm_desc_at(uint32_t i);
+uint32_t hps_tm_desc_count(void);
+
+/* Logs (log.c). */
+void hps_tm_log_grow(hps_tm_log_t *l);
+HPS_INLINE void hps_tm_log_push(hps_tm_log_t *l, uintptr_t a, uint64_t v)
+{
+    if (hps_unlikely(l->n == l->cap))
+        hps_tm_log_grow(l);
+    l->e[l->n].a = a;
+    l->e[l->n].v = v;
+    l->n++;
+}
+void hps_tm_pvec_push(hps_tm_pvec_t *v, void *p);
+/* The entry for word w, or NULL. */
+hps_tm_went_t *hps_tm_wset_find(hps_tm_wset_t *ws, const uint64_t *w);
+/* Merge (v, mask) into the entry for w, creating it; returns it. */
+hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint64_t mask);
+void hps_tm_wset_clear(hps_tm_wset_t *ws);
+/* Store the masked bytes of e into memory without touching the others. */
+void hps_tm_wset_store(const hps_tm_went_t *e);
+
+/* Memory (mem.c). */
+void hps_tm_mem_commit(hps_tm_desc_t *d);
+void hps_tm_mem_abort(hps_tm_desc_t *d);
+/* Free the retired blocks no running section can still read. */
+void hps_tm_mem_reclaim(hps_tm_desc_t *d);
+
+/* A wait step that spins briefly, then yields (robust when oversubscribed). */
+void hps_tm_wait(uint32_t *n);
+
+#endif

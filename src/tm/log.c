@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The logs every backend keeps: growable pair arrays and the hashed redo
+ * log.  Growth is the only place that allocates, and it doubles, so a
+ * thread reaches its steady state after a few sections.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+
+static void *grow(void *p, uint32_t *cap, size_t elem)
+{
+    uint32_t c = *cap ? *cap * 2 : 64;
+    void *q = realloc(p, (size_t)c * elem);
+    if (!q) {
+        static const char msg[] = "hpsync: TM log allocation failed\n";
+        (void)!fwrite(msg, 1, sizeof msg - 1, stderr);
+        abort();
+    }
+    *cap = c;
+    return q;
+}
+
+void hps_tm_log_grow(hps_tm_log_t *l)
+{
+    l->e = grow(l->e, &l->cap, sizeof *l->e);
+}
+
+void hps_tm_pvec_push(hps_tm_pvec_t *v, void *p)
+{
+    if (v->n == v->cap)
+        v->p = grow(v->p, &v->cap, sizeof *v->p);
+    v->p[v->n++] = p;
+}
+
+static inline uint32_t hash(const uint64_t *w, uint32_t bits)
+{
+    /* Fibonacci hashing of the word index: consecutive words spread out. */
+    return (uint32_t)((((uintptr_t)w >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static void index_entry(hps_tm_wset_t *ws, uint32_t i)
+{
+    uint32_t m = (1u << ws->bits) - 1, h = hash(ws->e[i].addr, ws->bits);
+    while ((uint32_t)(ws->slot[h] >> 32) == ws->gen)
+        h = (h + 1) & m;
+    ws->slot[h] = (uint64_t)ws->gen << 32 | i;
+}
+
+/* The index keeps at least twice as many slots as entries can exist. */
+static void rebuild(hps_tm_wset_t *ws)
+{
+    free(ws->slot);
+    ws->bits = 1;
+    while ((1u << ws->bits) < 2 * ws->cap)
+        ws->bits++;
+    ws->slot = calloc((size_t)1 << ws->bits, sizeof *ws->slot);
+    if (!ws->slot) {
+        static const char msg[] = "hpsync: TM write-set allocation failed\n";
+        (void)!fwrite(msg, 1, sizeof msg - 1, stderr);
+        abort();
+    }
+    ws->gen = 1;
+    for (uint32_t i = 0; i < ws->n; i++)
+        index_entry(ws, i);
+}
+
+hps_tm_went_t *hps_tm_wset_find(hps_tm_wset_t *ws, const uint64_t *w)
+{
+    if (ws->n == 0)
+        return NULL;
+    uint32_t m = (1u << ws->bits) - 1, h = hash(w, ws->bits);
+    for (;;) {
+        uint64_t s = ws->slot[h];
+        if ((uint32_t)(s >> 32) != ws->gen)
+            return NULL;
+        hps_tm_went_t *e = &ws->e[(uint32_t)s];
+        if (e->addr == w)
+            return e;
+        h = (h + 1) & m;
+    }
+}
+
+hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint64_t mask)
+{
+    hps_tm_went_t *e = hps_tm_wset_find(ws, w);
+    if (e) {
+        e->val = (e->val & ~mask) | (v & mask);
+        e->mask |= mask;
+        return e;
+    }
+    if (ws->n == ws->cap) {
+        ws->e = grow(ws->e, &ws->cap, sizeof *ws->e);
+        rebuild(ws);
+    }
+    uint32_t i = ws->n++;
+    ws->e[i] = (hps_tm_went_t){ w, v & mask, mask };
+    index_entry(ws, i);
+    return &ws->e[i];
+}
+
+void hps_tm_wset_clear(hps_tm_wset_t *ws)
+{
+    if (ws->n == 0)
+        return;
+    ws->n = 0;
+    if (++ws->gen == 0) {            /* wrapped: old slots would look current */
+        memset(ws->slot, 0, sizeof *ws->slot << ws->bits);
+        ws->gen = 1;
+    }
+}
+
+/* Sub-word entries are stored with stores of their own width, so that a
+ * neighbour in the same word written outside any section (privatized data
+ * next to shared data) is never overwritten with a stale copy. */
+void hps_tm_wset_store(const hps_tm_went_t *e)
+{
+    uint64_t m = e->mask;
+    if (m == ~(uint64_t)0) {
+        __atomic_store_n(e->addr, e->val, __ATOMIC_RELAXED);
+        return;
+    }
+    unsigned char *b = (unsigned char *)e->addr;
+    for (unsigned i = 0; i < 8;) {
+        if (!((m >> (8 * i)) & 0xff)) {
+            i++;
+            continue;
+        }
+        if (i % 4 == 0 && ((m >> (8 * i)) & 0xffffffffu) == 0xffffffffu) {
+            __atomic_store_n((uint32_t *)(b + i), (uint32_t)(e->val >> (8 * i)), __ATOMIC_RELAXED);
+            i += 4;
+        } else if (i % 2 == 0 && ((m >> (8 * i)) & 0xffff) == 0xffff) {
+            __atomic_store_n((uint16_t *)(b + i), (uint16_t)(e->val >> (8 * i)), __ATOMIC_RELAXED);
+            i += 2;
+        } else {
+            __atomic_store_n(b + i, (unsigned char)(e->val >> (8 * i)), __ATOMIC_RELAXED);
+            i++;
+        }
+    }
+}

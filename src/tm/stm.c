@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stm: word-based, in the TL2/LSA family (TinySTM's design points).
+ *
+ * Ownership records: 2^20 words, orec_of(w) by the word's address.  An orec
+ * holds the version (the global clock value of the last commit that wrote a
+ * word mapped to it) shifted left by one, or, while a writer holds it, a
+ * lock word: bit 0 set, the owner's thread index in bits 1..16 and, above,
+ * the index of the orec's entry in the owner's lock log (where its old
+ * version is kept), so that the owner finds that version in O(1).
+ *
+ * A section reads the clock at begin (its snapshot).  A read checks the
+ * orec before and after loading the word; a version newer than the
+ * snapshot extends the snapshot (timestamp extension: read the clock,
+ * revalidate every read orec) instead of aborting.  Writes go to the
+ * hashed redo log.  Commit-time locking (default) takes the orecs of the
+ * write set at commit; encounter-time locking (HPSYNC_TM_ETL=1) takes each
+ * on the first write.  Then: clock + 1 is the commit version, the read set
+ * is revalidated unless no one committed since the snapshot, the log is
+ * written back and the orecs released with the new version.  Read-only
+ * sections commit with no atomic operation at all.
+ *
+ * Privatization (HPSYNC_TM_PRIVATIZE=1, default): after a writer commits it
+ * waits until every section that began before its commit version (and has
+ * not extended past it) is over, so a thread that privatized data by a
+ * commit never races with a doomed reader or a slower write-back.
+ */
+#include "internal.h"
+
+#define ORECS_BITS 20
+#define LOCKED(o) ((o) & 1)
+#define OWNER(o) ((uint32_t)((o) >> 1) & 0xffff)
+#define LOCK_IDX(o) ((uint32_t)((o) >> 17))
+#define LOCK_WORD(d, idx) (((uint64_t)(idx) << 17) | ((uint64_t)(d)->tid << 1) | 1)
+/* Rounds a section waits for a locked orec before it aborts (the holder is
+ * committing; when it was preempted, aborting and backing off is better). */
+#define LOCKED_WAIT 12
+
+static hps_au64 g_orecs[1u << ORECS_BITS];
+static hps_au64 g_clock;
+
+static inline hps_au64 *orec_of(const uint64_t *w)
+{
+    return &g_orecs[((uintptr_t)w >> 3) & ((1u << ORECS_BITS) - 1)];
+}
+
+static void stm_begin(hps_tm_desc_t *d)
+{
+    /* in_sec is already published (sequentially consistent), so a writer
+     * that cannot see this snapshot yet waits for us conservatively. */
+    d->snap = hps_load_acquire(&g_clock);
+    hps_store_relaxed(&d->rv_pub, d->snap + 1);
+}
+
+/* Does the orec still hold what the read saw (or our own lock over it)? */
+static inline int still_valid(hps_tm_desc_t *d, hps_au64 *orec, uint64_t seen)
+{
+    uint64_t o = hps_load_acquire(orec);
+    if (o == seen)
+        return 1;
+    return LOCKED(o) && OWNER(o) == d->tid && d->ulog.e[LOCK_IDX(o)].v == seen;
+}
+
+static int validate(hps_tm_desc_t *d)
+{
+    for (uint32_t i = 0; i < d->rlog.n; i++)
+        if (!still_valid(d, (hps_au64 *)d->rlog.e[i].a, d->rlog.e[i].v))
+            return 0;
+    return 1;
+}
+
+/* Move the snapshot to now, or abort if a read no longer holds. */
+static void extend(hps_tm_desc_t *d)
+{
+    uint64_t now = hps_load_acquire(&g_clock);
+    if (!validate(d))
+        hps_tm_abort(d, HPS_TM_CAUSE_VALIDATION);
+    d->snap = now;
+    hps_store_relaxed(&d->rv_pub, now + 1);
+}
+
+static void wait_locked(hps_tm_desc_t *d, uint32_t *n)
+{
+    if (*n >= LOCKED_WAIT)
+        hps_tm_abort(d, HPS_TM_CAUSE_CONFLICT);
+    hps_tm_wait(n);
+}
+
+static uint64_t stm_read(hps_tm_fast_t *f, const uint64_t *w)
+{
+    hps_tm_desc_t *d = (hps_tm_desc_t *)f;
+    hps_tm_went_t *e = NULL;
+    if (d->ws.n) {
+        e = hps_tm_wset_find(&d->ws, w);
+        if (e && e->mask == ~(uint64_t)0)
+            return e->val;
+    }
+    hps_au64 *orec = orec_of(w);
+    uint32_t n = 0;
+    uint64_t v;
+    for (;;) {
+        /* Acquire, acquire: orec, then word, then orec again, in order. */
+        uint64_t o = hps_load_acquire(orec);
+        if (hps_unlikely(LOCKED(o))) {
+            if (OWNER(o) == d->tid) {
+                /* Ours (encounter-time locking): nobody else writes it. */
+                v = __atomic_load_n(w, __ATOMIC_RELAXED);
+                break;
+            }
+            wait_locked(d, &n);
+            continue;
+        }
+        v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        if (hps_unlikely(hps_load_relaxed(orec) != o))
+            continue;
+        if (hps_unlikely((o >> 1) > d->snap)) {
+            extend(d);
+            continue;
+        }
+        hps_tm_log_push(&d->rlog, (uintptr_t)orec, o);
+        break;
+    }
+    return e ? (v & ~e->mask) | e->val : v;
+}
+
+/* Take orec for this section (or see that it already has it); 0 if another
+ * writer holds it. */
+static int lock_orec(hps_tm_desc_t *d, hps_au64 *orec, int check_version)
+{
+    uint32_t n = 0;
+    for (;;) {
+        uint64_t o = hps_load_relaxed(orec);
+        if (LOCKED(o)) {
+            if (OWNER(o) == d->tid)
+                return 1;
+            if (n >= LOCKED_WAIT)
+                return 0;
+            hps_tm_wait(&n);
+            continue;
+        }
+        /* Encounter time: a newer version may hide a word we read, and
+         * reads of our own locked orecs are not checked again. */
+        if (check_version && (o >> 1) > d->snap) {
+            extend(d);
+            continue;
+        }
+        /* Acquire: the word is read and written only after the lock. */
+        if (hps_cas_acquire(orec, &o, LOCK_WORD(d, d->ulog.n))) {
+            hps_tm_log_push(&d->ulog, (uintptr_t)orec, o);
+            return 1;
+        }
+    }
+}
+
+static void stm_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
+{
+    hps_tm_desc_t *d = (hps_tm_desc_t *)f;
+    if (hps_unlikely(d->ro))
+        hps_tm_abort(d, HPS_TM_CAUSE_RO_WRITE);
+    if (hps_tm_etl && !lock_orec(d, orec_of(w), 1))
+        hps_tm_abort(d, HPS_TM_CAUSE_CONFLICT);
+    hps_tm_wset_put(&d->ws, w, v, mask);
+}
+
+static int stm_commit(hps_tm_desc_t *d)
+{
+    d->wv = 0;
+    if (d->ws.n == 0)
+        return HPS_TM_COMMITTED;     /* read-only: valid at the snapshot */
+    if (!hps_tm_etl)
+        for (uint32_t i = 0; i < d->ws.n; i++)
+            if (!lock_orec(d, orec_of(d->ws.e[i].addr), 0))
+                return HPS_TM_CAUSE_CONFLICT;
+    /* Acquire-release: the locks are taken before the version exists, and
+     * the write-back comes after it. */
+    uint64_t wv = atomic_fetch_add_explicit(&g_clock, 1, memory_order_acq_rel) + 1;
+    if (wv != d->snap + 1 && !validate(d))
+        return HPS_TM_CAUSE_VALIDATION;
+    for (uint32_t i = 0; i < d->ws.n; i++)
+        hps_tm_wset_store(&d->ws.e[i]);
+    /* Release: the written words are visible before the new version. */
+    for (uint32_t i = 0; i < d->ulog.n; i++)
+        hps_store_release((hps_au64 *)d->ulog.e[i].a, wv << 1);
+    d->ulog.n = 0;
+    d->wv = wv;
+    return HPS_TM_COMMITTED;
+}
+
+static void stm_rollback(hps_tm_desc_t *d)
+{
+    /* Release: give each orec back its old version. */
+    for (uint32_t i = 0; i < d->ulog.n; i++)
+        hps_store_release((hps_au64 *)d->ulog.e[i].a, d->ulog.e[i].v);
+    d->ulog.n = 0;
+    d->wv = 0;
+}
+
+/* Wait for every section that may have read (or be about to read) under a
+ * snapshot older than version wv. */
+static void quiesce(hps_tm_desc_t *self, uint64_t wv)
+{
+    uint32_t n = hps_tm_desc_count();
+    for (uint32_t i = 0; i < n; i++) {
+        hps_tm_desc_t *o = hps_tm_desc_at(i);
+        uint32_t w = 0;
+        if (o == self)
+            continue;
+        for (;;) {
+            if (hps_load_acquire(&o->in_sec) == 0)
+                break;
+            uint64_t r = hps_load_acquire(&o->rv_pub);
+            if (r > wv)              /* snapshot >= wv: saw our commit */
+                break;
+            hps_tm_wait(&w);
+        }
+    }
+}
+
+static void stm_end(hps_tm_desc_t *d)
+{
+    hps_store_release(&d->rv_pub, 0);
+    if (d->wv && hps_tm_privatize) {
+        /* Sequentially consistent: our orec releases before the reads of
+         * other threads' in_sec, against their begin's exchange. */
+        atomic_thread_fence(memory_order_seq_cst);
+        quiesce(d, d->wv);
+    }
+    d->wv = 0;
+}
+
+const hps_tm_ops_t hps_tm_stm_ops = {
+    .size = sizeof(hps_tm_ops_t),
+    .name = "stm",
+    .instrument_reads = 1,
+    .begin = stm_begin,
+    .read = stm_read,
+    .write = stm_write,
+    .commit = stm_commit,
+    .rollback = stm_rollback,
+    .end = stm_end,
+};
