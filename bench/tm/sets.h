@@ -10,36 +10,25 @@
 #include "tm_bench.h"
 #include "tx.h"
 
-/*
- * The three sections of a set whose in-section operations are
- * NAME_insert_tx, NAME_remove_tx and NAME_contains_tx (T *, uint64_t): one
- * section per operation, read-only for a lookup.
- */
-#define TMB_SET_SECTIONS(NAME, T)                                                                 \
-    static int NAME##_insert(void *s, uint64_t key)                                               \
+/* One operation of set type T as one section: NAME_OP(void *, key) runs
+ * NAME_OP_tx between BEGIN and TX_END. */
+#define TMB_SET_SECTION(NAME, OP, T, BEGIN)                                                       \
+    static int NAME##_##OP(void *s, uint64_t key)                                                 \
     {                                                                                             \
         int r;                                                                                    \
-        TX_BEGIN();                                                                               \
-        r = NAME##_insert_tx((T *)s, key);                                                        \
-        TX_END();                                                                                 \
-        return r;                                                                                 \
-    }                                                                                             \
-    static int NAME##_remove(void *s, uint64_t key)                                               \
-    {                                                                                             \
-        int r;                                                                                    \
-        TX_BEGIN();                                                                               \
-        r = NAME##_remove_tx((T *)s, key);                                                        \
-        TX_END();                                                                                 \
-        return r;                                                                                 \
-    }                                                                                             \
-    static int NAME##_contains(void *s, uint64_t key)                                             \
-    {                                                                                             \
-        int r;                                                                                    \
-        TX_BEGIN_RO();                                                                            \
-        r = NAME##_contains_tx((T *)s, key);                                                      \
+        BEGIN();                                                                                  \
+        r = NAME##_##OP##_tx((T *)s, key);                                                        \
         TX_END();                                                                                 \
         return r;                                                                                 \
     }
+
+/* The three sections of a set whose in-section operations are
+ * NAME_insert_tx, NAME_remove_tx and NAME_contains_tx (T *, uint64_t): one
+ * section per operation, read-only for a lookup. */
+#define TMB_SET_SECTIONS(NAME, T)                                                                 \
+    TMB_SET_SECTION(NAME, insert, T, TX_BEGIN)                                                    \
+    TMB_SET_SECTION(NAME, remove, T, TX_BEGIN)                                                    \
+    TMB_SET_SECTION(NAME, contains, T, TX_BEGIN_RO)
 
 /* ---- the sorted chain: NULL-terminated, keys strictly ascending, < UINT64_MAX ---- */
 
