@@ -4,7 +4,7 @@
   hpsync doctor [--json]
   hpsync run [--lock ALG|glibc] [--malloc cia|rand|none] [--elide] [--stats]
              [--stats-file F] -- prog args...
-  hpsync bench locks|elide|malloc|shmem [--json] [--quick] [--check] [options]
+  hpsync bench locks|elide|malloc|shmem|tm [--json] [--quick] [--check] [options]
                                         [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
   hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
