@@ -22,7 +22,7 @@
 #include "hpsync/lock/adaptive.h"
 #include "../common/env.h"
 #include "../common/envparse.h"
-#include "../arch/rtm.h"
+#include "../prim/cpuid.h"
 
 HPS_EXPORT __thread hps_tm_fast_t *hps_tm_self_ __attribute__((tls_model("initial-exec")));
 HPS_EXPORT __thread hps_tm_fast_t *hps_tm_rd_ __attribute__((tls_model("initial-exec")));
