@@ -171,7 +171,7 @@ static void gate_close(const hps_tm_desc_t *self)
     hps_adaptive_lock(&g_gate);
     /* Sequentially consistent (xchg): ordered before the reads of in_sec in
      * drain(), against begin's store of in_sec and read of g_irrev. */
-    (void)atomic_exchange(&g_irrev, 1);
+    (void)hps_xchg_seq_cst(&g_irrev, 1);
     drain(self);
 }
 
@@ -325,7 +325,7 @@ static void begin_irrevocable(hps_tm_desc_t *d)
 {
     d->want_irrev = 0;
     gate_close(d);
-    (void)atomic_exchange(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
+    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
     d->ops = ops_now();
     d->irrev = 1;
     d->st.irrevocable++;
@@ -346,7 +346,7 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
         /* Sequentially consistent (xchg): the store of in_sec must be
          * ordered before the read of g_irrev (see gate_close), and before
          * this section's reads (epoch-based reclamation). */
-        (void)atomic_exchange(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
+        (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
         if (hps_likely(hps_load_acquire(&g_irrev) == 0))
             break;
         hps_store_release(&d->in_sec, 0);

@@ -117,7 +117,7 @@ void hps_tm_wset_store(const hps_tm_went_t *e)
 {
     uint64_t m = e->mask;
     if (m == ~(uint64_t)0) {
-        __atomic_store_n(e->addr, e->val, __ATOMIC_RELAXED);
+        hps_plain_store_relaxed(e->addr, e->val);
         return;
     }
     unsigned char *b = (unsigned char *)e->addr;
@@ -127,13 +127,13 @@ void hps_tm_wset_store(const hps_tm_went_t *e)
             continue;
         }
         if (i % 4 == 0 && ((m >> (8 * i)) & 0xffffffffu) == 0xffffffffu) {
-            __atomic_store_n((uint32_t *)(b + i), (uint32_t)(e->val >> (8 * i)), __ATOMIC_RELAXED);
+            hps_plain_store_relaxed((uint32_t *)(b + i), (uint32_t)(e->val >> (8 * i)));
             i += 4;
         } else if (i % 2 == 0 && ((m >> (8 * i)) & 0xffff) == 0xffff) {
-            __atomic_store_n((uint16_t *)(b + i), (uint16_t)(e->val >> (8 * i)), __ATOMIC_RELAXED);
+            hps_plain_store_relaxed((uint16_t *)(b + i), (uint16_t)(e->val >> (8 * i)));
             i += 2;
         } else {
-            __atomic_store_n(b + i, (unsigned char)(e->val >> (8 * i)), __ATOMIC_RELAXED);
+            hps_plain_store_relaxed(b + i, (unsigned char)(e->val >> (8 * i)));
             i++;
         }
     }

@@ -26,7 +26,7 @@ void hps_tm_mem_reclaim(hps_tm_desc_t *d)
 {
     /* Sequentially consistent: the retirement (and the commit before it)
      * is ordered before the reads of in_sec, against begin's exchange. */
-    atomic_thread_fence(memory_order_seq_cst);
+    hps_fence_seq_cst();
     uint64_t oldest = UINT64_MAX;
     uint32_t n = hps_tm_desc_count();
     for (uint32_t i = 0; i < n; i++) {
@@ -50,8 +50,9 @@ void hps_tm_mem_commit(hps_tm_desc_t *d)
     d->allocs.n = 0;
     if (d->frees.n == 0)
         return;
-    /* Sections that begin after this see an epoch above the tag. */
-    uint64_t tag = atomic_fetch_add(&hps_tm_epoch, 1);
+    /* Sections that begin after this see an epoch above the tag (sequentially
+     * consistent: the commit's stores come before the tag is taken). */
+    uint64_t tag = hps_faa_seq_cst(&hps_tm_epoch, 1);
     for (uint32_t i = 0; i < d->frees.n; i++)
         retire(d, d->frees.p[i], tag);
     d->frees.n = 0;
@@ -91,7 +92,8 @@ HPS_EXPORT void hps_tm_free(void *p)
         hps_tm_pvec_push(&d->frees, p);
         return;
     }
-    retire(d, p, atomic_fetch_add(&hps_tm_epoch, 1));
+    /* Sequentially consistent, as at commit: the unlink came first. */
+    retire(d, p, hps_faa_seq_cst(&hps_tm_epoch, 1));
     if (d->limbo.n >= HPS_TM_LIMBO_BATCH)
         hps_tm_mem_reclaim(d);
 }

@@ -32,11 +32,11 @@ static uint64_t validate(hps_tm_desc_t *d)
     for (;;) {
         uint64_t s = wait_even();
         for (uint32_t i = 0; i < d->rlog.n; i++)
-            if (__atomic_load_n((const uint64_t *)d->rlog.e[i].a, __ATOMIC_RELAXED) != d->rlog.e[i].v)
+            if (hps_plain_load_relaxed((const uint64_t *)d->rlog.e[i].a) != d->rlog.e[i].v)
                 hps_tm_abort(d, HPS_TM_CAUSE_VALIDATION);
         /* Acquire fence: the value loads above complete before the
          * sequence is read again. */
-        atomic_thread_fence(memory_order_acquire);
+        hps_fence_acquire();
         if (hps_load_relaxed(&g_seq) == s)
             return s;
     }
@@ -57,10 +57,10 @@ static uint64_t norec_read(hps_tm_fast_t *f, const uint64_t *w)
             return e->val;
     }
     /* Acquire: the value is read before the sequence check below. */
-    uint64_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    uint64_t v = hps_plain_load_acquire(w);
     while (hps_unlikely(hps_load_relaxed(&g_seq) != d->snap)) {
         d->snap = validate(d);
-        v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        v = hps_plain_load_acquire(w);
     }
     hps_tm_log_push(&d->rlog, (uintptr_t)w, v);
     return e ? (v & ~e->mask) | e->val : v;

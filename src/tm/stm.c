@@ -104,13 +104,13 @@ static uint64_t stm_read(hps_tm_fast_t *f, const uint64_t *w)
         if (hps_unlikely(LOCKED(o))) {
             if (OWNER(o) == d->tid) {
                 /* Ours (encounter-time locking): nobody else writes it. */
-                v = __atomic_load_n(w, __ATOMIC_RELAXED);
+                v = hps_plain_load_relaxed(w);
                 break;
             }
             wait_locked(d, &n);
             continue;
         }
-        v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        v = hps_plain_load_acquire(w);
         if (hps_unlikely(hps_load_relaxed(orec) != o))
             continue;
         if (hps_unlikely((o >> 1) > d->snap)) {
@@ -173,7 +173,7 @@ static int stm_commit(hps_tm_desc_t *d)
                 return HPS_TM_CAUSE_CONFLICT;
     /* Acquire-release: the locks are taken before the version exists, and
      * the write-back comes after it. */
-    uint64_t wv = atomic_fetch_add_explicit(&g_clock, 1, memory_order_acq_rel) + 1;
+    uint64_t wv = hps_faa_acq_rel(&g_clock, 1) + 1;
     if (wv != d->snap + 1 && !validate(d))
         return HPS_TM_CAUSE_VALIDATION;
     for (uint32_t i = 0; i < d->ws.n; i++)
@@ -222,7 +222,7 @@ static void stm_end(hps_tm_desc_t *d)
     if (d->wv && hps_tm_privatize) {
         /* Sequentially consistent: our orec releases before the reads of
          * other threads' in_sec, against their begin's exchange. */
-        atomic_thread_fence(memory_order_seq_cst);
+        hps_fence_seq_cst();
         quiesce(d, d->wv);
     }
     d->wv = 0;
