@@ -78,6 +78,8 @@ typedef struct hps_test_rss {
 void hps_test_rss_sample(hps_test_rss_t *r, int warmed_up);
 /* Fail if the peak exceeds the warm sample by more than max_growth_kb. */
 void hps_test_rss_check(const hps_test_rss_t *r, long max_growth_kb, unsigned long threads);
+/* The state letter of thread tid of this process (R, S, D, ...; 0 if gone). */
+char hps_test_thread_state(int tid);
 /* The calling thread's kernel id, and a wait until thread `tid` of this
  * process sleeps in the kernel (state S in /proc): it is then blocked in
  * the call it made, past any spinning.  Fails the test after 10 s. */
