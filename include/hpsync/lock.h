@@ -80,89 +80,74 @@ HPS_INLINE hps_lock_algo_t hps_lock_algo_or_default(hps_lock_algo_t a)
 }
 
 /*
- * Generic entry points on a bare state union (used by the interposer): one
- * switch over the list each, a case per algorithm calling its own inline
- * function on its member of the union.
+ * Generic entry points on a bare state union (used by the interposer).  One
+ * switch over the list, a case per algorithm calling its own inline function
+ * `verb` on its member of the union.  Every caller passes a constant verb, so
+ * the inner switch folds away and each entry point costs one switch on the
+ * algorithm, and none for the default: it is tested first, and with a
+ * constant algorithm the outer switch folds too, leaving its inline fast path
+ * as straight-line code.
  */
+enum hps_lock_verb_ {
+    HPS_LOCK_DO_INIT_, HPS_LOCK_DO_LOCK_, HPS_LOCK_DO_TRYLOCK_, HPS_LOCK_DO_TIMEDLOCK_,
+    HPS_LOCK_DO_UNLOCK_, HPS_LOCK_DO_IS_LOCKED_,
+};
+
+HPS_INLINE int hps_lockstate_switch_(hps_lock_state_t *s, hps_lock_algo_t a, enum hps_lock_verb_ v,
+                                     clockid_t clock, const struct timespec *abstime)
+{
+    switch (hps_lock_algo_or_default(a)) {
+#define X(name, NAME, alias, doc)                                                            \
+    case HPS_LOCK_##NAME:                                                                    \
+        switch (v) {                                                                         \
+        case HPS_LOCK_DO_INIT_: hps_##name##_init(&s->name); return 0;                       \
+        case HPS_LOCK_DO_LOCK_: hps_##name##_lock(&s->name); return 0;                       \
+        case HPS_LOCK_DO_TRYLOCK_: return hps_##name##_trylock(&s->name);                    \
+        case HPS_LOCK_DO_TIMEDLOCK_: return hps_##name##_timedlock(&s->name, clock, abstime); \
+        case HPS_LOCK_DO_UNLOCK_: hps_##name##_unlock(&s->name); return 0;                   \
+        case HPS_LOCK_DO_IS_LOCKED_: return hps_##name##_is_locked(&s->name);                \
+        }                                                                                    \
+        break;
+#include "hpsync/lock/algorithms.def"
+#undef X
+    default:        /* not reached: hps_lock_algo_or_default() gave a listed one */
+        break;
+    }
+    __builtin_unreachable();
+}
+
+HPS_INLINE int hps_lockstate_do_(hps_lock_state_t *s, hps_lock_algo_t a, enum hps_lock_verb_ v,
+                                 clockid_t clock, const struct timespec *abstime)
+{
+    if (hps_likely(a == HPS_LOCK_DEFAULT))
+        return hps_lockstate_switch_(s, HPS_LOCK_DEFAULT, v, clock, abstime);
+    return hps_lockstate_switch_(s, a, v, clock, abstime);
+}
 
 HPS_INLINE void hps_lockstate_init(hps_lock_state_t *s, hps_lock_algo_t a)
 {
-    switch (hps_lock_algo_or_default(a)) {
-#define X(name, NAME, alias, doc) case HPS_LOCK_##NAME: hps_##name##_init(&s->name); break;
-#include "hpsync/lock/algorithms.def"
-#undef X
-    default: __builtin_unreachable();
-    }
+    hps_lockstate_do_(s, a, HPS_LOCK_DO_INIT_, 0, NULL);
 }
-
-HPS_INLINE void hps_lockstate_lock_any_(hps_lock_state_t *s, hps_lock_algo_t a)
-{
-    switch (hps_lock_algo_or_default(a)) {
-#define X(name, NAME, alias, doc) case HPS_LOCK_##NAME: hps_##name##_lock(&s->name); break;
-#include "hpsync/lock/algorithms.def"
-#undef X
-    default: __builtin_unreachable();
-    }
-}
-
-/* The default first, as straight-line code: with a constant algorithm the
- * switch folds to that algorithm's inline fast path. */
 HPS_INLINE void hps_lockstate_lock(hps_lock_state_t *s, hps_lock_algo_t a)
 {
-    if (hps_likely(a == HPS_LOCK_DEFAULT))
-        hps_lockstate_lock_any_(s, HPS_LOCK_DEFAULT);
-    else
-        hps_lockstate_lock_any_(s, a);
+    hps_lockstate_do_(s, a, HPS_LOCK_DO_LOCK_, 0, NULL);
 }
-
 HPS_INLINE bool hps_lockstate_trylock(hps_lock_state_t *s, hps_lock_algo_t a)
 {
-    switch (hps_lock_algo_or_default(a)) {
-#define X(name, NAME, alias, doc) case HPS_LOCK_##NAME: return hps_##name##_trylock(&s->name);
-#include "hpsync/lock/algorithms.def"
-#undef X
-    default: __builtin_unreachable();
-    }
+    return hps_lockstate_do_(s, a, HPS_LOCK_DO_TRYLOCK_, 0, NULL) != 0;
 }
-
 HPS_INLINE int hps_lockstate_timedlock(hps_lock_state_t *s, hps_lock_algo_t a,
                                        clockid_t clock, const struct timespec *abstime)
 {
-    switch (hps_lock_algo_or_default(a)) {
-#define X(name, NAME, alias, doc) \
-    case HPS_LOCK_##NAME: return hps_##name##_timedlock(&s->name, clock, abstime);
-#include "hpsync/lock/algorithms.def"
-#undef X
-    default: __builtin_unreachable();
-    }
+    return hps_lockstate_do_(s, a, HPS_LOCK_DO_TIMEDLOCK_, clock, abstime);
 }
-
-HPS_INLINE void hps_lockstate_unlock_any_(hps_lock_state_t *s, hps_lock_algo_t a)
-{
-    switch (hps_lock_algo_or_default(a)) {
-#define X(name, NAME, alias, doc) case HPS_LOCK_##NAME: hps_##name##_unlock(&s->name); break;
-#include "hpsync/lock/algorithms.def"
-#undef X
-    default: __builtin_unreachable();
-    }
-}
-
 HPS_INLINE void hps_lockstate_unlock(hps_lock_state_t *s, hps_lock_algo_t a)
 {
-    if (hps_likely(a == HPS_LOCK_DEFAULT))   /* as in hps_lockstate_lock */
-        hps_lockstate_unlock_any_(s, HPS_LOCK_DEFAULT);
-    else
-        hps_lockstate_unlock_any_(s, a);
+    hps_lockstate_do_(s, a, HPS_LOCK_DO_UNLOCK_, 0, NULL);
 }
-
 HPS_INLINE bool hps_lockstate_is_locked(hps_lock_state_t *s, hps_lock_algo_t a)
 {
-    switch (hps_lock_algo_or_default(a)) {
-#define X(name, NAME, alias, doc) case HPS_LOCK_##NAME: return hps_##name##_is_locked(&s->name);
-#include "hpsync/lock/algorithms.def"
-#undef X
-    default: __builtin_unreachable();
-    }
+    return hps_lockstate_do_(s, a, HPS_LOCK_DO_IS_LOCKED_, 0, NULL) != 0;
 }
 
 /* The public API on hps_lock_t. */

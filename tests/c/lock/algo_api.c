@@ -149,7 +149,7 @@ static void free_then_held(void *l, const char *what)
     HPS_CHECK(!A->is_locked(l), "%s reads as locked after unlock", what);
 }
 
-static void case_basic(void)
+static void case_basic(hps_stress_cfg_t *cfg)
 {
     unsigned char zero[256] __attribute__((aligned(64)));
     HPS_CHECK(A->size <= sizeof zero, "lock of %zu bytes: enlarge the test's buffer", A->size);
@@ -192,7 +192,7 @@ static int try_from_thread(void *l)
     return (int)(uintptr_t)r;
 }
 
-static void case_other(void)
+static void case_other(hps_stress_cfg_t *cfg)
 {
     void *l = new_lock();
     A->lock(l);
@@ -237,7 +237,7 @@ static void wait_taken(struct holder *h)
         sched_yield();
 }
 
-static void case_timed(void)
+static void case_timed(hps_stress_cfg_t *cfg)
 {
     static const clockid_t clocks[2] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
     void *l = new_lock();
@@ -287,7 +287,7 @@ static void case_timed(void)
 
 /* ---- blocking --------------------------------------------------------------- */
 
-static void case_blocking(void)
+static void case_blocking(hps_stress_cfg_t *cfg)
 {
     void *l = new_lock();
     struct holder h = { .lock = l, .hold_ms = 50 };
@@ -357,8 +357,10 @@ static void *nest_worker(void *arg)
     return NULL;
 }
 
-static void case_nested(unsigned threads, unsigned long iters)
+static void case_nested(hps_stress_cfg_t *cfg)
 {
+    unsigned threads = cfg->threads;
+    unsigned long iters = cfg->iters;
     for (int k = 0; k < NEST; k++)
         g_nest[k] = new_lock();
     g_nest_iters = iters;
@@ -401,8 +403,10 @@ static void *churn_worker(void *arg)
     return NULL;
 }
 
-static void case_churn(unsigned threads, unsigned long waves)
+static void case_churn(hps_stress_cfg_t *cfg)
 {
+    unsigned threads = cfg->threads;
+    unsigned long waves = cfg->iters;
     g_churn_lock = new_lock();
     pthread_t t[256];
     HPS_CHECK(threads <= 256, "at most 256 threads");
@@ -417,6 +421,16 @@ static void case_churn(unsigned threads, unsigned long waves)
     check_quiet(g_churn_lock);
     free(g_churn_lock);
 }
+
+/* The cases by name; each takes the command line's threads and iterations. */
+static const struct test_case {
+    const char *name;
+    void (*run)(hps_stress_cfg_t *cfg);
+} k_cases[] = {
+    { "basic", case_basic }, { "other", case_other }, { "timed", case_timed },
+    { "blocking", case_blocking }, { "stress", case_stress }, { "nested", case_nested },
+    { "churn", case_churn },
+};
 
 int main(int argc, char **argv)
 {
@@ -436,22 +450,12 @@ int main(int argc, char **argv)
     hps_test_watchdog(100);
     hps_stress_cfg_t cfg = { .watchdog_s = 100 };
     hps_stress_args(argc, argv, 3, &cfg, 3, 20000);
-    if (!strcmp(c, "basic"))
-        case_basic();
-    else if (!strcmp(c, "other"))
-        case_other();
-    else if (!strcmp(c, "timed"))
-        case_timed();
-    else if (!strcmp(c, "blocking"))
-        case_blocking();
-    else if (!strcmp(c, "stress"))
-        case_stress(&cfg);
-    else if (!strcmp(c, "nested"))
-        case_nested(cfg.threads, cfg.iters);
-    else if (!strcmp(c, "churn"))
-        case_churn(cfg.threads, cfg.iters);
-    else
-        hps_test_fail("unknown case '%s'", c);
-    printf("%s: ok\n", name);
-    return 0;
+    for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
+        if (strcmp(c, k_cases[i].name) == 0) {
+            k_cases[i].run(&cfg);
+            printf("%s: ok\n", name);
+            return 0;
+        }
+    }
+    hps_test_fail("unknown case '%s'", c);
 }
