@@ -9,11 +9,11 @@ static bool word_try(hps_au32 *word)
 }
 
 /*
- * The head says it is waiting (`head` = 1) exactly while it is running and
- * polling: through the spinning phase, and again for a short window each
- * time it comes back from a yield or a nap.  Newcomers queue behind a
- * running head, so the lock stays FIFO among running threads; while the head
- * is off the CPU, a free word may be taken by whoever runs.
+ * The head says it is waiting (`head` = hps_fork_tag) exactly while it is
+ * running and polling: through the spinning phase, and again for a short
+ * window each time it comes back from a yield or a nap.  Newcomers queue
+ * behind a running head, so the lock stays FIFO among running threads;
+ * while the head is off the CPU, a free word may be taken by whoever runs.
  */
 HPS_EXPORT HPS_NOINLINE void hps_qword_head_acquire(hps_qword_t *q)
 {

@@ -27,8 +27,8 @@
  * semaphore at once, so sem_post touches nothing in it after its CAS made
  * the token available: the sharing flag is read before, and the futex wake
  * uses only the address.  Results match glibc's, including where glibc
- * differs from a naive reading of POSIX (tests/c/semantics_sem.c compares
- * them call by call).
+ * differs from a naive reading of POSIX (tests/c/preload/semantics_sem.c
+ * compares them call by call).
  */
 #define _GNU_SOURCE
 #include <errno.h>

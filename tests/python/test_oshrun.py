@@ -2,7 +2,7 @@
 """build/bin/oshrun from outside the job: usage errors, exit statuses, teardown
 when a PE dies, signals, stdin, launch time, and no /dev/shm leftovers.
 
-The PEs are build/bin/rt_test (tests/c/shmem_rt/rt_test.c), a program on the
+The PEs are build/bin/rt_test (tests/c/shmem/runtime/rt_test.c), a program on the
 OpenSHMEM runtime alone.  oshrun names its jobs "o<its pid>x<random>", so a
 job's shared-memory files are /dev/shm/hpsync-shmem-o<pid>x*; rt_test adds
 one of its own there (as the library adds its heap), which oshrun must
@@ -273,12 +273,16 @@ def test_pmix_abort_under_mpirun() -> None:
 KILL_SELF = r"""
 #include <shmem.h>
 #include <signal.h>
+#include <stdio.h>
 #include <unistd.h>
 int main(void)
 {
     shmem_init();
     static long x;
     shmem_long_p(&x, 1, (shmem_my_pe() + 1) % shmem_n_pes());
+    shmem_barrier_all();
+    printf("pid %ld\n", (long)getpid());
+    fflush(stdout);
     shmem_barrier_all();
     if (shmem_my_pe() == 1)
         kill(getpid(), SIGKILL);
@@ -302,8 +306,17 @@ def test_sigkill_over_libfabric_shm_leaves_no_provider_files(tmp_path: Path) -> 
     subprocess.run([str(oshcc), str(src), "-o", str(exe)], check=True)
     before = {p.name for p in Path("/dev/shm").iterdir()}
     env = dict(clean_env(), HPSYNC_SHMEM_TRANSPORT="ofi", HPSYNC_SHMEM_PROVIDER="shm")
-    r = subprocess.run([str(OSHRUN), "-np", "2", str(exe)], capture_output=True, text=True,
-                       env=env, timeout=60, check=False)
-    assert r.returncode == 137, r.stderr
+    job = subprocess.Popen([str(OSHRUN), "-np", "2", str(exe)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=env)
+    out, err = job.communicate(timeout=60)
+    assert job.returncode == 137, err
+    # Only this job's files count: other programs on the machine (tests run
+    # in parallel, other users) may create and remove their own meanwhile.
+    # libfabric's shm files start with a PE's pid, hpsync's name the job id
+    # (o<oshrun's pid>x...).
+    pids = [line.split()[1] for line in out.splitlines() if line.startswith("pid ")]
+    assert len(pids) == 2, out
+    ours = [*(f"{pid}:" for pid in pids), *(f"{pid}_" for pid in pids), f"o{job.pid}x"]
     left = {p.name for p in Path("/dev/shm").iterdir()} - before
+    left = {name for name in left if any(mark in name for mark in ours)}
     assert not left, f"left behind: {sorted(left)}"

@@ -9,8 +9,10 @@
  * local, as MCS intends), takes it, and then lets the next waiter become
  * head.  Release is a single store to the lock word.
  *
- * While the head is actively spinning (`head` = 1), newcomers queue behind
- * it: waiters are served in the room's order (FIFO).  When the head stops
+ * While the head is actively spinning (`head` holds this process's fork tag,
+ * hps_fork_tag), newcomers queue behind it: waiters are served in the room's
+ * order (FIFO).  A tag from before a fork() names a head that does not exist
+ * in the child, so a child never queues behind it.  When the head stops
  * spinning because it has waited long (it yields or naps: it has probably
  * lost its CPU), newcomers may take a free lock word directly.  That is what
  * keeps a FIFO lock from collapsing when threads outnumber cores: strict
@@ -18,7 +20,8 @@
  * Mutual exclusion rests only on the lock word; the rule is a heuristic
  * about order, never about safety.
  *
- * Fast paths: lock = load + XCHG + branch, unlock = one store.
+ * Fast paths: lock = load of `head` + compare with the fork tag + XCHG +
+ * branch; unlock = one release store.
  */
 #ifndef HPSYNC_LOCK_QUEUED_H
 #define HPSYNC_LOCK_QUEUED_H

@@ -6,9 +6,10 @@
  * grow exponentially) for a short while, then calls sched_yield() so that a
  * preempted lock holder or queue successor can run when threads outnumber
  * cores, and only after a long wait (a lock held for milliseconds) does it
- * sleep in growing naps capped at 1 ms.  Queue locks keep their FIFO order in
- * all three phases; the naps only bound how late a long-waiting thread sees
- * its turn.
+ * sleep in growing naps capped at 1 ms.  Queue locks are FIFO among running
+ * threads only: while the head of a queue yields or naps, a newcomer may take
+ * the free lock (hpsync/lock/queued.h says why), so the naps bound how late a
+ * long-waiting thread sees its turn, not the order of turns.
  */
 #ifndef HPSYNC_LOCK_WAIT_H
 #define HPSYNC_LOCK_WAIT_H

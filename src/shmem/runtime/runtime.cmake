@@ -5,7 +5,7 @@
 #   HPS_SHMEM_RUNTIME_SOURCES  to compile into libhpsync-shmem
 #   HPS_SHMEM_RUNTIME_LIBS     to link it with (libpmix)
 #   hps_shmem_rt               the runtime alone, a static library for its
-#                              own tests (tests/c/shmem_rt) and nothing else
+#                              own tests (tests/c/shmem/runtime) and nothing else
 # The sources include "hpsync/pr.h" (include/) and relative paths only.
 find_package(PkgConfig REQUIRED)
 # GLOBAL: targets in other directories (the tests) link through hps_shmem_rt.

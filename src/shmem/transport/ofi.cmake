@@ -2,7 +2,7 @@
 # The libfabric transport: see ofi.h (interface and why it is a module),
 # ofi_inline.h (what the core inlines) and ofi_internal.h (how the files
 # divide the work).  HPS_SHMEM_OFI_SOURCES are the transport proper, which
-# the module and tests/c/shmem_ofi both link; ofi_module.c is the module's
+# the module and tests/c/shmem/ofi both link; ofi_module.c is the module's
 # entry point and its forwards into the core.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(FABRIC REQUIRED IMPORTED_TARGET libfabric)

@@ -8,7 +8,7 @@
  * runtime, error-line and waiting functions the transport calls are
  * defined here as forwards into the core's table, so the same transport
  * sources also link into a test program with stand-ins for them
- * (tests/c/shmem_ofi).
+ * (tests/c/shmem/ofi).
  */
 #include <stdarg.h>
 #include <string.h>

@@ -211,7 +211,7 @@ static ssize_t flush_op(hps_ofi_cstate_t *s, void *p)
  * once it sits in the target's command queue, tcp;ofi_rxm once it is on
  * the socket (hps-bench-ofi-raw: inject + counter 0.35 us on shm, a read
  * round trip 0.7 us).  Without more, the target may not have the data when
- * quiet returns: the rma case of tests/c/shmem_ofi, which looks at the
+ * quiet returns: the rma case of tests/c/shmem/ofi, which looks at the
  * target's memory after an out-of-band barrier, then fails on both.  A
  * read from the same peer issued after them on the same endpoint is
  * processed after them (FI_ORDER_RMA_RAW / FI_ORDER_ATOMIC_RAW, asked for

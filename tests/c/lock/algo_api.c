@@ -6,7 +6,7 @@
  * generated from hpsync/lock/algorithms.def, so a new algorithm is tested by
  * adding its row there.
  *
- *   algo_api <algo> <case> [threads|Nx] [iterations]
+ *   algo_api <case> <algo> [threads|Nx] [iterations]
  *
  * Cases:
  *   basic     zeroed bytes and the static initializer are a free lock; trylock
@@ -19,7 +19,7 @@
  *   blocking  lock() waits (past spinning: yields, naps or parks) while a
  *             holder keeps the lock 50 ms, and gets it after the release
  *   stress    N threads mix lock, trylock and timedlock around a non-atomic
- *             counter (tests/c/harness.h), counted exactly; then the
+ *             counter (tests/c/common/harness.h), counted exactly; then the
  *             algorithm's waiting room must be empty again
  *   nested    threads hold four locks of the algorithm at once (queue nodes
  *             and per-thread records of several locks alive together)
@@ -319,10 +319,8 @@ static void s_in_cs(void *l)
 
 static void case_stress(hps_stress_cfg_t *cfg)
 {
-    static char name[64];
-    snprintf(name, sizeof name, "%s", hps_test_name());
     hps_stress_ops_t ops = {
-        .size = sizeof ops, .name = name, .lock = s_lock, .trylock = s_trylock,
+        .size = sizeof ops, .name = hps_test_name(), .lock = s_lock, .trylock = s_trylock,
         .timedlock = A->timedlock, .unlock = s_unlock, .in_cs = s_in_cs,
         .clocks = { CLOCK_MONOTONIC, CLOCK_REALTIME },
     };
@@ -422,40 +420,31 @@ static void case_churn(hps_stress_cfg_t *cfg)
     free(g_churn_lock);
 }
 
-/* The cases by name; each takes the command line's threads and iterations. */
-static const struct test_case {
-    const char *name;
-    void (*run)(hps_stress_cfg_t *cfg);
-} k_cases[] = {
-    { "basic", case_basic }, { "other", case_other }, { "timed", case_timed },
-    { "blocking", case_blocking }, { "stress", case_stress }, { "nested", case_nested },
-    { "churn", case_churn },
-};
+/* Every case: the algorithm named by its first argument, then threads and
+ * iterations (tests/c/common/harness.h's stress arguments). */
+typedef void algo_case_fn(hps_stress_cfg_t *cfg);
 
-int main(int argc, char **argv)
+static int run_case(const hps_test_case_t *c, int argc, char **argv)
 {
-    static char name[96];
     A = NULL;
-    for (size_t i = 0; argc >= 3 && i < sizeof k_algos / sizeof k_algos[0]; i++)
+    for (size_t i = 0; i < sizeof k_algos / sizeof k_algos[0]; i++)
         if (strcmp(argv[1], k_algos[i].name) == 0)
             A = &k_algos[i];
-    if (!A) {
-        fprintf(stderr, "usage: %s <%s> <basic|other|timed|blocking|stress|nested|churn> "
-                        "[threads|Nx] [iterations]\n", argv[0], hps_lock_algo_names());
-        return 2;
-    }
-    const char *c = argv[2];
-    snprintf(name, sizeof name, "algo_api[%s %s]", A->name, c);
-    hps_test_set_name(name);
-    hps_test_watchdog(100);
+    HPS_CHECK(A, "unknown lock algorithm '%s' (choose from %s)", argv[1], hps_lock_algo_names());
     hps_stress_cfg_t cfg = { .watchdog_s = 100 };
-    hps_stress_args(argc, argv, 3, &cfg, 3, 20000);
-    for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++) {
-        if (strcmp(c, k_cases[i].name) == 0) {
-            k_cases[i].run(&cfg);
-            printf("%s: ok\n", name);
-            return 0;
-        }
-    }
-    hps_test_fail("unknown case '%s'", c);
+    hps_stress_args(argc, argv, 2, &cfg, 3, 20000);
+    (*(algo_case_fn *const *)c->data)(&cfg);
+    printf("%s: ok\n", hps_test_name());
+    return 0;
 }
+
+#define ALGO_CASE(name)                                                              \
+    { #name, .run_args = run_case, .args = "<algo> [threads|Nx] [iterations]",       \
+      .min_args = 1, .max_args = 3, .data = &(algo_case_fn *const){ case_##name } }
+static const hps_test_case_t cases[] = {
+    ALGO_CASE(basic), ALGO_CASE(other), ALGO_CASE(timed), ALGO_CASE(blocking),
+    ALGO_CASE(stress), ALGO_CASE(nested), ALGO_CASE(churn),
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("algo_api", cases, 100, 0);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

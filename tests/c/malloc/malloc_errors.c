@@ -104,26 +104,29 @@ static void case_invalid_mmap(void)
     munmap(m, 1 << 16);
 }
 
-static const struct {
-    const char *name;
+/* A misuse and what the one line about it must say. */
+struct misuse {
     void (*run)(void);
     const char *word;      /* what the line must say */
     const char *or_word;   /* or this (NULL: nothing else) */
-} cases[] = {
-    { "double_small", case_double_small, "double free", NULL },
-    { "double_medium", case_double_medium, "double free", NULL },
+};
+static int run_case(const hps_test_case_t *c, int argc, char **argv);
+#define MISUSE(name, fn, word, or_word) \
+    { name, .run_args = run_case, .data = &(const struct misuse){ fn, word, or_word } }
+static const hps_test_case_t cases[] = {
+    MISUSE("double_small", case_double_small, "double free", NULL),
+    MISUSE("double_medium", case_double_medium, "double free", NULL),
     /* A large block goes back to the kernel on its first free; the second
      * then meets memory the allocator no longer knows, which it may only
      * be able to call an invalid free. */
-    { "double_large", case_double_large, "double free", "invalid free" },
-    { "double_remote", case_double_remote, "double free", NULL },
-    { "invalid_stack", case_invalid_stack, "invalid free", NULL },
-    { "invalid_global", case_invalid_global, "invalid free", NULL },
-    { "invalid_interior", case_invalid_interior, "invalid free", NULL },
-    { "invalid_interior_large", case_invalid_interior_large, "invalid free", NULL },
-    { "invalid_mmap", case_invalid_mmap, "invalid free", NULL },
+    MISUSE("double_large", case_double_large, "double free", "invalid free"),
+    MISUSE("double_remote", case_double_remote, "double free", NULL),
+    MISUSE("invalid_stack", case_invalid_stack, "invalid free", NULL),
+    MISUSE("invalid_global", case_invalid_global, "invalid free", NULL),
+    MISUSE("invalid_interior", case_invalid_interior, "invalid free", NULL),
+    MISUSE("invalid_interior_large", case_invalid_interior_large, "invalid free", NULL),
+    MISUSE("invalid_mmap", case_invalid_mmap, "invalid free", NULL),
 };
-#define NCASES (sizeof cases / sizeof cases[0])
 
 /* After the misuse: the heap must still hand out distinct, whole blocks. */
 static void carry_on(void)
@@ -147,8 +150,9 @@ static void carry_on(void)
     }
 }
 
-static void run_case(unsigned c)
+static int run_case(const hps_test_case_t *c, int argc, char **argv)
 {
+    const struct misuse *m = c->data;
     int fds[2];
     HPS_CHECK(pipe(fds) == 0, "pipe failed");
     fflush(stdout);
@@ -159,12 +163,12 @@ static void run_case(unsigned c)
         close(fds[0]);
         close(fds[1]);
         hps_test_watchdog(20);
-        cases[c].run();
+        m->run();
         carry_on();
         _exit(0);
     }
     close(fds[1]);
-    int st = hpm_wait_child(pid, 30, cases[c].name);
+    int st = hpm_wait_child(pid, 30, c->name);
     char err[4096];
     size_t n = 0;
     ssize_t r;
@@ -178,35 +182,28 @@ static void run_case(unsigned c)
         flat[i] = err[i] == '\n' && i + 1 < n ? '|' : err[i] == '\n' ? 0 : err[i];
     /* The child's own FAIL lines went to the pipe: show them as they are. */
     if (strstr(err, ": FAIL "))
-        hps_test_fail("%s: the program did not carry on: %s", cases[c].name, flat);
+        hps_test_fail("%s: the program did not carry on: %s", c->name, flat);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        hps_test_fail("%s: the program %s %d after the misuse (stderr: %s)", cases[c].name,
+        hps_test_fail("%s: the program %s %d after the misuse (stderr: %s)", c->name,
                       WIFEXITED(st) ? "exited with" : "was killed by signal",
                       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), n ? flat : "empty");
     char *nl = strchr(err, '\n');
     if (n == 0 || !nl || nl[1] != 0)
-        hps_test_fail("%s: expected exactly one line on stderr, got %zu bytes: %s", cases[c].name,
+        hps_test_fail("%s: expected exactly one line on stderr, got %zu bytes: %s", c->name,
                       n, flat);
     *nl = 0;
     if (strncmp(err, "hpsync-malloc:", 14) != 0)
-        hps_test_fail("%s: the line does not start with \"hpsync-malloc:\": %s", cases[c].name, err);
-    if (!strstr(err, cases[c].word) && !(cases[c].or_word && strstr(err, cases[c].or_word)))
-        hps_test_fail("%s: the line does not say \"%s\": %s", cases[c].name, cases[c].word, err);
-    printf("%s: ok: \"%s\", then carried on\n", cases[c].name, err);
+        hps_test_fail("%s: the line does not start with \"hpsync-malloc:\": %s", c->name, err);
+    if (!strstr(err, m->word) && !(m->or_word && strstr(err, m->or_word)))
+        hps_test_fail("%s: the line does not say \"%s\": %s", c->name, m->word, err);
+    printf("%s: ok: \"%s\", then carried on\n", c->name, err);
+    return 0;
 }
+
+static const hps_test_suite_t suite = HPS_TEST_SUITE("malloc_errors", cases, 60, 0);
 
 int main(int argc, char **argv)
 {
     hpm_init("malloc_errors");
-    hps_test_watchdog(60);
-    for (unsigned c = 0; c < NCASES; c++)
-        if (argc == 2 && !strcmp(argv[1], cases[c].name)) {
-            run_case(c);
-            return 0;
-        }
-    fprintf(stderr, "usage: malloc_errors <case>; cases:");
-    for (unsigned c = 0; c < NCASES; c++)
-        fprintf(stderr, " %s", cases[c].name);
-    fprintf(stderr, "\n");
-    return 2;
+    return hps_test_main(&suite, argc, argv);
 }

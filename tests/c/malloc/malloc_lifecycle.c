@@ -358,9 +358,12 @@ static void *lineage_run(void *arg)
     return NULL;
 }
 
-static void test_handoff(char **argv, unsigned gens)
+/* The program's arguments, for hpm_rerun_with. */
+static char **prog_argv;
+
+static void test_handoff(unsigned gens)
 {
-    hpm_rerun_with(argv, "HPSYNC_MALLOC_DECAY_MS", "5");
+    hpm_rerun_with(prog_argv, "HPSYNC_MALLOC_DECAY_MS", "5");
     for (unsigned j = 0; j < TRANSFER; j++)
         pthread_mutex_init(&transfer_lock[j], NULL);
     hps_test_rss_t rss = HPS_TEST_RSS_INIT;
@@ -392,20 +395,35 @@ static void test_handoff(char **argv, unsigned gens)
            "warm-up, peak %ld kB\n", gens, LINEAGES, rss.warm, rss.peak);
 }
 
+static int case_fork(const hps_test_case_t *c, int argc, char **argv)
+{
+    test_fork(argc > 1 ? (unsigned)hps_test_ulong(argv[1], "fork count") : 50);
+    return 0;
+}
+
+static int case_handoff(const hps_test_case_t *c, int argc, char **argv)
+{
+    test_handoff(argc > 1 ? (unsigned)hps_test_ulong(argv[1], "generations") : 300);
+    return 0;
+}
+
+static int case_threads(const hps_test_case_t *c, int argc, char **argv)
+{
+    test_threads(argc > 1 ? hps_test_ulong(argv[1], "thread count") : 4000,
+                 argc > 2 ? (unsigned)hps_test_ulong(argv[2], "wave size") : 16);
+    return 0;
+}
+
+static const hps_test_case_t cases[] = {
+    { "fork", .run_args = case_fork, .args = "[forks]", .max_args = 1 },
+    { "handoff", .run_args = case_handoff, .args = "[generations]", .max_args = 1 },
+    { "threads", .run_args = case_threads, .args = "[count] [wave]", .max_args = 2 },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("malloc_lifecycle", cases, 100, 0);
+
 int main(int argc, char **argv)
 {
     hpm_init("malloc_lifecycle");
-    hps_test_watchdog(100);
-    if (argc >= 2 && !strcmp(argv[1], "fork")) {
-        test_fork(argc > 2 ? (unsigned)hps_test_ulong(argv[2], "fork count") : 50);
-    } else if (argc >= 2 && !strcmp(argv[1], "handoff")) {
-        test_handoff(argv, argc > 2 ? (unsigned)hps_test_ulong(argv[2], "generations") : 300);
-    } else if (argc >= 2 && !strcmp(argv[1], "threads")) {
-        test_threads(argc > 2 ? hps_test_ulong(argv[2], "thread count") : 4000,
-                     argc > 3 ? (unsigned)hps_test_ulong(argv[3], "wave size") : 16);
-    } else {
-        hps_test_fail("usage: malloc_lifecycle fork [forks] | handoff [generations] | "
-                      "threads [count] [wave]");
-    }
-    return 0;
+    prog_argv = argv;
+    return hps_test_main(&suite, argc, argv);
 }

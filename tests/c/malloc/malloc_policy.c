@@ -102,6 +102,9 @@ static void case_reuse(void)
 
 /* A window of W slots of SIZE-byte blocks, random malloc/free: the live
  * count hovers around W/2. */
+/* The program's arguments, for hpm_rerun_with. */
+static char **prog_argv;
+
 static int W = 16, SIZE = 30000;     /* pages of 9 blocks: ~1 page live */
 enum { OPS = 20000 };
 static void *win[256];
@@ -218,9 +221,9 @@ enum { NBIG = 16 };
 #define BIG ((size_t)1 << 20)
 #define BIG_PAGES (NBIG * BIG / PAGE)
 
-static void case_decay(char **argv)
+static void case_decay(void)
 {
-    hpm_rerun_with(argv, "HPSYNC_MALLOC_DECAY_MS", "200");
+    hpm_rerun_with(prog_argv, "HPSYNC_MALLOC_DECAY_MS", "200");
     void *blk[NBIG], *huge;
     write_and_free(blk, NBIG, BIG);
     write_and_free(&huge, 1, 12u << 20);
@@ -242,9 +245,9 @@ static void case_decay(char **argv)
               left_huge);
 }
 
-static void case_cap(char **argv)
+static void case_cap(void)
 {
-    hpm_rerun_with(argv, "HPSYNC_MALLOC_CACHE_MIB", "8");
+    hpm_rerun_with(prog_argv, "HPSYNC_MALLOC_CACHE_MIB", "8");
     enum { N = 48 };
     void *blk[N];
     write_and_free(blk, N, BIG);
@@ -368,35 +371,50 @@ static void case_realloc(void)
               last / PAGE);
 }
 
+/* hover and trim take other window/size pairs, for exploring (W up to 256). */
+static void set_window(int argc, char **argv)
+{
+    if (argc > 1)
+        W = (int)hps_test_ulong(argv[1], "window");
+    if (argc > 2)
+        SIZE = (int)hps_test_ulong(argv[2], "block size");
+    HPS_CHECK(W <= (int)(sizeof win / sizeof win[0]), "a window of %d slots: at most %zu", W,
+              sizeof win / sizeof win[0]);
+}
+
+static int case_hover_args(const hps_test_case_t *c, int argc, char **argv)
+{
+    set_window(argc, argv);
+    case_hover();
+    return 0;
+}
+
+static int case_trim_args(const hps_test_case_t *c, int argc, char **argv)
+{
+    set_window(argc, argv);
+    case_trim();
+    return 0;
+}
+
+static const hps_test_case_t cases[] = {
+    { "reuse", .run = case_reuse },
+    { "hover", .run_args = case_hover_args, .args = "[window] [size]", .max_args = 2 },
+    { "trim", .run_args = case_trim_args, .args = "[window] [size]", .max_args = 2 },
+    { "large", .run = case_large },
+    { "huge", .run = case_huge },
+    { "decay", .run = case_decay },
+    { "cap", .run = case_cap },
+    { "realloc", .run = case_realloc },
+    { "requeue", .run = case_requeue },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("malloc_policy", cases, 60, 0);
+
 int main(int argc, char **argv)
 {
     hpm_init("malloc_policy");
-    hps_test_watchdog(60);
-    const char *c = argc > 1 ? argv[1] : "";
-    if (argc > 3) {
-        W = atoi(argv[2]);
-        SIZE = atoi(argv[3]);
-    }
-    if (!strcmp(c, "reuse"))
-        case_reuse();
-    else if (!strcmp(c, "hover"))
-        case_hover();
-    else if (!strcmp(c, "trim"))
-        case_trim();
-    else if (!strcmp(c, "large"))
-        case_large();
-    else if (!strcmp(c, "huge"))
-        case_huge();
-    else if (!strcmp(c, "decay"))
-        case_decay(argv);
-    else if (!strcmp(c, "cap"))
-        case_cap(argv);
-    else if (!strcmp(c, "realloc"))
-        case_realloc();
-    else if (!strcmp(c, "requeue"))
-        case_requeue();
-    else
-        hps_test_fail("usage: malloc_policy reuse|hover|trim|large|huge|decay|cap|realloc|requeue");
-    printf("malloc_policy %s: ok\n", c);
-    return 0;
+    prog_argv = argv;
+    int rc = hps_test_main(&suite, argc, argv);
+    if (rc == 0)
+        printf("%s: ok\n", hps_test_name());
+    return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "harness.h"
 #include "shtest.h"
 
 const char *t_family = "?";
@@ -26,36 +27,30 @@ void t_fail(const char *file, int line, const char *fmt, ...)
     shmem_global_exit(1);
 }
 
-static const struct {
-    const char *name;
-    void (*run)(void);
-} families[] = {
-    { "rma", t_rma }, { "amo", t_amo }, { "sync", t_sync }, { "coll", t_coll },
-    { "reduce", t_reduce }, { "team", t_team }, { "lock_ctx", t_lock_ctx }, { "mem", t_mem },
-    { "compat", t_compat }, { "generic", t_generic }, { "gtypes", t_gtypes },
-    { "align", t_align }, { "collstress", t_collstress },
-    { "transport", t_transport }, { "threads", t_threads },
+/* mem and threads call shmem_init_thread themselves: their datum says so. */
+static const char self_init[] = "calls shmem_init_thread itself";
+static const hps_test_case_t families[] = {
+    { "rma", .run = t_rma }, { "amo", .run = t_amo }, { "sync", .run = t_sync },
+    { "coll", .run = t_coll }, { "reduce", .run = t_reduce }, { "team", .run = t_team },
+    { "lock_ctx", .run = t_lock_ctx }, { "mem", .run = t_mem, .data = self_init },
+    { "compat", .run = t_compat }, { "generic", .run = t_generic }, { "gtypes", .run = t_gtypes },
+    { "align", .run = t_align }, { "collstress", .run = t_collstress },
+    { "transport", .run = t_transport }, { "threads", .run = t_threads, .data = self_init },
 };
+/* A hang is a failure with a message, not a CTest timeout. */
+static const hps_test_suite_t suite = HPS_TEST_SUITE("shmem_test", families, 60, 0);
 
 int main(int argc, char **argv)
 {
-    /* A hang is a failure with a message, not a CTest timeout. */
-    alarm(60);
-    for (size_t i = 0; argc == 2 && i < sizeof families / sizeof families[0]; i++) {
-        if (strcmp(argv[1], families[i].name))
-            continue;
-        t_family = families[i].name;
-        /* mem and threads call shmem_init_thread themselves. */
-        if (strcmp(t_family, "mem") && strcmp(t_family, "threads"))
-            shmem_init();
-        families[i].run();
-        shmem_barrier_all();
-        if (shmem_my_pe() == 0)
-            printf("shmem_test %s: ok (%d PEs, transport to PE %d: %s)\n", t_family,
-                   shmem_n_pes(), shmem_n_pes() - 1, shmemx_transport(shmem_n_pes() - 1));
-        shmem_finalize();
-        return 0;
-    }
-    fprintf(stderr, "usage: shmem_test rma|amo|sync|coll|reduce|team|lock_ctx|mem|compat|generic|gtypes|align|collstress|transport|threads\n");
-    return 2;
+    const hps_test_case_t *c = hps_test_case_select(&suite, argc, argv);
+    t_family = c->name;
+    if (!c->data)
+        shmem_init();
+    hps_test_case_run(c, argc, argv);
+    shmem_barrier_all();
+    if (shmem_my_pe() == 0)
+        printf("shmem_test %s: ok (%d PEs, transport to PE %d: %s)\n", t_family,
+               shmem_n_pes(), shmem_n_pes() - 1, shmemx_transport(shmem_n_pes() - 1));
+    shmem_finalize();
+    return 0;
 }

@@ -412,31 +412,22 @@ static void case_destroy(void)
            DS_ROUNDS, DS_WAITERS);
 }
 
-int main(int argc, char **argv)
+/* pc and pc_c11: one case over the sync_ops in the table. */
+static int case_pc_args(const hps_test_case_t *c, int argc, char **argv)
 {
-    static char name[96];
-    const char *c = argc > 1 ? argv[1] : "";
-    const char *algo = hps_test_preloaded() ? getenv("HPSYNC_LOCK") : "glibc";
-    snprintf(name, sizeof name, "cond_test[%s,%s]", c, algo ? algo : "preload-default");
-    hps_test_set_name(name);
-    hps_test_watchdog(100);
-    if (!strcmp(c, "pc"))
-        case_pc(&pthread_ops);
-    else if (!strcmp(c, "pc_c11"))
-        case_pc(&c11_ops);
-    else if (!strcmp(c, "bcast"))
-        case_bcast();
-    else if (!strcmp(c, "timedwait"))
-        case_timedwait();
-    else if (!strcmp(c, "clockwait"))
-        case_clockwait();
-    else if (!strcmp(c, "monotonic"))
-        case_monotonic();
-    else if (!strcmp(c, "destroy"))
-        case_destroy();
-    else {
-        fprintf(stderr, "usage: %s pc|pc_c11|bcast|timedwait|clockwait|monotonic|destroy\n", argv[0]);
-        return 2;
-    }
+    case_pc(c->data);
     return 0;
 }
+
+static const hps_test_case_t cases[] = {
+    { "pc", .run_args = case_pc_args, .data = &pthread_ops },
+    { "pc_c11", .run_args = case_pc_args, .data = &c11_ops },
+    { "bcast", .run = case_bcast },
+    { "timedwait", .run = case_timedwait },
+    { "clockwait", .run = case_clockwait },
+    { "monotonic", .run = case_monotonic },
+    { "destroy", .run = case_destroy },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("cond_test", cases, 100, HPS_TEST_NAME_IMPL);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

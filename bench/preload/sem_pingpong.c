@@ -2,8 +2,8 @@
 /*
  * sem_pingpong: what a semaphore hand-off costs, glibc's sem_* against the
  * interposer's, measured in one process so that both see the same machine
- * (a measuring program, not a test; tests/c/scripts/sem_ratio.sh runs it,
- * also beside a busy process).
+ * (a benchmark, not a test: bench/preload/sem_ratio.sh runs it, also beside
+ * a busy process).
  *
  *   sem_pingpong PRELOAD_SO [repetitions] [pair_iterations] [round_trips]
  *
@@ -24,7 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../harness.h"
+#include <unistd.h>
+#include "hps_bench.h"
+
+/* One line on stderr and exit 1: a measurement that went wrong. */
+#define DIE(...) do { hps_bench_log(__VA_ARGS__); exit(1); } while (0)
 
 struct impl {
     const char *name;
@@ -39,7 +43,7 @@ static void *need(void *handle, const char *name)
 {
     void *f = dlsym(handle, name);
     if (!f)
-        hps_test_fail("%s not found: %s", name, dlerror());
+        DIE("%s not found: %s", name, dlerror());
     return f;
 }
 
@@ -62,7 +66,7 @@ static void *partner(void *arg)
     (void)arg;
     for (unsigned long i = 0; i < trips; i++) {
         if (cur->wait(&ping) != 0)
-            hps_test_fail("sem_wait(ping) failed");
+            DIE("sem_wait(ping) failed");
         cur->post(&pong);
     }
     return NULL;
@@ -72,13 +76,13 @@ static double pair_ns(const struct impl *im, unsigned long pairs)
 {
     sem_t s;
     im->init(&s, 0, 0);
-    uint64_t t0 = hps_test_now_ns();
+    uint64_t t0 = hps_bench_now_ns();
     for (unsigned long i = 0; i < pairs; i++) {
         im->post(&s);
         if (im->wait(&s) != 0)
-            hps_test_fail("sem_wait failed");
+            DIE("sem_wait failed");
     }
-    double ns = (double)(hps_test_now_ns() - t0) / (double)pairs;
+    double ns = (double)(hps_bench_now_ns() - t0) / (double)pairs;
     im->destroy(&s);
     return ns;
 }
@@ -90,55 +94,45 @@ static double pingpong_ns(const struct impl *im)
     im->init(&pong, 0, 0);
     pthread_t t;
     pthread_create(&t, NULL, partner, NULL);
-    uint64_t t0 = hps_test_now_ns();
+    uint64_t t0 = hps_bench_now_ns();
     for (unsigned long i = 0; i < trips; i++) {
         im->post(&ping);
         if (im->wait(&pong) != 0)
-            hps_test_fail("sem_wait(pong) failed");
+            DIE("sem_wait(pong) failed");
     }
-    double ns = (double)(hps_test_now_ns() - t0) / (double)trips;
+    double ns = (double)(hps_bench_now_ns() - t0) / (double)trips;
     pthread_join(t, NULL);
     int v1, v2;
     im->getvalue(&ping, &v1);
     im->getvalue(&pong, &v2);
     if (v1 != 0 || v2 != 0)
-        hps_test_fail("tokens left over: ping %d, pong %d", v1, v2);
+        DIE("tokens left over: ping %d, pong %d", v1, v2);
     return ns;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
 {
-    hps_test_set_name("sem_pingpong");
     if (argc < 2) {
         fprintf(stderr, "usage: %s PRELOAD_SO [repetitions] [pair_iterations] [round_trips]\n", argv[0]);
         return 2;
     }
-    if (hps_test_preloaded())
-        hps_test_fail("run me without LD_PRELOAD: I load both implementations myself");
-    unsigned reps = argc > 2 ? (unsigned)hps_test_ulong(argv[2], "repetitions") : 11;
-    unsigned long pairs = argc > 3 ? hps_test_ulong(argv[3], "pair iterations") : 2000000;
-    trips = argc > 4 ? hps_test_ulong(argv[4], "round trips") : 20000;
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && strstr(pre, "hpsync-preload"))
+        DIE("run me without LD_PRELOAD: I load both implementations myself");
+    unsigned reps = argc > 2 ? (unsigned)hps_bench_parse_num("repetitions", argv[2], 1, HPS_BENCH_MAX_REPS)
+                             : 11;
+    unsigned long pairs = argc > 3 ? (unsigned long)hps_bench_parse_num("pair_iterations", argv[3], 1, 1L << 40)
+                                   : 2000000;
+    trips = argc > 4 ? (unsigned long)hps_bench_parse_num("round_trips", argv[4], 1, 1L << 40) : 20000;
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!h)
-        hps_test_fail("cannot open %s: %s", argv[1], dlerror());
+        DIE("cannot open %s: %s", argv[1], dlerror());
     struct impl im[2];
     load(&im[0], "glibc", RTLD_DEFAULT);
     load(&im[1], "hpsync", h);
     if (im[0].wait == im[1].wait)
-        hps_test_fail("both implementations resolve to the same sem_wait");
-    hps_test_watchdog(600);
+        DIE("both implementations resolve to the same sem_wait");
+    alarm(600);                 /* a lost wake-up ends the run, not the shell */
 
     double *v = calloc(6 * (size_t)reps, sizeof *v);
     double *pair[2] = { v, v + reps }, *pp[2] = { v + 2 * reps, v + 3 * reps };
@@ -155,10 +149,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "rep %u: pair %.1f %.1f pingpong %.0f %.0f\n", r, pair[0][r], pair[1][r], pp[0][r], pp[1][r]);
     }
     printf("%-9s %9s %9s %7s\n", "ns", "glibc", "hpsync", "ratio");
-    printf("%-9s %9.1f %9.1f %7.3f\n", "pair", median(pair[0], reps), median(pair[1], reps),
-           median(pair_ratio, reps));
-    printf("%-9s %9.0f %9.0f %7.3f\n", "pingpong", median(pp[0], reps), median(pp[1], reps),
-           median(pp_ratio, reps));
+    printf("%-9s %9.1f %9.1f %7.3f\n", "pair", hps_bench_median(pair[0], reps), hps_bench_median(pair[1], reps),
+           hps_bench_median(pair_ratio, reps));
+    printf("%-9s %9.0f %9.0f %7.3f\n", "pingpong", hps_bench_median(pp[0], reps), hps_bench_median(pp[1], reps),
+           hps_bench_median(pp_ratio, reps));
     free(v);
     return 0;
 }

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "../../src/common/hps_rand.h"
+#include "../../../src/common/hps_rand.h"
 
 /* ---- utilities ----------------------------------------------------------- */
 

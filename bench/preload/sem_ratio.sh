@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # glibc's semaphores against the interposer's, as ratios from one process:
 #   sem_ratio.sh PRELOAD_SO SEM_PINGPONG [busy] [ARGS...]
-# Runs SEM_PINGPONG (tests/c/progs/sem_pingpong.c), which measures both
+# Runs SEM_PINGPONG (bench/preload/sem_pingpong.c), which measures both
 # implementations in alternating repetitions and prints medians and the
 # ratio hpsync/glibc (below 1: the interposer is faster).  With "busy", a
 # process spinning on one core competes for the CPUs throughout.  ARGS go

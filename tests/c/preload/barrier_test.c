@@ -261,27 +261,20 @@ static void case_signal(void)
     printf("%s: ok: 20 rounds of 20 signals to a blocked thread\n", hps_test_name());
 }
 
-int main(int argc, char **argv)
+static int case_rounds_args(const hps_test_case_t *c, int argc, char **argv)
 {
-    static char name[96];
-    const char *c = argc > 1 ? argv[1] : "";
-    snprintf(name, sizeof name, "barrier_test[%s,%s]", c, hps_test_preloaded() ? "preload" : "glibc");
-    hps_test_set_name(name);
-    hps_test_watchdog(100);
-    if (!strcmp(c, "rounds"))
-        case_rounds(argc > 2 ? hps_test_threads(argv[2]) : 3,
-                    argc > 3 ? (unsigned)hps_test_ulong(argv[3], "rounds") : 20000);
-    else if (!strcmp(c, "extra"))
-        case_extra();
-    else if (!strcmp(c, "pshared"))
-        case_pshared();
-    else if (!strcmp(c, "destroy"))
-        case_destroy();
-    else if (!strcmp(c, "signal"))
-        case_signal();
-    else {
-        fprintf(stderr, "usage: %s rounds|extra|pshared|destroy|signal [threads|Nx] [rounds]\n", argv[0]);
-        return 2;
-    }
+    case_rounds(argc > 1 ? hps_test_threads(argv[1]) : 3,
+                argc > 2 ? (unsigned)hps_test_ulong(argv[2], "rounds") : 20000);
     return 0;
 }
+
+static const hps_test_case_t cases[] = {
+    { "rounds", .run_args = case_rounds_args, .args = "[threads|Nx] [rounds]", .max_args = 2 },
+    { "extra", .run = case_extra },
+    { "pshared", .run = case_pshared },
+    { "destroy", .run = case_destroy },
+    { "signal", .run = case_signal },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("barrier_test", cases, 100, HPS_TEST_NAME_IMPL);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

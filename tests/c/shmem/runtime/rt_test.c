@@ -291,27 +291,43 @@ static void hang(void)
         pause();
 }
 
-int main(int argc, char **argv)
+/* ---- cases ------------------------------------------------------------- */
+
+static int case_basic(const hps_test_case_t *c, int argc, char **argv)
 {
-    hps_test_set_name("rt_test");
-    hps_test_watchdog(30);
-    const char *mode = argc > 1 ? argv[1] : "";
-    if (strcmp(mode, "basic") == 0 && argc == 4)
-        return basic(argv[2], (int)hps_test_ulong(argv[3], "size"));
-    if (strcmp(mode, "barriers") == 0 && argc == 4)
-        return barriers(hps_test_ulong(argv[2], "rounds"), hps_test_ulong(argv[3], "ms"));
-    if ((strcmp(mode, "exit") == 0 || strcmp(mode, "abort") == 0) && argc == 4)
-        return fault(mode, atoi(argv[2]), atoi(argv[3]));
-    if ((strcmp(mode, "kill") == 0 || strcmp(mode, "nofinalize") == 0) && argc == 3)
-        return fault(mode, 0, atoi(argv[2]));
-    if (strcmp(mode, "stdin") == 0 && argc == 2)
-        return echo_stdin();
-    if (strcmp(mode, "rejoin") == 0 && argc == 2)
-        return rejoin();
-    if (strcmp(mode, "rejoin-child") == 0 && argc == 2)
-        return rejoin_child();
-    if (strcmp(mode, "hang") == 0 && argc == 2)
-        hang();
-    hps_test_fail("usage: rt_test basic BACKEND N | barriers K MAXMS | exit S R | kill R | "
-                  "abort S R | nofinalize R | stdin | rejoin | hang");
+    return basic(argv[1], (int)hps_test_ulong(argv[2], "size"));
 }
+
+static int case_barriers(const hps_test_case_t *c, int argc, char **argv)
+{
+    return barriers(hps_test_ulong(argv[1], "rounds"), hps_test_ulong(argv[2], "ms"));
+}
+
+/* exit S R, abort S R; kill R, nofinalize R: PE R ends the job (status S). */
+static int case_fault(const hps_test_case_t *c, int argc, char **argv)
+{
+    if (argc == 3)
+        return fault(c->name, atoi(argv[1]), atoi(argv[2]));
+    return fault(c->name, 0, atoi(argv[1]));
+}
+
+static int case_echo_stdin(const hps_test_case_t *c, int argc, char **argv) { return echo_stdin(); }
+static int case_rejoin(const hps_test_case_t *c, int argc, char **argv) { return rejoin(); }
+static int case_rejoin_child(const hps_test_case_t *c, int argc, char **argv) { return rejoin_child(); }
+
+static const hps_test_case_t cases[] = {
+    { "basic", .run_args = case_basic, .args = "BACKEND N", .min_args = 2, .max_args = 2 },
+    { "barriers", .run_args = case_barriers, .args = "K MAXMS", .min_args = 2, .max_args = 2 },
+    { "exit", .run_args = case_fault, .args = "S R", .min_args = 2, .max_args = 2 },
+    { "kill", .run_args = case_fault, .args = "R", .min_args = 1, .max_args = 1 },
+    { "abort", .run_args = case_fault, .args = "S R", .min_args = 2, .max_args = 2 },
+    { "nofinalize", .run_args = case_fault, .args = "R", .min_args = 1, .max_args = 1 },
+    { "stdin", .run_args = case_echo_stdin },
+    { "rejoin", .run_args = case_rejoin },
+    /* What rejoin starts from a PE: it must not join as that PE. */
+    { "rejoin-child", .run_args = case_rejoin_child },
+    { "hang", .run = hang },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("rt_test", cases, 30, 0);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

@@ -488,17 +488,16 @@ static void st_in_cs(void *p)
     HPS_CHECK_RC("hps_elide_trylock by the holder", el_trylock(e), EBUSY);
 }
 
-static int stress(int argc, char **argv)
+static int stress(const hps_test_case_t *tc, int argc, char **argv)
 {
-    static char name[64];
     static elided_t e;
     hps_lock_algo_t algo;
-    if (argc < 3 || hps_lock_algo_parse(argv[2], &algo) != 0) {
-        fprintf(stderr, "usage: %s stress <%s> [threads|Nx] [iterations]\n", argv[0], hps_lock_algo_names());
+    const char *name = hps_test_name();
+    if (hps_lock_algo_parse(argv[1], &algo) != 0) {
+        fprintf(stderr, "elide_api: unknown lock algorithm '%s'; algorithms: %s\n", argv[1],
+                hps_lock_algo_names());
         return 2;
     }
-    snprintf(name, sizeof name, "elide_api[stress,%s]", argv[2]);
-    hps_test_set_name(name);
     HPS_CHECK(hps_elide_active, "elision is off (backend %s): the stress needs inject:SEQ",
               hps_elide_backend_name());
     el_init(&e, algo);
@@ -509,7 +508,7 @@ static int stress(int argc, char **argv)
         .clocks = { CLOCK_MONOTONIC, CLOCK_REALTIME },
     };
     hps_stress_cfg_t cfg = { .ops = &ops, .lock = &e, .watchdog_s = 100 };
-    hps_stress_args(argc, argv, 3, &cfg, 3, 20000);
+    hps_stress_args(argc, argv, 2, &cfg, 3, 20000);
     hps_stress_run(&cfg);
     HPS_CHECK(!hps_lock_is_locked(&e.l), "lock still held after every thread unlocked");
     HPS_CHECK(!hps_elide_in_section(), "main thread in a section");
@@ -526,62 +525,51 @@ static int stress(int argc, char **argv)
 
 /* ---- table --------------------------------------------------------------- */
 
-static const struct scenario {
-    const char *name;
-    /* HPSYNC_ELIDE_BACKEND it is written for; "" = unset, NULL = any. */
-    const char *backend;
-    void (*fn)(void);
-} scenarios[] = {
-    { "retry_commit", "inject:retry*3,commit", sc_retry_commit },
-    { "retry_exhaust", "inject:retry*4,commit", sc_retry_exhaust },
-    { "retries_setting", "inject:retry*2,commit", sc_retries_setting },
-    { "capacity", "inject:capacity", sc_capacity },
-    { "capacity_probe", "inject:capacity", sc_capacity_probe },
-    { "commit_resets_backoff", "inject:capacity*3,commit", sc_commit_resets_backoff },
-    { "commit_resets_fails", "inject:capacity*2,commit", sc_commit_resets_fails },
-    { "busy_free", "inject:busy,commit", sc_busy_free },
-    { "busy_exhaust", "inject:busy*4,commit", sc_busy_exhaust },
-    { "busy_held", "inject:busy,commit", sc_busy_held },
-    { "abort_causes", "inject:explicit:7,explicit:0xfe,explicit:0xfd,conflict,debug,nested,zero,commit",
-      sc_abort_causes },
-    { "trylock", "inject:commit", sc_trylock },
-    { "trylock_mixed", "inject:retry,commit,capacity,busy,conflict,commit,explicit:7", sc_trylock_mixed },
-    { "unlock_unlocked", "inject:commit", sc_unlock_unlocked },
-    { "in_section", "inject:commit,capacity", sc_in_section },
-    { "before_blocking", "inject:commit", sc_before_blocking },
-    { "nested_noskip", "inject:commit", sc_nested_noskip },
-    { "off", "off", sc_off },
-    { "auto", "", sc_auto },
-    { "rtm", "rtm", sc_rtm },
-    { "fallback", NULL, sc_fallback },
+/*
+ * One case per scenario, the HPSYNC_ELIDE_BACKEND it is written for as its
+ * datum ("" = unset, NULL = any); and the stress.
+ */
+static const hps_test_case_t cases[] = {
+    { "retry_commit", .run = sc_retry_commit, .data = "inject:retry*3,commit" },
+    { "retry_exhaust", .run = sc_retry_exhaust, .data = "inject:retry*4,commit" },
+    { "retries_setting", .run = sc_retries_setting, .data = "inject:retry*2,commit" },
+    { "capacity", .run = sc_capacity, .data = "inject:capacity" },
+    { "capacity_probe", .run = sc_capacity_probe, .data = "inject:capacity" },
+    { "commit_resets_backoff", .run = sc_commit_resets_backoff, .data = "inject:capacity*3,commit" },
+    { "commit_resets_fails", .run = sc_commit_resets_fails, .data = "inject:capacity*2,commit" },
+    { "busy_free", .run = sc_busy_free, .data = "inject:busy,commit" },
+    { "busy_exhaust", .run = sc_busy_exhaust, .data = "inject:busy*4,commit" },
+    { "busy_held", .run = sc_busy_held, .data = "inject:busy,commit" },
+    { "abort_causes", .run = sc_abort_causes,
+      .data = "inject:explicit:7,explicit:0xfe,explicit:0xfd,conflict,debug,nested,zero,commit" },
+    { "trylock", .run = sc_trylock, .data = "inject:commit" },
+    { "trylock_mixed", .run = sc_trylock_mixed,
+      .data = "inject:retry,commit,capacity,busy,conflict,commit,explicit:7" },
+    { "unlock_unlocked", .run = sc_unlock_unlocked, .data = "inject:commit" },
+    { "in_section", .run = sc_in_section, .data = "inject:commit,capacity" },
+    { "before_blocking", .run = sc_before_blocking, .data = "inject:commit" },
+    { "nested_noskip", .run = sc_nested_noskip, .data = "inject:commit" },
+    { "off", .run = sc_off, .data = "off" },
+    { "auto", .run = sc_auto, .data = "" },
+    { "rtm", .run = sc_rtm, .data = "rtm" },
+    { "fallback", .run = sc_fallback, .data = NULL },
+    { "stress", .run_args = stress, .args = "<algo> [threads|Nx] [iterations]",
+      .min_args = 1, .max_args = 3 },
 };
+/* Scenarios take milliseconds; within CTest's 60 s (the stress re-arms it). */
+static const hps_test_suite_t suite = HPS_TEST_SUITE("elide_api", cases, 30, 0);
 
 int main(int argc, char **argv)
 {
-    static char name[64];
-    /* Scenarios take milliseconds; within CTest's 60 s (the stress re-arms it). */
-    hps_test_watchdog(30);
-    if (argc >= 2 && strcmp(argv[1], "stress") == 0)
-        return stress(argc, argv);
-    for (size_t i = 0; argc == 2 && i < sizeof scenarios / sizeof scenarios[0]; i++) {
-        const struct scenario *s = &scenarios[i];
-        if (strcmp(argv[1], s->name) != 0)
-            continue;
-        snprintf(name, sizeof name, "elide_api[%s]", s->name);
-        hps_test_set_name(name);
-        const char *env = getenv("HPSYNC_ELIDE_BACKEND");
-        if (s->backend && strcmp(env ? env : "", s->backend) != 0)
-            hps_test_fail("written for HPSYNC_ELIDE_BACKEND='%s', run with '%s'", s->backend, env ? env : "");
-        if (s->backend && strncmp(s->backend, "inject:", 7) == 0)
-            HPS_CHECK(hps_elide_active && strcmp(hps_elide_backend_name(), "inject") == 0,
-                      "backend %s (active %d), want inject", hps_elide_backend_name(), hps_elide_active);
-        s->fn();
-        printf("%s: ok\n", name);
-        return 0;
-    }
-    fprintf(stderr, "usage: %s <scenario> | stress <algo> [threads|Nx] [iterations]\nscenarios:", argv[0]);
-    for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
-        fprintf(stderr, " %s", scenarios[i].name);
-    fprintf(stderr, "\n");
-    return 2;
+    const hps_test_case_t *c = hps_test_case_select(&suite, argc, argv);
+    const char *want = c->data, *env = getenv("HPSYNC_ELIDE_BACKEND");
+    if (want && strcmp(env ? env : "", want) != 0)
+        hps_test_fail("written for HPSYNC_ELIDE_BACKEND='%s', run with '%s'", want, env ? env : "");
+    if (want && strncmp(want, "inject:", 7) == 0)
+        HPS_CHECK(hps_elide_active && strcmp(hps_elide_backend_name(), "inject") == 0,
+                  "backend %s (active %d), want inject", hps_elide_backend_name(), hps_elide_active);
+    int rc = hps_test_case_run(c, argc, argv);
+    if (rc == 0 && c->run)
+        printf("%s: ok\n", hps_test_name());
+    return rc;
 }

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../../src/common/futex.h"
+#include "../../../../src/common/futex.h"
 #include "fake_rt.h"
 #include "hpsync/pr.h"
 

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "harness.h"
-#include "../../src/common/hps_rand.h"
+#include "../../../src/common/hps_rand.h"
 
 static const struct { const char *name; int kind; int writer_first; } kinds[] = {
     { "default", -1, 0 },
@@ -206,17 +206,21 @@ static void *st_thread(void *arg)
     return NULL;
 }
 
-static void case_stress(int argc, char **argv)
+static int case_stress(const hps_test_case_t *c, int argc, char **argv)
 {
     int k = -1;
-    for (size_t i = 0; argc > 2 && i < NKINDS; i++)
-        if (!strcmp(argv[2], kinds[i].name))
+    for (size_t i = 0; i < NKINDS; i++)
+        if (!strcmp(argv[1], kinds[i].name))
             k = (int)i;
-    if (k < 0)
-        hps_test_fail("stress needs a kind: default, prefer_reader_np, prefer_writer_np, "
-                      "prefer_writer_nonrecursive_np");
-    unsigned n = argc > 3 ? hps_test_threads(argv[3]) : 4;
-    st.iters = argc > 4 ? hps_test_ulong(argv[4], "iterations") : 50000;
+    if (k < 0) {
+        fprintf(stderr, "rwlock_test: unknown kind '%s'; kinds:", argv[1]);
+        for (size_t i = 0; i < NKINDS; i++)
+            fprintf(stderr, " %s", kinds[i].name);
+        fputc('\n', stderr);
+        return 2;
+    }
+    unsigned n = argc > 2 ? hps_test_threads(argv[2]) : 4;
+    st.iters = argc > 3 ? hps_test_ulong(argv[3], "iterations") : 50000;
     init_kind(&st.l, k);
     pthread_t *t = calloc(n, sizeof *t);
     HPS_CHECK(t, "out of memory");
@@ -233,23 +237,14 @@ static void case_stress(int argc, char **argv)
     HPS_CHECK_RC("pthread_rwlock_destroy", pthread_rwlock_destroy(&st.l), 0);
     printf("%s: ok: %u threads, %lu reads, %lu writes\n", hps_test_name(), n, reads, writes);
     free(t);
-}
-
-int main(int argc, char **argv)
-{
-    static char name[128];
-    const char *c = argc > 1 ? argv[1] : "";
-    snprintf(name, sizeof name, "rwlock_test[%s%s%s,%s]", c, argc > 2 ? "," : "", argc > 2 ? argv[2] : "",
-             hps_test_preloaded() ? "preload" : "glibc");
-    hps_test_set_name(name);
-    hps_test_watchdog(100);
-    if (!strcmp(c, "handoff"))
-        case_handoff();
-    else if (!strcmp(c, "stress"))
-        case_stress(argc, argv);
-    else {
-        fprintf(stderr, "usage: %s handoff | stress <kind> [threads|Nx] [iterations]\n", argv[0]);
-        return 2;
-    }
     return 0;
 }
+
+static const hps_test_case_t cases[] = {
+    { "handoff", .run = case_handoff },
+    { "stress", .run_args = case_stress, .args = "<kind> [threads|Nx] [iterations]",
+      .min_args = 1, .max_args = 3 },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("rwlock_test", cases, 100, HPS_TEST_NAME_IMPL);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

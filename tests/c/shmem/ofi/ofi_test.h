@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../harness.h"
-#include "../../../src/shmem/transport/ofi_internal.h"
+#include "harness.h"
+#include "../../../../src/shmem/transport/ofi_internal.h"
 #include "fake_rt.h"
 
 #define OT_MAX_MSG (1u << 20)            /* largest put/get tested */

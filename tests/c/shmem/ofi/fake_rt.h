@@ -13,7 +13,7 @@
 #ifndef HPS_TEST_FAKE_RT_H
 #define HPS_TEST_FAKE_RT_H
 
-#include "../../../src/shmem/runtime/runtime.h"
+#include "../../../../src/shmem/runtime/runtime.h"
 
 #define FAKE_RT_MAX_PES 16
 #define FAKE_RT_SHARED_BYTES 65536

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "harness.h"
-#include "../../src/common/hps_rand.h"
+#include "../../../src/common/hps_rand.h"
 
 static int eno(int rc) { return rc == 0 ? 0 : errno; }
 
@@ -103,7 +103,7 @@ static void m_in_cs(void *s)
     HPS_CHECK_RC("sem_trywait while held", eno(sem_trywait(s)), EAGAIN);
 }
 
-static void case_mutex(int argc, char **argv)
+static int case_mutex(const hps_test_case_t *c, int argc, char **argv)
 {
     static sem_t s;
     HPS_CHECK_RC("sem_init", eno(sem_init(&s, 0, 1)), 0);
@@ -113,9 +113,10 @@ static void case_mutex(int argc, char **argv)
         .clocks = { CLOCK_REALTIME, CLOCK_MONOTONIC },
     };
     hps_stress_cfg_t cfg = { .ops = &ops, .lock = &s, .watchdog_s = 100 };
-    hps_stress_args(argc, argv, 2, &cfg, 3, 100000);
+    hps_stress_args(argc, argv, 1, &cfg, 3, 100000);
     hps_stress_run(&cfg);
     expect_value(&s, 1, "after the stress");
+    return 0;
 }
 
 /* ---- pc: bounded buffer on semaphores only -------------------------------- */
@@ -427,30 +428,34 @@ static void case_destroy(void)
     printf("%s: ok: %d rounds of unmap right after the wait\n", hps_test_name(), DS_ROUNDS);
 }
 
-int main(int argc, char **argv)
+static int case_pc_args(const hps_test_case_t *c, int argc, char **argv)
 {
-    static char name[96];
-    const char *c = argc > 1 ? argv[1] : "";
-    snprintf(name, sizeof name, "sem_test[%s,%s]", c, hps_test_preloaded() ? "preload" : "glibc");
-    hps_test_set_name(name);
-    hps_test_watchdog(100);
-    if (!strcmp(c, "mutex"))
-        case_mutex(argc, argv);
-    else if (!strcmp(c, "pc"))
-        case_pc(argc > 2 ? hps_test_threads(argv[2]) : 4);
-    else if (!strcmp(c, "ring"))
-        case_ring(argc > 2 ? hps_test_threads(argv[2]) : 4);
-    else if (!strcmp(c, "pshared"))
-        case_pshared();
-    else if (!strcmp(c, "interop"))
-        case_interop();
-    else if (!strcmp(c, "interop_peer") && argc > 2)
-        case_interop_peer(argv[2]);
-    else if (!strcmp(c, "destroy"))
-        case_destroy();
-    else {
-        fprintf(stderr, "usage: %s mutex|pc|ring|pshared|interop|destroy [threads|Nx] [iterations]\n", argv[0]);
-        return 2;
-    }
+    case_pc(argc > 1 ? hps_test_threads(argv[1]) : 4);
     return 0;
 }
+
+static int case_ring_args(const hps_test_case_t *c, int argc, char **argv)
+{
+    case_ring(argc > 1 ? hps_test_threads(argv[1]) : 4);
+    return 0;
+}
+
+static int case_interop_peer_args(const hps_test_case_t *c, int argc, char **argv)
+{
+    case_interop_peer(argv[1]);
+    return 0;
+}
+
+static const hps_test_case_t cases[] = {
+    { "mutex", .run_args = case_mutex, .args = "[threads|Nx] [iterations]", .max_args = 2 },
+    { "pc", .run_args = case_pc_args, .args = "[threads|Nx]", .max_args = 1 },
+    { "ring", .run_args = case_ring_args, .args = "[threads|Nx]", .max_args = 1 },
+    { "pshared", .run = case_pshared },
+    { "interop", .run = case_interop },
+    /* The other process of interop: the program re-run without the interposer. */
+    { "interop_peer", .run_args = case_interop_peer_args, .args = "<name>", .min_args = 1, .max_args = 1 },
+    { "destroy", .run = case_destroy },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("sem_test", cases, 100, HPS_TEST_NAME_IMPL);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

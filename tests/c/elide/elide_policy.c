@@ -251,22 +251,12 @@ static void group_probe(void)
     finish("probe", n + 1);
 }
 
-int main(int argc, char **argv)
-{
-    static const struct { const char *name; void (*fn)(void); } groups[] = {
-        { "decide", group_decide }, { "cause", group_cause },
-        { "state", group_state }, { "probe", group_probe },
-    };
-    static char name[64];
-    for (unsigned i = 0; argc == 2 && i < sizeof groups / sizeof groups[0]; i++) {
-        if (strcmp(argv[1], groups[i].name) == 0) {
-            snprintf(name, sizeof name, "elide_policy[%s]", argv[1]);
-            hps_test_set_name(name);
-            hps_test_watchdog(20);
-            groups[i].fn();
-            return 0;
-        }
-    }
-    fprintf(stderr, "usage: %s decide|cause|state|probe\n", argv[0]);
-    return 2;
-}
+static const hps_test_case_t groups[] = {
+    { "decide", .run = group_decide },
+    { "cause", .run = group_cause },
+    { "state", .run = group_state },
+    { "probe", .run = group_probe },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("elide_policy", groups, 20, 0);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

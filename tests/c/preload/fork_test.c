@@ -155,20 +155,10 @@ static void run_waiters(void)
     printf("%s: ok: %d forks with a waiter queued on the held mutex\n", hps_test_name(), FORKS);
 }
 
-int main(int argc, char **argv)
-{
-    static char name[64];
-    const char *mode = argc > 1 ? argv[1] : "";
-    snprintf(name, sizeof name, "fork_test[%s]", mode);
-    hps_test_set_name(name);
-    hps_test_watchdog(60);
-    if (!strcmp(mode, "basic"))
-        run_basic();
-    else if (!strcmp(mode, "waiters"))
-        run_waiters();
-    else {
-        fprintf(stderr, "usage: %s basic|waiters\n", argv[0]);
-        return 2;
-    }
-    return 0;
-}
+static const hps_test_case_t cases[] = {
+    { "basic", .run = run_basic },
+    { "waiters", .run = run_waiters },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("fork_test", cases, 60, 0);
+
+int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }

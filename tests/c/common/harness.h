@@ -90,6 +90,70 @@ void hps_test_unmap_page(void *page);
 /* Parse a positive integer argument or fail. */
 unsigned long hps_test_ulong(const char *arg, const char *what);
 
+/* What the test runs on, for its name: "glibc" without the interposer,
+ * else the HPSYNC_LOCK algorithm, or "preload-default" when none is set. */
+const char *hps_test_impl(void);
+
+/* ---- case dispatcher (cases.c) ------------------------------------------- */
+
+/*
+ * A program that runs one of several cases, chosen by argv[1], lists them
+ * in a table and leaves main() to the dispatcher:
+ *
+ *     static const hps_test_case_t cases[] = {
+ *         { "rounds", .run_args = case_rounds, .args = "[threads|Nx] [rounds]", .max_args = 2 },
+ *         { "pshared", .run = case_pshared },
+ *     };
+ *     static const hps_test_suite_t suite =
+ *         HPS_TEST_SUITE("barrier_test", cases, 100, HPS_TEST_NAME_IMPL);
+ *     int main(int argc, char **argv) { return hps_test_main(&suite, argc, argv); }
+ *
+ * The test's name (hps_test_name, in front of every FAIL line) becomes
+ * "<prog>[<case>,<arguments>...]", with ",<hps_test_impl()>" appended under
+ * HPS_TEST_NAME_IMPL.  No case, an unknown one or a wrong count of
+ * arguments gives one line on stderr with the usage (every case and its
+ * arguments) and exit status 2; "-h" or "--help" prints the usage on
+ * stdout and exits 0.
+ *
+ * Exit statuses of a test program: 0 passed, 1 failed (hps_test_fail),
+ * 2 usage, 3 watchdog, 77 skipped (CTest's SKIP_RETURN_CODE, where set);
+ * a run_args case returns its own.
+ */
+typedef struct hps_test_case hps_test_case_t;
+struct hps_test_case {
+    const char *name;
+    /* Exactly one of the two: a case without arguments (exit 0 when it
+     * returns), or one with arguments, whose return value is the exit
+     * status: argv[0] is the case's name, argv[1..argc-1] its arguments. */
+    void (*run)(void);
+    int (*run_args)(const hps_test_case_t *c, int argc, char **argv);
+    const char *args;                 /* their usage, e.g. "[threads|Nx] [rounds]" */
+    unsigned min_args, max_args;      /* the count run_args accepts */
+    const void *data;                 /* for the case: one function, many cases */
+};
+
+enum { HPS_TEST_NAME_IMPL = 1 };
+
+typedef struct hps_test_suite {
+    const char *prog;                 /* in the usage and the test name */
+    const hps_test_case_t *cases;
+    size_t ncases;
+    unsigned watchdog_s;              /* armed before the case runs; 0: not */
+    unsigned flags;                   /* HPS_TEST_NAME_IMPL */
+} hps_test_suite_t;
+
+#define HPS_TEST_SUITE(prog, cases, watchdog_s, flags) \
+    { (prog), (cases), sizeof(cases) / sizeof((cases)[0]), (watchdog_s), (flags) }
+
+/* The case argv[1] names, its arguments checked, the name set and the
+ * watchdog armed; exits as above when there is none.  For programs with
+ * their own steps around every case (set-up, a final check). */
+const hps_test_case_t *hps_test_case_select(const hps_test_suite_t *s, int argc, char **argv);
+/* Run a selected case with the program's argc/argv; its exit status. */
+int hps_test_case_run(const hps_test_case_t *c, int argc, char **argv);
+/* Both: the whole main() of most test programs. */
+int hps_test_main(const hps_test_suite_t *s, int argc, char **argv);
+
 /* ---- stress harness ------------------------------------------------------ */
 
 typedef struct hps_stress_ops {
