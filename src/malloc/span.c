@@ -97,10 +97,34 @@ static span_arena_t *arena_lock_for(const hps_heap_t *h)
     return a;
 }
 
+/* The arena pg's span belongs to, or NULL if pg's owner is no arena: a
+ * double free racing with the reuse of the span's segment (released, then
+ * taken by a thread for small pages) may read a thread's heap there, whose
+ * memory is not an arena's lock. */
 static span_arena_t *arena_of(const hps_page_t *pg)
 {
-    hps_heap_t *h = hps_load_relaxed(&((hps_page_t *)pg)->heap);
-    return (span_arena_t *)((char *)h - offsetof(span_arena_t, h));
+    uintptr_t h = (uintptr_t)hps_load_relaxed(&((hps_page_t *)pg)->heap);
+    uintptr_t first = (uintptr_t)&arenas[0].h;
+    if (h < first || h > (uintptr_t)&arenas[HPS_SPAN_ARENAS - 1].h || (h - first) % sizeof arenas[0])
+        return NULL;
+    return (span_arena_t *)(h - offsetof(span_arena_t, h));
+}
+
+/* pg's arena, locked, if pg is still the live span that starts at start
+ * (a concurrent double free may have retired it, or its slots may hold
+ * another span, or small pages, by now); else NULL. */
+static span_arena_t *arena_lock_live(hps_page_t *pg, uintptr_t start)
+{
+    span_arena_t *a = arena_of(pg);
+    if (!a)
+        return NULL;
+    hps_spin_lock(&a->lock);
+    /* Rechecked under the lock, which every change of a span's descriptor
+     * holds. */
+    if (arena_of(pg) == a && pg->slots && pg->cls == HPS_SPAN_CLS && pg->start == start)
+        return a;
+    hps_spin_unlock(&a->lock);
+    return NULL;
 }
 
 void hps_span_lock_all(void)
@@ -194,27 +218,16 @@ void *hps_big_alloc(hps_heap_t *h, size_t n, size_t align, int zero)
     return p;
 }
 
-/* pg is still the live span that starts at start (a concurrent double
- * free may have retired it, or its slots may hold another span by now). */
-static int span_live(const hps_page_t *pg, uintptr_t start)
-{
-    return pg->slots && pg->cls == HPS_SPAN_CLS && pg->start == start;
-}
-
 int hps_span_free(hps_page_t *pg, uintptr_t start)
 {
-    span_arena_t *a = arena_of(pg);
-    hps_spin_lock(&a->lock);
-    /* Rechecked under the lock: a double free racing with the span's
-     * reuse may have read a descriptor that changed since. */
-    int ok = arena_of(pg) == a && span_live(pg, start);
-    if (ok) {
-        hps_store_relaxed(&pg->used, 0);
-        hps_page_retire(&a->h, pg);
-        hps_heap_decay(&a->h, hps_cache_cap_slots(), 0);
-    }
+    span_arena_t *a = arena_lock_live(pg, start);
+    if (!a)
+        return 0;
+    hps_store_relaxed(&pg->used, 0);
+    hps_page_retire(&a->h, pg);
+    hps_heap_decay(&a->h, hps_cache_cap_slots(), 0);
     hps_spin_unlock(&a->lock);
-    return ok;
+    return 1;
 }
 
 /* Resize in place in arena a; 1 if done.  Under its lock. */
@@ -246,9 +259,10 @@ static int span_resize(hps_heap_t *a, hps_page_t *pg, size_t n)
 
 int hps_span_resize(hps_page_t *pg, uintptr_t start, size_t n)
 {
-    span_arena_t *a = arena_of(pg);
-    hps_spin_lock(&a->lock);
-    int done = arena_of(pg) == a && span_live(pg, start) && span_resize(&a->h, pg, n);
+    span_arena_t *a = arena_lock_live(pg, start);
+    if (!a)
+        return 0;
+    int done = span_resize(&a->h, pg, n);
     hps_spin_unlock(&a->lock);
     return done;
 }
