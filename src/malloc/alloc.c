@@ -196,6 +196,11 @@ static __attribute__((noinline)) void free_slow(void *p)
         hps_huge_free(seg);
         return;
     }
+    if (pg->cls == HPS_SPAN_CLS) {
+        if (!hps_span_free(pg, start))
+            bad_free("invalid free: pointer not allocated by hpsync-malloc (ignored)", p);
+        return;
+    }
     hps_block_t *b = (hps_block_t *)start;
     if (b->cookie == (start ^ hps_cookie_key)) {
         bad_free("double free (ignored)", p);
@@ -204,10 +209,6 @@ static __attribute__((noinline)) void free_slow(void *p)
     hps_heap_t *h = hps_tls_heap;
     if (h == NULL || hps_load_relaxed(&pg->heap) != h) {
         hps_remote_free(seg, pg, b);
-        return;
-    }
-    if (pg->cls == HPS_SPAN_CLS) {
-        hps_span_free(h, pg);
         return;
     }
     if (start >= (uintptr_t)pg->bump) {
@@ -315,14 +316,12 @@ void *hps_realloc(void *p, size_t n)
     if (n <= old && n >= old / 2)
         return p;
     if (n > HPS_MAX_SMALL) {
-        /* A span grows or shrinks in place when its owner resizes it and
-         * the slots are there; a huge block is moved by the kernel. */
+        /* A span grows or shrinks in place when the slots are there; a
+         * huge block is moved by the kernel. */
         hps_segment_t *seg;
         hps_page_t *pg;
-        block_of(p, &seg, &pg);
-        hps_heap_t *h = hps_tls_heap;
-        if (pg && pg->cls == HPS_SPAN_CLS && h && hps_load_relaxed(&pg->heap) == h &&
-            hps_span_resize(h, pg, n))
+        uintptr_t start = block_of(p, &seg, &pg);
+        if (pg && pg->cls == HPS_SPAN_CLS && start == (uintptr_t)p && hps_span_resize(pg, start, n))
             return p;
         /* Above half a segment; a smaller block packs better as a span. */
         if (!pg && n > HPS_SEG_SIZE / 2) {

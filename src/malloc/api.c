@@ -145,6 +145,8 @@ API int malloc_trim(size_t pad)
         freed += hps_heap_drop_spares(h);
         freed += hps_heap_shrink(h, 0);
     }
+    freed += hps_heaps_parked_trim();
+    freed += hps_span_trim();
     freed += hps_segment_cache_trim();
     freed += hps_huge_cache_trim();
     return freed != 0;

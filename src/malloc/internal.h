@@ -48,7 +48,8 @@
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
 #define HPS_ADOPT_TRIES 8             /* abandoned segments looked at per adoption */
-#define HPS_SPARE_SLOTS 64            /* spare pages per thread: at most 4 MiB */
+#define HPS_SPARE_SLOTS 16            /* spare pages per thread: at most 1 MiB */
+#define HPS_SPAN_ARENAS 8             /* span arenas at most (one per CPU allowed) */
 
 /* A set of a segment's slots, one bit per slot. */
 __extension__ typedef unsigned __int128 hps_slotset_t;
@@ -190,11 +191,6 @@ typedef struct hps_segment {
     hps_slotset_t dirty;
     struct hps_segment *prev, *next;    /* heap's segment list / abandoned list */
     struct hps_heap *last_heap;         /* abandoned: the heap that gave it up */
-    /* What the segment holds while it is not empty: pages (HPS_USE_PAGES)
-     * or spans (HPS_USE_SPANS), never both.  Small pages placed in the gaps
-     * between spans split the runs later spans need, and a thread's touched
-     * memory grows (cross-thread stress: peak RSS 57-60 -> 47-49 MiB). */
-    uint8_t use;
     _Atomic(hps_page_t *) remote_full;  /* full pages that got remote frees */
     /* Remote frees in progress: such a segment is never unmapped (a remote
      * free still reads its page after pushing the block).  Own line: every
@@ -215,14 +211,6 @@ HPS_INLINE int hps_segment_empty(const hps_segment_t *seg)
     return seg->free_slots == ~(hps_slotset_t)0 << HPS_META_SLOTS;
 }
 
-enum { HPS_USE_PAGES = 1, HPS_USE_SPANS = 2 };
-
-/* May seg take a page (HPS_USE_PAGES) or a span (HPS_USE_SPANS)? */
-HPS_INLINE int hps_segment_serves_use(const hps_segment_t *seg, int use)
-{
-    return seg->use == use || hps_segment_empty(seg);
-}
-
 /* Not the heap's only segment (it sits on h->segs). */
 HPS_INLINE int hps_segment_has_sibling(const hps_segment_t *seg)
 {
@@ -235,6 +223,7 @@ typedef struct hps_heap_stats {
     uint64_t pages_new, pages_retired, segs_adopted;
     uint64_t spans, spans_backed;            /* spans made; of them, on backed slots only */
     uint64_t purged_slots;                   /* slots given back to the OS */
+    uint64_t heaps_reused, heaps_given_up;   /* taken whole by a new thread (parked); given up */
 } hps_heap_stats_t;
 
 typedef struct hps_heap {
@@ -259,14 +248,20 @@ typedef struct hps_heap {
     uint32_t colour;                     /* next page's colour (in lines) */
     uint32_t huge_colour;
     uint32_t dirty_slots;                /* freed but still backed, over all segments */
+    uint32_t used_slots;                 /* in pages (or spans), over all segments */
     uint32_t decay_at;                   /* ms: the next decay pass is due (with dirty_slots) */
     uint32_t ticks;                      /* refills since the clock was last read */
     uint32_t id;
     hps_heap_stats_t st;
     struct hps_heap *next_all;           /* every heap ever made */
-    uint8_t dead;                        /* on the free pool */
-    struct hps_heap *next_free;
+    uint8_t state;                       /* HPS_HEAP_*; changes under the heap pool's lock */
+    uint32_t parked_at;                  /* ms: when its thread exited (parked) */
+    struct hps_heap *next_free, *prev_free;  /* parked list (newest first) or empty pool */
 } hps_heap_t;
+
+/* A heap serves a thread (live), waits whole for the next new thread after
+ * its thread exited (parked), or holds nothing (empty, in the pool). */
+enum { HPS_HEAP_LIVE = 0, HPS_HEAP_PARKED = 1, HPS_HEAP_EMPTY = 2 };
 
 /* ---- geometry and size classes (classes.c) ---- */
 typedef struct hps_geometry {
@@ -329,10 +324,11 @@ extern _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
 /* A new page of class cls in h's free slots, or in a new segment if
  * new_segment; NULL if none. */
 hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls, int new_segment);
-/* A run of k free slots in h's segments that hold `use` (or nothing):
- * the shortest that is all backed, else the one covering the most backed
- * slots (*slot: its first); NULL if none. */
-hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot, int use);
+/* A run of k free slots in h's segments: the shortest that is all backed,
+ * else the one covering the most backed slots (*slot: its first); NULL if
+ * none.  A thread's segments hold pages, the span arena's spans: small
+ * pages in the gaps between spans would split the runs later spans need. */
+hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot);
 int hps_slots_fit(hps_slotset_t free, uint32_t k);   /* free holds a run of k slots */
 hps_segment_t *hps_segment_new(hps_heap_t *h);   /* an empty segment for h, or NULL */
 void hps_page_collect(hps_page_t *pg);           /* thread_free -> free */
@@ -353,6 +349,11 @@ uint32_t hps_segment_purge(hps_segment_t *seg, hps_slotset_t slots);  /* purge t
 /* The decay and the cap: purge what has been idle too long or is too
  * much, release emptied segments.  Only where h's lists are consistent. */
 void hps_heap_tick(hps_heap_t *h);
+/* The decay of h's freed slots, and at most cap of them backed, beyond
+ * which those idle for min_idle ms go (a span arena's, under its lock,
+ * with the cap strict): hps_heap_tick without the process-wide parts. */
+void hps_heap_decay(hps_heap_t *h, uint32_t cap, uint32_t min_idle);
+uint32_t hps_cache_cap_slots(void);              /* HPSYNC_MALLOC_CACHE_MIB in slots */
 void hps_heap_tick_refill(hps_heap_t *h);        /* every 64th refill: hps_heap_tick */
 /* Purge the longest idle of h's freed slots until at most keep stay
  * backed, release emptied segments; bytes purged.  keep 0: malloc_trim. */
@@ -403,9 +404,13 @@ hps_heap_t *hps_heap_get(void);                  /* this thread's heap, made on 
 void hps_heap_global_init(void);                 /* once, at start-up (the thread-exit key) */
 void *hps_heap_refill(hps_heap_t *h, uint32_t cls);  /* slow path of a small allocation */
 int hps_heap_drain_all(hps_heap_t *h);           /* take in the remote frees queued on full pages */
-/* Adopt an exited thread's segment that can serve class cls or a run of k
- * slots; 1 if one was adopted. */
+/* Adopt an exited thread's segment that can serve class cls (a page with
+ * a free block, or room for a new page of k slots); 1 if one was adopted. */
 int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k);
+/* Parked heaps idle for the decay time give their memory up (another
+ * thread's tick runs it: a parked heap has no thread of its own). */
+void hps_heaps_parked_tick(uint32_t now);
+size_t hps_heaps_parked_trim(void);           /* give up every parked heap; bytes purged */
 size_t hps_heap_drop_spares(hps_heap_t *h);   /* retire empty spares; bytes */
 void hps_heap_page_unfull(hps_heap_t *h, hps_page_t *pg);
 void hps_heap_page_empty(hps_heap_t *h, hps_page_t *pg);
@@ -416,10 +421,18 @@ void hps_unlock_global(int child);
 
 /* ---- spans (span.c) and huge blocks (huge.c) ---- */
 /* A block above HPS_MAX_SMALL: a span if it fits a segment, else huge;
- * zero: the block must read as zero (calloc).  NULL when out of memory. */
+ * zero: the block must read as zero (calloc).  NULL when out of memory.
+ * h: the caller's heap (its colours and clock work). */
 void *hps_big_alloc(hps_heap_t *h, size_t n, size_t align, int zero);
-void hps_span_free(hps_heap_t *h, hps_page_t *pg);          /* by the owner */
-int hps_span_resize(hps_heap_t *h, hps_page_t *pg, size_t n);  /* in place, by the owner; 1 if done */
+/* Free the span pg whose block starts at start, by any thread; 0 if it is
+ * not a live span (a double free racing with its reuse). */
+int hps_span_free(hps_page_t *pg, uintptr_t start);
+int hps_span_resize(hps_page_t *pg, uintptr_t start, size_t n);  /* in place; 1 if done */
+size_t hps_span_trim(void);                      /* purge the arenas' freed slots; bytes */
+void hps_span_lock_all(void);                    /* fork */
+void hps_span_unlock_all(void);
+/* Add every arena's statistics to sum with add. */
+void hps_span_stats(hps_heap_stats_t *sum, void (*add)(hps_heap_stats_t *, const volatile hps_heap_stats_t *));
 void *hps_huge_alloc(hps_heap_t *h, size_t n, size_t align, int zero);
 void hps_huge_free(hps_segment_t *seg);
 size_t hps_huge_usable(hps_segment_t *seg);
@@ -443,7 +456,7 @@ extern uintptr_t hps_cookie_key;
 void hps_report(const char *what, const void *p);  /* one line on stderr, never aborts */
 void hps_stats_print(int fd);
 typedef struct hps_totals {
-    size_t mapped, huge, in_use, heaps;
+    size_t mapped, huge, in_use, heaps, parked;
     hps_heap_stats_t st;
 } hps_totals_t;
 

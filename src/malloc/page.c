@@ -49,7 +49,6 @@ static void segment_init(hps_segment_t *seg, hps_heap_t *h)
     seg->map_size = HPS_SEG_SIZE;
     seg->free_slots = ~(hps_slotset_t)0 << HPS_META_SLOTS;
     seg->dirty = 0;                    /* fresh or purged (segment_release) */
-    seg->use = 0;
     hps_store_relaxed(&seg->remote_full, NULL);
     hps_store_relaxed(&seg->remote_active, 0);
     hps_segment_attach(h, seg);
@@ -206,17 +205,15 @@ static int most_backed(hps_slotset_t f, hps_slotset_t d, uint32_t k, uint32_t *c
     return best;
 }
 
-hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot, int use)
+hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot)
 {
-    /* Only segments that hold the same kind (or nothing yet).  First the runs whose memory is all still backed, best fit: reusing
+    /* First the runs whose memory is all still backed, best fit: reusing
      * them costs no page faults, and long runs stay whole for long
      * requests. */
     hps_segment_t *found = NULL;
     uint32_t found_len = 0;
     for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
         uint32_t len;
-        if (!hps_segment_serves_use(seg, use))
-            continue;
         int s = best_run(seg->free_slots & seg->dirty, k, &len);
         if (s >= 0 && (!found || len < found_len)) {
             found = seg;
@@ -235,8 +232,6 @@ hps_segment_t *hps_slots_find(hps_heap_t *h, uint32_t k, int *slot, int use)
     uint32_t found_cov = 0;
     for (hps_segment_t *seg = h->segs; seg; seg = seg->next) {
         uint32_t cov, len;
-        if (!hps_segment_serves_use(seg, use))
-            continue;
         int s = most_backed(seg->free_slots, seg->dirty, k, &cov, &len);
         if (s >= 0 && (!found || cov > found_cov || (cov == found_cov && len < found_len))) {
             found = seg;
@@ -294,10 +289,9 @@ hps_page_t *hps_page_new(hps_heap_t *h, uint32_t cls, int new_segment)
 {
     uint32_t k = hps_class_slots[cls];
     int s = HPS_META_SLOTS;
-    hps_segment_t *seg = hps_slots_find(h, k, &s, HPS_USE_PAGES);
+    hps_segment_t *seg = hps_slots_find(h, k, &s);
     if (!seg && (!new_segment || !(seg = hps_segment_new(h))))
         return NULL;
-    seg->use = HPS_USE_PAGES;
     return page_init(h, seg, s, k, cls);
 }
 

@@ -29,21 +29,29 @@ void hps_report(const char *what, const void *p)
         (void)!write(2, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
 }
 
+/* Other heaps' counters (and the span arena's) are read without their
+ * owners' cooperation: a snapshot.  Heaps are never unmapped, so the reads
+ * are safe. */
+static void stats_add(hps_heap_stats_t *t, const volatile hps_heap_stats_t *st)
+{
+    t->refills += st->refills;
+    t->remote_frees += st->remote_frees;
+    t->pages_new += st->pages_new;
+    t->pages_retired += st->pages_retired;
+    t->segs_adopted += st->segs_adopted;
+    t->spans += st->spans;
+    t->spans_backed += st->spans_backed;
+    t->purged_slots += st->purged_slots;
+    t->heaps_reused += st->heaps_reused;
+    t->heaps_given_up += st->heaps_given_up;
+}
+
 static void heap_sum(hps_heap_t *h, void *arg)
 {
     hps_totals_t *t = arg;
-    /* Other heaps' counters are read without their owners' cooperation:
-     * a snapshot.  Heaps are never unmapped, so the reads are safe. */
-    volatile hps_heap_stats_t *st = &h->st;
-    t->heaps += !h->dead;
-    t->st.refills += st->refills;
-    t->st.remote_frees += st->remote_frees;
-    t->st.pages_new += st->pages_new;
-    t->st.pages_retired += st->pages_retired;
-    t->st.segs_adopted += st->segs_adopted;
-    t->st.spans += st->spans;
-    t->st.spans_backed += st->spans_backed;
-    t->st.purged_slots += st->purged_slots;
+    t->heaps += h->state == HPS_HEAP_LIVE;
+    t->parked += h->state == HPS_HEAP_PARKED;
+    stats_add(&t->st, &h->st);
 }
 
 void hps_totals(hps_totals_t *t)
@@ -52,6 +60,7 @@ void hps_totals(hps_totals_t *t)
     t->mapped = hps_load_relaxed(&hps_mapped_bytes);
     t->huge = hps_load_relaxed(&hps_huge_bytes);
     hps_heaps_foreach(heap_sum, t);
+    hps_span_stats(&t->st, stats_add);
     /* Bytes in blocks: the live counts of every page of the region's
      * segments (always mapped, so reading them is safe while their owners
      * run; the figure is a snapshot).  Blocks freed by other threads count
@@ -85,13 +94,15 @@ void hps_stats_print(int fd)
         "  L1 geometry      %u B lines, %u sets (%s); %u size classes\n"
         "  mapped           %zu KiB now, %llu KiB peak; huge %zu KiB\n"
         "  in use           %zu KiB in blocks (huge included)\n"
-        "  heaps            %zu live (threads that allocated and have not exited)\n"
+        "  heaps            %zu live (threads that allocated and have not exited), %zu parked; "
+        "%llu taken whole by a new thread, %llu given up\n"
         "  slow paths       %llu allocations refilled a page, %llu frees came from another thread\n"
         "  pages            %llu made, %llu retired; %llu segments adopted from exited threads\n"
         "  spans            %llu made, %llu of them on backed memory only; %llu MiB purged\n",
         (int)getpid(), hps_geo.line, hps_geo.sets, hps_geo.source, hps_nclasses,
         t.mapped >> 10, (unsigned long long)(hps_load_relaxed(&hps_mapped_peak) >> 10), t.huge >> 10,
-        t.in_use >> 10, t.heaps,
+        t.in_use >> 10, t.heaps, t.parked, (unsigned long long)t.st.heaps_reused,
+        (unsigned long long)t.st.heaps_given_up,
         (unsigned long long)t.st.refills, (unsigned long long)t.st.remote_frees, (unsigned long long)t.st.pages_new,
         (unsigned long long)t.st.pages_retired, (unsigned long long)t.st.segs_adopted,
         (unsigned long long)t.st.spans, (unsigned long long)t.st.spans_backed,
