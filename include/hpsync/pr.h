@@ -60,6 +60,9 @@ typedef _Atomic(void *)  hps_aptr;
 #define hps_faa_seq_cst(p, v)    atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
 #define hps_fas_seq_cst(p, v)    atomic_fetch_sub_explicit((p), (v), memory_order_seq_cst)
 #define hps_fetch_or_seq_cst(p, v) atomic_fetch_or_explicit((p), (v), memory_order_seq_cst)
+/* Setting or clearing bits that publish (release) what was written before. */
+#define hps_fetch_or_release(p, v)  atomic_fetch_or_explicit((p), (v), memory_order_release)
+#define hps_fetch_and_release(p, v) atomic_fetch_and_explicit((p), (v), memory_order_release)
 
 /* Compare-and-swap; on failure *expected receives the current value. */
 #define hps_cas_acquire(p, expected, desired) \
@@ -75,6 +78,9 @@ typedef _Atomic(void *)  hps_aptr;
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), \
         memory_order_seq_cst, memory_order_seq_cst)
 /* The weak forms may fail spuriously: only inside a retry loop. */
+#define hps_cas_weak_relaxed(p, expected, desired) \
+    atomic_compare_exchange_weak_explicit((p), (expected), (desired), \
+        memory_order_relaxed, memory_order_relaxed)
 #define hps_cas_weak_acquire(p, expected, desired) \
     atomic_compare_exchange_weak_explicit((p), (expected), (desired), \
         memory_order_acquire, memory_order_relaxed)

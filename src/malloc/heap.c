@@ -260,9 +260,8 @@ static void page_to_full(hps_heap_t *h, hps_page_t *pg)
     hps_page_link(&h->full[pg->cls], pg);
     /* Seq-cst against the remote free's push-then-load: either it sees
      * the full flag and queues the page, or we see its block here. */
-    atomic_store_explicit(&pg->used, hps_load_relaxed(&pg->used) | HPS_PAGE_FULL,
-                          memory_order_seq_cst);
-    if (atomic_load_explicit(&pg->thread_free, memory_order_seq_cst))
+    hps_store_seq_cst(&pg->used, hps_load_relaxed(&pg->used) | HPS_PAGE_FULL);
+    if (hps_load_seq_cst(&pg->thread_free))
         hps_heap_page_unfull(h, pg);
 }
 
@@ -299,16 +298,14 @@ void hps_remote_free(hps_segment_t *seg, hps_page_t *pg, hps_block_t *b)
     uintptr_t head = hps_load_relaxed(&pg->thread_free);
     do {
         b->next = HPS_TF_PTR(head);
-    } while (!atomic_compare_exchange_weak_explicit(&pg->thread_free, &head,
-                                                    (uintptr_t)b + (head & ~(HPS_TF_ONE - 1)) + HPS_TF_ONE,
-                                                    memory_order_seq_cst, memory_order_relaxed));
-    if ((atomic_load_explicit(&pg->used, memory_order_seq_cst) & HPS_PAGE_FULL) &&
+    } while (!hps_cas_weak_seq_cst(&pg->thread_free, &head,
+                                   (uintptr_t)b + (head & ~(HPS_TF_ONE - 1)) + HPS_TF_ONE));
+    if ((hps_load_seq_cst(&pg->used) & HPS_PAGE_FULL) &&
         !hps_xchg_acq_rel(&pg->notified, 1)) {
         hps_page_t *top = hps_load_relaxed(&seg->remote_full);
         do {
             pg->next_remote = top;
-        } while (!atomic_compare_exchange_weak_explicit(&seg->remote_full, &top, pg,
-                                                        memory_order_release, memory_order_relaxed));
+        } while (!hps_cas_weak_release(&seg->remote_full, &top, pg));
     }
     if (counted)
         hps_fas_release(&seg->remote_active, 1);
@@ -330,7 +327,7 @@ static int drain_remote(hps_heap_t *h, hps_segment_t *seg)
         hps_page_t *next = pg->next_remote;
         /* Reset before collecting: a free that lands after the collect
          * queues the page again. */
-        atomic_store_explicit(&pg->notified, 0, memory_order_seq_cst);
+        hps_store_seq_cst(&pg->notified, 0);
         hps_page_collect(pg);
         if (pg->slots && hps_page_in_full(pg) && pg->free) {
             hps_heap_page_unfull(h, pg);
@@ -420,7 +417,7 @@ static void adopt_pages(hps_heap_t *h, hps_segment_t *seg)
     hps_page_t *q = hps_xchg_acquire(&seg->remote_full, NULL);
     while (q) {
         hps_page_t *next = q->next_remote;
-        atomic_store_explicit(&q->notified, 0, memory_order_seq_cst);
+        hps_store_seq_cst(&q->notified, 0);
         q = next;
     }
     h->dirty_slots += hps_slotset_count(seg->free_slots & seg->dirty);
@@ -486,7 +483,7 @@ int hps_heap_adopt(hps_heap_t *h, uint32_t cls, uint32_t k)
      * every segment in turn would hoard the exited threads' memory in the
      * first heap that looks). */
     for (int tries = 0; tries < HPS_ADOPT_TRIES; tries++) {
-        if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+        if (!hps_load_relaxed((_Atomic(hps_segment_t *) *)&abandoned))
             return 0;
         hps_spin_lock(&abandoned_lock);
         hps_segment_t *seg = abandoned;
@@ -551,7 +548,7 @@ static void heap_dissolve(hps_heap_t *h)
  * old ones wait, partly free, for someone to adopt them. */
 static void reclaim(hps_heap_t *h)
 {
-    if (!atomic_load_explicit((_Atomic(hps_segment_t *) *)&abandoned, memory_order_relaxed))
+    if (!hps_load_relaxed((_Atomic(hps_segment_t *) *)&abandoned))
         return;
     hps_segment_t *mine = NULL, *prev = NULL;
     hps_spin_lock(&abandoned_lock);

@@ -220,7 +220,7 @@ void *hps_huge_alloc(hps_heap_t *h, size_t n, size_t align, int zero)
 void hps_huge_free(hps_segment_t *seg)
 {
     size_t map = seg->map_size;
-    atomic_fetch_sub_explicit(&hps_huge_bytes, map, memory_order_relaxed);
+    hps_fas_relaxed(&hps_huge_bytes, map);
     const hps_malloc_settings_t *s = hps_malloc_settings();
     uint32_t now = hps_os_now_ms();
     if (s->decay_ms == 0 || map > cap_bytes()) {

@@ -316,7 +316,7 @@ HPS_INLINE int hps_owned(uintptr_t seg)
     uintptr_t i = seg >> HPS_SEG_SHIFT;
     if (hps_unlikely(i >= HPS_OWNED_BITS))
         return 0;
-    return (int)((atomic_load_explicit(&hps_owned_bits[i >> 6], memory_order_relaxed) >> (i & 63)) & 1);
+    return (int)((hps_load_relaxed(&hps_owned_bits[i >> 6]) >> (i & 63)) & 1);
 }
 extern _Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
 

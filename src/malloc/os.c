@@ -26,17 +26,16 @@ void hps_owned_set(uintptr_t seg, int on)
         return;
     uint64_t bit = (uint64_t)1 << (i & 63);
     if (on)
-        atomic_fetch_or_explicit(&hps_owned_bits[i >> 6], bit, memory_order_release);
+        hps_fetch_or_release(&hps_owned_bits[i >> 6], bit);
     else
-        atomic_fetch_and_explicit(&hps_owned_bits[i >> 6], ~bit, memory_order_release);
+        hps_fetch_and_release(&hps_owned_bits[i >> 6], ~bit);
 }
 
 void hps_count_mapped(int64_t delta)
 {
     uint64_t now = hps_faa_relaxed(&hps_mapped_bytes, (uint64_t)delta) + (uint64_t)delta;
     uint64_t peak = hps_load_relaxed(&hps_mapped_peak);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&hps_mapped_peak, &peak, now,
-                                                                memory_order_relaxed, memory_order_relaxed))
+    while (now > peak && !hps_cas_weak_relaxed(&hps_mapped_peak, &peak, now))
         ;
 }
 
