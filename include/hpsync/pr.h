@@ -18,9 +18,9 @@
  * operations the std::atomic_*_explicit functions, so the public headers
  * compile as C++.  GCC and Clang give std::atomic<T> of an integer or a
  * pointer the size, alignment and representation of C's _Atomic T (both
- * are the plain T, aligned to its size, lock-free), so an object declared by C++ code can
- * be handed to the C library and the other way round; the static_asserts
- * below hold the compiler to that.  <atomic> is C++ whatever linkage block
+ * are the plain T aligned to its size, and lock-free), so an object that
+ * C++ code declares can be handed to the C library and the other way
+ * round; the static_asserts below hold the compiler to that.  <atomic> is C++ whatever linkage block
  * the includer is in.
  */
 #ifdef __cplusplus
