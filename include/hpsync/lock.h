@@ -52,6 +52,15 @@ typedef enum hps_lock_algo {
 } hps_lock_algo_t;
 
 typedef union hps_lock_state {
+#ifdef __cplusplus
+    /* C++ only, and no part of the layout (the static_assert below): with
+     * std::atomic members (non-trivial default constructors in C++20) a
+     * union needs a constructor of its own.  This one zeroes the state, and
+     * is constexpr, so a static lock is unlocked before any code runs, as
+     * in C. */
+    uint64_t cxx_zero_[2];
+    constexpr hps_lock_state() noexcept : cxx_zero_{} {}
+#endif
 #define X(name, NAME, alias, doc) hps_##name##_t name;
 #include "hpsync/lock/algorithms.def"
 #undef X
@@ -61,6 +70,11 @@ typedef struct hps_lock {
     hps_lock_state_t u;
     uint32_t algo;
 } hps_lock_t;
+#ifdef __cplusplus
+static_assert(sizeof(hps_lock_state_t) == 16, "a lock state grew: cxx_zero_ must cover it");
+#else
+_Static_assert(sizeof(hps_lock_state_t) == 16, "hps_lock_state_t is 16 bytes (docs/api/lock.md)");
+#endif
 
 /* Name <-> algorithm (the names and aliases of hpsync/lock/algorithms.def). */
 const char *hps_lock_algo_name(hps_lock_algo_t algo);

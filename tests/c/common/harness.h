@@ -198,6 +198,19 @@ void hps_stress_args(int argc, char **argv, int first, hps_stress_cfg_t *cfg,
  */
 void hps_stress_pthread_ops(hps_stress_ops_t *ops, const char *name, int type);
 
+/*
+ * Deferred cancellation of a lock waiter (cancel.c).  A thread with deferred
+ * cancellation blocks in ops->lock on a lock the caller holds; once it
+ * sleeps in the kernel it is cancelled.  A lock is not a cancellation
+ * point, so it must stay blocked (checked for about 50 ms), take the lock
+ * when the caller releases it, and only then be cancelled, at a
+ * pthread_testcancel() after its unlock.  Then the lock must still serve a
+ * contended locker (a waiter cancelled inside a queue lock would leave its
+ * node behind and hang it).  `lock` starts unlocked; ops->lock and
+ * ops->unlock are used.  Fails the test itself.
+ */
+void hps_cancel_check(const hps_stress_ops_t *ops, void *lock);
+
 #ifdef __cplusplus
 }
 #endif
