@@ -55,7 +55,8 @@ RULES: dict[str, str] = {
     # The interposer carries libhpsync's lock objects and exports their API
     # (see SHARED); its own names are hps_preload_*.
     "hpsync-preload": rf"hps_preload_|{PTHREAD_API}|hps_({'|'.join(HPSYNC_MODULES)})(_|$)",
-    "hpsync-malloc": rf"hps_malloc_|{MALLOC_API}",
+    # hps_malloc itself is the allocator's own entry, beside hps_malloc_*.
+    "hpsync-malloc": rf"hps_malloc(_|$)|{MALLOC_API}",
     "hpsync-malloc-rand": rf"hps_malloc_rand_|{MALLOC_API}",
     # hps_ofi_ (the libfabric transport) and hps_rt_ (the job runtime) are
     # sub-prefixes of the OpenSHMEM library, reserved to it.
