@@ -57,6 +57,6 @@ extern hps_elide_cfg_t hps_elide_cfg;
 void hps_elide_setup(void);
 
 /* The injected backend's sequence: 0 on success, else -1 with a reason in why. */
-int  hps_inject_parse(const char *seq, char *why, unsigned whylen);
+int  hps_elide_inject_parse(const char *seq, char *why, unsigned whylen);
 
 #endif
