@@ -7,7 +7,7 @@
  * Why slots and not a mapping per block: a freed span's slots stay backed
  * (purge.c), so the next span placed there costs no page faults; the slots
  * of a segment coalesce by construction (a free slot is a bit), and a span
- * is placed best-fit, on backed slots first (hps_slots_find), which keeps
+ * is placed best-fit, on backed slots first (hps_malloc_slots_find), which keeps
  * RSS close to the live bytes (a loop of blocks of 64 KiB..4 MiB, written
  * whole: peak RSS 1.1x glibc's, whose heap is one contiguous best-fit
  * arena; with 4 MiB segments it was 1.3x, hence 8 MiB segments).
@@ -53,7 +53,7 @@ static uint32_t span_slots(size_t off, size_t n)
 }
 
 /* Size the descriptor of a span of k slots whose block starts at start. */
-static void span_size(hps_page_t *pg, uint32_t k)
+static void span_size(hps_malloc_page_t *pg, uint32_t k)
 {
     uintptr_t base = pg->start & ~(uintptr_t)(HPS_SLOT_SIZE - 1);
     pg->slots = (uint8_t)k;
@@ -67,8 +67,8 @@ static void span_size(hps_page_t *pg, uint32_t k)
  * are used), under its lock.  A span's descriptor points (heap) at its
  * arena's heap. */
 typedef struct span_arena {
-    hps_spin_t lock;
-    hps_heap_t h;
+    hps_malloc_spin_t lock;
+    hps_malloc_heap_t h;
 } __attribute__((aligned(64))) span_arena_t;
 
 static span_arena_t arenas[HPS_SPAN_ARENAS];
@@ -85,7 +85,7 @@ static uint32_t cpus_allowed(void)
 }
 
 /* h's arena, locked. */
-static span_arena_t *arena_lock_for(const hps_heap_t *h)
+static span_arena_t *arena_lock_for(const hps_malloc_heap_t *h)
 {
     uint32_t n = hps_load_relaxed(&arena_count);
     if (hps_unlikely(n == 0)) {
@@ -93,7 +93,7 @@ static span_arena_t *arena_lock_for(const hps_heap_t *h)
         hps_store_relaxed(&arena_count, n);
     }
     span_arena_t *a = &arenas[h->id % n];
-    hps_spin_lock(&a->lock);
+    hps_malloc_spin_lock(&a->lock);
     return a;
 }
 
@@ -101,9 +101,9 @@ static span_arena_t *arena_lock_for(const hps_heap_t *h)
  * double free racing with the reuse of the span's segment (released, then
  * taken by a thread for small pages) may read a thread's heap there, whose
  * memory is not an arena's lock. */
-static span_arena_t *arena_of(const hps_page_t *pg)
+static span_arena_t *arena_of(const hps_malloc_page_t *pg)
 {
-    uintptr_t h = (uintptr_t)hps_load_relaxed(&((hps_page_t *)pg)->heap);
+    uintptr_t h = (uintptr_t)hps_load_relaxed(&((hps_malloc_page_t *)pg)->heap);
     uintptr_t first = (uintptr_t)&arenas[0].h;
     if (h < first || h > (uintptr_t)&arenas[HPS_SPAN_ARENAS - 1].h || (h - first) % sizeof arenas[0])
         return NULL;
@@ -113,33 +113,33 @@ static span_arena_t *arena_of(const hps_page_t *pg)
 /* pg's arena, locked, if pg is still the live span that starts at start
  * (a concurrent double free may have retired it, or its slots may hold
  * another span, or small pages, by now); else NULL. */
-static span_arena_t *arena_lock_live(hps_page_t *pg, uintptr_t start)
+static span_arena_t *arena_lock_live(hps_malloc_page_t *pg, uintptr_t start)
 {
     span_arena_t *a = arena_of(pg);
     if (!a)
         return NULL;
-    hps_spin_lock(&a->lock);
+    hps_malloc_spin_lock(&a->lock);
     /* Rechecked under the lock, which every change of a span's descriptor
      * holds. */
     if (arena_of(pg) == a && pg->slots && pg->cls == HPS_SPAN_CLS && pg->start == start)
         return a;
-    hps_spin_unlock(&a->lock);
+    hps_malloc_spin_unlock(&a->lock);
     return NULL;
 }
 
-void hps_span_lock_all(void)
+void hps_malloc_span_lock_all(void)
 {
     for (int i = 0; i < HPS_SPAN_ARENAS; i++)
-        hps_spin_lock(&arenas[i].lock);
+        hps_malloc_spin_lock(&arenas[i].lock);
 }
 
-void hps_span_unlock_all(void)
+void hps_malloc_span_unlock_all(void)
 {
     for (int i = HPS_SPAN_ARENAS; i-- > 0;)
-        hps_spin_unlock(&arenas[i].lock);
+        hps_malloc_spin_unlock(&arenas[i].lock);
 }
 
-void hps_span_stats(hps_heap_stats_t *sum, void (*add)(hps_heap_stats_t *, const volatile hps_heap_stats_t *))
+void hps_malloc_span_stats(hps_malloc_heap_stats_t *sum, void (*add)(hps_malloc_heap_stats_t *, const volatile hps_malloc_heap_stats_t *))
 {
     for (int i = 0; i < HPS_SPAN_ARENAS; i++)
         add(sum, &arenas[i].h.st);
@@ -148,12 +148,12 @@ void hps_span_stats(hps_heap_stats_t *sum, void (*add)(hps_heap_stats_t *, const
 /* Make slots [s, s+k) of seg a span whose block starts off bytes in;
  * *backed: those of its slots that were backed before (they may hold old
  * data).  Under the arena's lock. */
-static void *span_init(hps_heap_t *a, hps_segment_t *seg, int s, uint32_t k, size_t off, hps_slotset_t *backed)
+static void *span_init(hps_malloc_heap_t *a, hps_malloc_segment_t *seg, int s, uint32_t k, size_t off, hps_malloc_slotset_t *backed)
 {
-    hps_slotset_t mask = hps_slot_mask(s, k);
+    hps_malloc_slotset_t mask = hps_malloc_slot_mask(s, k);
     *backed = seg->dirty & mask;
-    hps_slots_take(a, seg, s, s, k);
-    hps_page_t *pg = &seg->pages[s];
+    hps_malloc_slots_take(a, seg, s, s, k);
+    hps_malloc_page_t *pg = &seg->pages[s];
     pg->start = (uintptr_t)seg + ((uintptr_t)s << HPS_SLOT_SHIFT) + off;
     /* An empty carved range: free()'s fast path never takes a span. */
     pg->bump = (char *)pg->start;
@@ -172,11 +172,11 @@ static void *span_init(hps_heap_t *a, hps_segment_t *seg, int s, uint32_t k, siz
 
 /* calloc: zero what may hold old data (slots never touched, or purged
  * since, read as zero already).  Outside the lock: the block is ours. */
-static void span_zero(hps_segment_t *seg, hps_slotset_t backed, uintptr_t start, size_t n)
+static void span_zero(hps_malloc_segment_t *seg, hps_malloc_slotset_t backed, uintptr_t start, size_t n)
 {
     uintptr_t end = start + n;
-    for (hps_slotset_t b = backed; b; b &= b - 1) {
-        uintptr_t lo = (uintptr_t)seg + ((uintptr_t)hps_slotset_first(b) << HPS_SLOT_SHIFT);
+    for (hps_malloc_slotset_t b = backed; b; b &= b - 1) {
+        uintptr_t lo = (uintptr_t)seg + ((uintptr_t)hps_malloc_slotset_first(b) << HPS_SLOT_SHIFT);
         uintptr_t hi = lo + HPS_SLOT_SIZE;
         lo = lo < start ? start : lo;
         hi = hi > end ? end : hi;
@@ -185,55 +185,55 @@ static void span_zero(hps_segment_t *seg, hps_slotset_t backed, uintptr_t start,
     }
 }
 
-void *hps_big_alloc(hps_heap_t *h, size_t n, size_t align, int zero)
+void *hps_malloc_big_alloc(hps_malloc_heap_t *h, size_t n, size_t align, int zero)
 {
     if (!h || align > HPS_SLOT_SIZE)
-        return hps_huge_alloc(h, n, align, zero);
+        return hps_malloc_huge_alloc(h, n, align, zero);
     /* A slot boundary satisfies any alignment up to a slot; otherwise the
      * block starts at the thread's next colour. */
     size_t off = 0;
-    if (align <= hps_geo.line && hps_malloc_settings()->colour) {
-        off = (size_t)((h->huge_colour * 5u) & (hps_geo.sets - 1)) << hps_geo.line_shift;
+    if (align <= hps_malloc_geo.line && hps_malloc_settings()->colour) {
+        off = (size_t)((h->huge_colour * 5u) & (hps_malloc_geo.sets - 1)) << hps_malloc_geo.line_shift;
         h->huge_colour++;
     }
     uint32_t k = span_slots(off, n);
     if (!k)
-        return hps_huge_alloc(h, n, align, zero);
+        return hps_malloc_huge_alloc(h, n, align, zero);
     /* The caller's own clock work (its pages' decay, the huge cache, the
      * parked heaps): a thread that only makes spans would never do it. */
-    hps_heap_tick(h);
+    hps_malloc_heap_tick(h);
     span_arena_t *a = arena_lock_for(h);
-    hps_heap_decay(&a->h, hps_cache_cap_slots(), 0);
+    hps_malloc_heap_decay(&a->h, hps_malloc_cache_cap_slots(), 0);
     int s = HPS_META_SLOTS;
-    hps_segment_t *seg = hps_slots_find(&a->h, k, &s);
+    hps_malloc_segment_t *seg = hps_malloc_slots_find(&a->h, k, &s);
     if (!seg)
-        seg = hps_segment_new(&a->h);
+        seg = hps_malloc_segment_new(&a->h);
     void *p = NULL;
-    hps_slotset_t backed = 0;
+    hps_malloc_slotset_t backed = 0;
     if (seg)
         p = span_init(&a->h, seg, s, k, off, &backed);
-    hps_spin_unlock(&a->lock);
+    hps_malloc_spin_unlock(&a->lock);
     if (p && zero)
         span_zero(seg, backed, (uintptr_t)p, n);
     return p;
 }
 
-int hps_span_free(hps_page_t *pg, uintptr_t start)
+int hps_malloc_span_free(hps_malloc_page_t *pg, uintptr_t start)
 {
     span_arena_t *a = arena_lock_live(pg, start);
     if (!a)
         return 0;
     hps_store_relaxed(&pg->used, 0);
-    hps_page_retire(&a->h, pg);
-    hps_heap_decay(&a->h, hps_cache_cap_slots(), 0);
-    hps_spin_unlock(&a->lock);
+    hps_malloc_page_retire(&a->h, pg);
+    hps_malloc_heap_decay(&a->h, hps_malloc_cache_cap_slots(), 0);
+    hps_malloc_spin_unlock(&a->lock);
     return 1;
 }
 
 /* Resize in place in arena a; 1 if done.  Under its lock. */
-static int span_resize(hps_heap_t *a, hps_page_t *pg, size_t n)
+static int span_resize(hps_malloc_heap_t *a, hps_malloc_page_t *pg, size_t n)
 {
-    hps_segment_t *seg = hps_segment_of(pg);
+    hps_malloc_segment_t *seg = hps_malloc_segment_of(pg);
     int s = (int)(pg - seg->pages);
     uint32_t k = pg->slots;
     uint32_t want = span_slots(pg->start - ((uintptr_t)seg + ((uintptr_t)s << HPS_SLOT_SHIFT)), n);
@@ -243,37 +243,37 @@ static int span_resize(hps_heap_t *a, hps_page_t *pg, size_t n)
         /* The tail's descriptors already hold empty ranges (they were
          * never a page's first slot while this span lived). */
         span_size(pg, want);
-        hps_slots_free(a, seg, s + (int)want, k - want);
-        hps_heap_decay(a, hps_cache_cap_slots(), 0);
+        hps_malloc_slots_free(a, seg, s + (int)want, k - want);
+        hps_malloc_heap_decay(a, hps_malloc_cache_cap_slots(), 0);
         return 1;
     }
     if (want > k) {
-        hps_slotset_t more = hps_slot_mask(s + (int)k, want - k);
+        hps_malloc_slotset_t more = hps_malloc_slot_mask(s + (int)k, want - k);
         if (s + (int)want > (int)HPS_SLOTS || (seg->free_slots & more) != more)
             return 0;
-        hps_slots_take(a, seg, s, s + (int)k, want - k);
+        hps_malloc_slots_take(a, seg, s, s + (int)k, want - k);
         span_size(pg, want);
     }
     return 1;
 }
 
-int hps_span_resize(hps_page_t *pg, uintptr_t start, size_t n)
+int hps_malloc_span_resize(hps_malloc_page_t *pg, uintptr_t start, size_t n)
 {
     span_arena_t *a = arena_lock_live(pg, start);
     if (!a)
         return 0;
     int done = span_resize(&a->h, pg, n);
-    hps_spin_unlock(&a->lock);
+    hps_malloc_spin_unlock(&a->lock);
     return done;
 }
 
-size_t hps_span_trim(void)
+size_t hps_malloc_span_trim(void)
 {
     size_t bytes = 0;
     for (int i = 0; i < HPS_SPAN_ARENAS; i++) {
-        hps_spin_lock(&arenas[i].lock);
-        bytes += hps_heap_shrink(&arenas[i].h, 0);
-        hps_spin_unlock(&arenas[i].lock);
+        hps_malloc_spin_lock(&arenas[i].lock);
+        bytes += hps_malloc_heap_shrink(&arenas[i].h, 0);
+        hps_malloc_spin_unlock(&arenas[i].lock);
     }
     return bytes;
 }

@@ -159,10 +159,7 @@ def object_globals(target_dir: Path) -> set[str]:
     ("src/CMakeFiles/hpsync-preload.dir", rf"hps_preload_|{PTHREAD_API}"),
     ("src/shmem/CMakeFiles/hpsync-shmem-ofi.dir", RULES["hpsync-shmem-ofi"]),
     ("src/malloc/CMakeFiles/hpsync-malloc-rand.dir", RULES["hpsync-malloc-rand"]),
-    pytest.param("src/malloc/CMakeFiles/hps_malloc_obj.dir", RULES["hpsync-malloc"],
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "the allocator's hps_heap_*, hps_lock_global, ... become hps_malloc_* "
-                     "after the allocator change in flight (issue 14)"))),
+    ("src/malloc/CMakeFiles/hps_malloc_obj.dir", RULES["hpsync-malloc"]),
 ])
 def test_internal_names_say_their_library(target: str, rule: str) -> None:
     pattern = re.compile(rule)
