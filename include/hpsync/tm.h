@@ -31,6 +31,9 @@
  *   norec        48     120        read 37, write 109
  *   stm (CTL)    67     202        read 56, write 191
  *   stm (ETL)     -     199        write 188
+ *   htm, hybrid  16      77        as sgl, in a hardware section (measured
+ *                                  emulated, HPSYNC_ELIDE_BACKEND=inject:commit:
+ *                                  the same access code as under RTM)
  * A read into a section that has written adds one probe of the hashed
  * write set.  A read is: TLS load (2 instructions through the GOT from an
  * executable), test, one indirect call into the backend.

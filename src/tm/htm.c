@@ -178,14 +178,10 @@ static void htm_begin(hps_tm_desc_t *d)
     hps_tm_sgl_ops.begin(d);
 }
 
+/* The table the core chooses: begin replaces d->ops (and the fast-path read
+ * and write) for each section, so its other entries serve only as defaults. */
 const hps_tm_ops_t hps_tm_htm_ops = {
-    .size = sizeof(hps_tm_ops_t),
-    .name = "htm",
-    .instrument_reads = 0,
-    .begin = htm_begin,
-    .read = NULL,
-    .write = hps_tm_sgl_write,       /* and read NULL: begin sets both per section */
-    .commit = htm_commit,            /* begin always replaces d->ops */
-    .rollback = htm_rollback_emu,
-    .end = hps_tm_op_none,
+    .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,
+    .begin = htm_begin, .read = NULL, .write = hps_tm_sgl_write,
+    .commit = htm_commit, .rollback = htm_rollback_emu, .end = hps_tm_op_none,
 };

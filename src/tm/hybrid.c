@@ -129,14 +129,9 @@ static void hybrid_begin(hps_tm_desc_t *d)
     g_sw.begin(d);
 }
 
+/* As htm's: begin replaces d->ops, read and write for each section. */
 const hps_tm_ops_t hps_tm_hybrid_ops = {
-    .size = sizeof(hps_tm_ops_t),
-    .name = "hybrid",
-    .instrument_reads = 0,
-    .begin = hybrid_begin,
-    .read = NULL,                    /* begin sets read, write and d->ops per section */
-    .write = hps_tm_sgl_write,
-    .commit = emu_commit,
-    .rollback = emu_rollback,
-    .end = hps_tm_op_none,
+    .size = sizeof(hps_tm_ops_t), .name = "hybrid", .instrument_reads = 0,
+    .begin = hybrid_begin, .read = NULL, .write = hps_tm_sgl_write,
+    .commit = emu_commit, .rollback = emu_rollback, .end = hps_tm_op_none,
 };
