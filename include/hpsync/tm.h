@@ -10,7 +10,7 @@
  * BEGIN and END pair like `{` and `}` in one function.  An abort returns to
  * the checkpoint BEGIN took (__builtin_setjmp) and runs the section again;
  * locals written inside the section are not rolled back.  Nesting is flat.
- * The backend (sgl, norec, stm; htm and hybrid run software for now) is
+ * The backend (sgl, norec, stm, htm, hybrid) is
  * chosen once by HPSYNC_TM; see docs/tm.md.
  *
  * Fast paths.  Each access loads one initial-exec TLS pointer: NULL means
@@ -31,6 +31,9 @@
  *   norec        48     120        read 37, write 109
  *   stm (CTL)    67     202        read 56, write 191
  *   stm (ETL)     -     199        write 188
+ *   htm, hybrid  16      77        as sgl, in a hardware section (measured
+ *                                  emulated, HPSYNC_ELIDE_BACKEND=inject:commit:
+ *                                  the same access code as under RTM)
  * A read into a section that has written adds one probe of the hashed
  * write set.  A read is: TLS load (2 instructions through the GOT from an
  * executable), test, one indirect call into the backend.
@@ -99,7 +102,7 @@ int hps_tm_in_section(void);
 /* The rest of the section runs alone and cannot abort (under norec and stm
  * the section first restarts to become irrevocable). */
 void hps_tm_irrevocable(void);
-/* The backend in use now ("sgl", "norec", "stm"). */
+/* The backend in use now ("sgl", "norec", "stm", "htm", "hybrid"). */
 const char *hps_tm_backend_name(void);
 
 /* ---- accesses ------------------------------------------------------------ */
@@ -232,7 +235,7 @@ enum hps_tm_cause {
     HPS_TM_CAUSE_EXPLICIT,           /* hps_tm_restart() */
     HPS_TM_CAUSE_RO_WRITE,           /* a write in a BEGIN_RO section */
     HPS_TM_CAUSE_IRREVOCABLE,        /* restarted to become irrevocable */
-    HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid: next step) */
+    HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid); the lock found held counts here */
     HPS_TM_CAUSE_HTM_CAPACITY,
     HPS_TM_CAUSE_HTM_OTHER,
     HPS_TM_CAUSES

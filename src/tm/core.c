@@ -100,12 +100,16 @@ static const hps_tm_ops_t *choose_backend(void)
     if (!strcmp(v, "stm"))
         return &hps_tm_stm_ops;
     if (!strcmp(v, "htm") || !strcmp(v, "hybrid")) {
-        /* The hardware backends reuse the elision layer (next step); until
-         * then they run their software side, and never an RTM instruction. */
+        /* Hardware sections run through the elision layer: on RTM, or on its
+         * injected backend in tests; otherwise their software side runs. */
         int htm = !strcmp(v, "htm");
+        if (hps_tm_hw_usable()) {
+            g_why = hps_tm_hw_speculates() ? "RTM" : "injected aborts (HPSYNC_ELIDE_BACKEND)";
+            return htm ? &hps_tm_htm_ops : &hps_tm_hybrid_ops;
+        }
         char line[200];
         snprintf(line, sizeof line, "hpsync: HPSYNC_TM=%s: %s; running %s (software) instead\n", v,
-                 hps_cpu_rtm_usable() ? "the hardware TM backends are not built yet"
+                 hps_cpu_rtm_usable() ? "HPSYNC_ELIDE_BACKEND turns hardware transactions off"
                                       : "this CPU has no usable RTM",
                  htm ? "sgl" : "norec");
         (void)!write(2, line, strlen(line));
@@ -116,6 +120,7 @@ static const hps_tm_ops_t *choose_backend(void)
         hps_env_bad_value("HPSYNC_TM", v, "is not a TM backend (sgl, htm, stm, norec, hybrid, auto)",
                           "auto");
     g_auto = 1;
+    if (hps_tm_hw_speculates()) { g_why = "auto: hybrid when RTM is usable"; return &hps_tm_hybrid_ops; }
     g_why = "auto: at most 4 threads";
     return &hps_tm_norec_ops;
 }
@@ -360,7 +365,7 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
     f->read = ops->read;
     f->write = ops->write;
     ops->begin(d);
-    hps_tm_rd_ = ops->instrument_reads ? f : NULL;
+    hps_tm_rd_ = d->ops->instrument_reads ? f : NULL;   /* hw backends pick per section */
     hps_tm_wr_ = f;
 }
 
@@ -379,10 +384,11 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
         int c = d->ops->commit(d);
         if (c != HPS_TM_COMMITTED)
             hps_tm_abort(d, c);
-        /* sgl logs two undo entries per write (and no reads); the others
-         * count their redo log (stm's ulog holds locked orecs). */
+        /* sgl and hardware sections (plain reads) log two undo entries per
+         * write and no reads; the others count their redo log (stm's ulog
+         * holds locked orecs). */
         uint32_t reads = d->rlog.n;
-        uint32_t writes = d->ops == &hps_tm_sgl_ops ? d->ulog.n / 2 : d->ws.n;
+        uint32_t writes = d->ops->read == NULL ? d->ulog.n / 2 : d->ws.n;
         d->st.commits++;
         d->st.commits_ro += writes == 0;
         d->st.reads += reads;

@@ -104,3 +104,6 @@ const hps_tm_ops_t hps_tm_norec_ops = {
     .rollback = hps_tm_op_none,
     .end = hps_tm_op_none,
 };
+
+/* hybrid.c: hardware sections read it and advance it when they commit. */
+hps_au64 *const hps_tm_norec_seq = &g_seq;

@@ -6,16 +6,18 @@
  * explicit hps_tm_restart() ever replays.
  */
 #include "internal.h"
-#include "hpsync/lock/adaptive.h"
+#include "hpsync/lock.h"
 
-static hps_adaptive_t g_sgl = HPS_ADAPTIVE_INITIALIZER;
+/* A lock state (not only an adaptive lock) so that the htm backend can
+ * hand it to the elision layer, whose transactions subscribe to it. */
+hps_lock_state_t hps_tm_sgl_lock = { .adaptive = HPS_ADAPTIVE_INITIALIZER };
 
 static void sgl_begin(hps_tm_desc_t *d)
 {
-    hps_adaptive_lock(&g_sgl);
+    hps_adaptive_lock(&hps_tm_sgl_lock.adaptive);
 }
 
-static void sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
+void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     if (hps_unlikely(d->ro))
@@ -33,11 +35,11 @@ static void sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
  * it outside also sees the lock free. */
 static int sgl_commit(hps_tm_desc_t *d)
 {
-    hps_adaptive_unlock(&g_sgl);
+    hps_adaptive_unlock(&hps_tm_sgl_lock.adaptive);
     return HPS_TM_COMMITTED;
 }
 
-static void sgl_rollback(hps_tm_desc_t *d)
+void hps_tm_undo(hps_tm_desc_t *d)
 {
     /* Newest first; bytes outside the mask may belong to data that other
      * threads write outside sections, so they are not stored. */
@@ -45,7 +47,12 @@ static void sgl_rollback(hps_tm_desc_t *d)
         hps_tm_went_t e = { (uint64_t *)d->ulog.e[i - 2].a, d->ulog.e[i - 2].v, d->ulog.e[i - 1].v };
         hps_tm_wset_store(&e);
     }
-    hps_adaptive_unlock(&g_sgl);
+}
+
+static void sgl_rollback(hps_tm_desc_t *d)
+{
+    hps_tm_undo(d);
+    hps_adaptive_unlock(&hps_tm_sgl_lock.adaptive);
 }
 
 const hps_tm_ops_t hps_tm_sgl_ops = {
@@ -54,7 +61,7 @@ const hps_tm_ops_t hps_tm_sgl_ops = {
     .instrument_reads = 0,
     .begin = sgl_begin,
     .read = NULL,
-    .write = sgl_write,
+    .write = hps_tm_sgl_write,
     .commit = sgl_commit,
     .rollback = sgl_rollback,
     .end = hps_tm_op_none,
