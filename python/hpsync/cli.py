@@ -102,6 +102,10 @@ def resolve_malloc(name: str) -> str:
     return name
 
 
+# What HPSYNC_TM takes (src/tm/core.c's choice of backend; docs/tm.md).
+TM_BACKENDS = ("auto", "sgl", "norec", "stm", "htm", "hybrid")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
@@ -110,6 +114,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # so a plain `hpsync run` needs no list of names.
     lock = resolve_lock(args.lock) if args.lock else "default"
     allocator = resolve_malloc(args.malloc)
+    if args.tm is not None and args.tm not in TM_BACKENDS:
+        raise CliError(f"unknown TM backend '{args.tm}' (choose from {', '.join(TM_BACKENDS)})", 2)
     glibc_locks = lock == locks.BASELINE
     if glibc_locks:
         # These are the interposer's; without it they would silently do nothing.
@@ -136,6 +142,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         env["HPSYNC_LOCK"] = lock
     if args.stats or args.stats_file:
         env["HPSYNC_STATS"] = "1"
+    if args.tm is not None:
+        # Transactional sections are libhpsync's (the program links it), so
+        # the backend is a setting, with or without the interposer; with
+        # --stats the TM summary (backend, and why auto chose it) too.
+        env["HPSYNC_TM"] = args.tm
+        if args.stats or args.stats_file:
+            env["HPSYNC_TM_STATS"] = "1"
     if args.stats_file:
         env["HPSYNC_STATS_FILE"] = args.stats_file
     if args.elide:
@@ -299,15 +312,19 @@ def build_parser() -> Parser:
 
     r = sub.add_parser("run", help="run a program with hpsync's locks (and allocator) preloaded",
                        usage="hpsync run [--lock ALG|glibc] [--malloc cia|rand|none] [--elide] "
-                             "[--stats] [--stats-file F] -- prog args...")
+                             "[--tm BACKEND] [--stats] [--stats-file F] -- prog args...")
     r.add_argument("--lock", metavar="ALG", help=LazyHelp(run_lock_help))
     r.add_argument("--malloc", default=runner.MALLOC_NONE, metavar="A",
                    help="allocator: cia (libhpsync-malloc.so), rand (glibc with random padding, "
                         "libhpsync-malloc-rand.so) or none (glibc's malloc, the default)")
     r.add_argument("--elide", action="store_true",
                    help="elide normal mutexes with Intel RTM where the CPU allows (HPSYNC_ELIDE=1)")
+    r.add_argument("--tm", metavar="BACKEND",
+                   help="transactional sections' backend (HPSYNC_TM): " + ", ".join(TM_BACKENDS)
+                        + " (default auto)")
     r.add_argument("--stats", action="store_true",
-                   help="print statistics of mutexes, semaphores and barriers at exit (stderr)")
+                   help="print statistics of mutexes, semaphores and barriers at exit (stderr); "
+                        "with --tm, the TM summary too")
     r.add_argument("--stats-file", metavar="F", help="write the statistics to F (implies --stats)")
     r.add_argument("command", nargs=argparse.REMAINDER, help="program and its arguments")
     r.set_defaults(func=cmd_run)

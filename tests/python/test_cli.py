@@ -195,6 +195,33 @@ def test_run_elide_sets_the_setting(hpsync: Run) -> None:
     assert r.stdout.strip() == "1"
 
 
+def test_run_tm_sets_the_backend(hpsync: Run) -> None:
+    """--tm reaches the program as HPSYNC_TM; --stats adds the TM summary."""
+    r = hpsync("run", "--tm", "stm", "--", "sh", "-c", 'echo "$HPSYNC_TM ${HPSYNC_TM_STATS:-off}"')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["stm", "off"]
+    r = hpsync("run", "--tm", "norec", "--stats", "--", "sh", "-c", 'echo "$HPSYNC_TM $HPSYNC_TM_STATS"')
+    assert r.stdout.split() == ["norec", "1"]
+
+
+def test_run_tm_bad_backend(hpsync: Run) -> None:
+    proc = hpsync("run", "--tm", "tl2", "--", "true")
+    assert proc.returncode == 2
+    assert one_line_error(proc) == ("hpsync: unknown TM backend 'tl2' "
+                                    "(choose from auto, sgl, norec, stm, htm, hybrid)")
+
+
+def test_run_tm_stats_names_the_backend_that_ran(hpsync: Run, repo: Path) -> None:
+    """A TM program under `run --tm B --stats` says at exit which backend ran."""
+    prog = Path(os.environ.get("HPSYNC_BUILD", repo / "build")) / "bin" / "tm_test"
+    if not prog.is_file():
+        pytest.skip("tm_test is not built")
+    for backend in ("sgl", "norec", "stm"):
+        proc = hpsync("run", "--tm", backend, "--stats", "--", str(prog), "counter")
+        assert proc.returncode == 0, proc.stderr
+        assert f"hpsync tm: backend {backend}" in proc.stderr, proc.stderr
+
+
 # ---- run --malloc, run --lock glibc ----------------------------------------
 
 def preload_of(proc: subprocess.CompletedProcess[str]) -> list[str]:
