@@ -644,6 +644,94 @@ static void case_thread_exit(void)
               (unsigned long long)st.commits, 40 * THREADS * 100);
 }
 
+/* ---- privatization --------------------------------------------------------- */
+
+/* One thread publishes a node (x + y == PRIV_SUM) through g_pub in a section,
+ * later unlinks it in a section and then, outside any section, writes the
+ * node plainly into a state that breaks the sum before it repairs and
+ * republishes it.  Readers follow g_pub inside sections and check the sum
+ * between two reads: a doomed reader that kept the pointer past the unlink
+ * must abort rather than see the plain writes (opacity with privatization). */
+#define PRIV_SUM 1000
+#define PRIV_NODES 4
+typedef struct pnode {
+    uint64_t x, y;
+} pnode_t;
+static pnode_t g_pnodes[PRIV_NODES];
+static pnode_t *g_pub;
+
+static void *priv_reader(void *arg)
+{
+    unsigned long i = 0;
+    while (!hps_load_acquire(&g_stop)) {
+        int ro = (uintptr_t)arg & 1;
+        uint64_t a = 0, b = 0;
+        if (ro) {
+            HPS_TM_BEGIN_RO();
+            pnode_t *p = hps_tm_read_ptr((void *const *)&g_pub);
+            a = b = 0;
+            if (p) {
+                a = hps_tm_read_u64(&p->x);
+                gap();
+                b = hps_tm_read_u64(&p->y);
+                if (a + b != PRIV_SUM)
+                    hps_test_fail("read-only section saw a privatized node: %llu + %llu",
+                                  (unsigned long long)a, (unsigned long long)b);
+            }
+            HPS_TM_END();
+        } else {
+            HPS_TM_BEGIN();
+            pnode_t *p = hps_tm_read_ptr((void *const *)&g_pub);
+            a = b = 0;
+            if (p) {
+                a = hps_tm_read_u64(&p->x);
+                gap();
+                b = hps_tm_read_u64(&p->y);
+                if (a + b != PRIV_SUM)
+                    hps_test_fail("section saw a privatized node: %llu + %llu",
+                                  (unsigned long long)a, (unsigned long long)b);
+                hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 1);
+            }
+            HPS_TM_END();
+        }
+        i++;
+    }
+    return NULL;
+}
+
+static void case_privatize(void)
+{
+    pthread_t t[THREADS - 1];
+    for (int i = 0; i < PRIV_NODES; i++)
+        g_pnodes[i] = (pnode_t){ i, PRIV_SUM - i };
+    g_pub = &g_pnodes[0];
+    for (uintptr_t i = 0; i < THREADS - 1; i++)
+        HPS_CHECK_RC("pthread_create", pthread_create(&t[i], NULL, priv_reader, (void *)i), 0);
+    for (unsigned long k = 1; k <= 3000; k++) {
+        pnode_t *p = NULL;
+        HPS_TM_BEGIN();
+        p = hps_tm_read_ptr((void *const *)&g_pub);
+        hps_tm_write_ptr((void **)&g_pub, NULL);
+        HPS_TM_END();
+        /* Private now: break the sum, then repair it with new values. */
+        p->x = 1;
+        gap();
+        p->y = 1;
+        gap();
+        p->x = k;
+        p->y = PRIV_SUM - k;
+        pnode_t *q = &g_pnodes[k % PRIV_NODES];
+        HPS_TM_BEGIN();
+        hps_tm_write_ptr((void **)&g_pub, q);
+        HPS_TM_END();
+        if (k % 64 == 0)
+            sched_yield();           /* let the readers run into the gaps */
+    }
+    hps_store_release(&g_stop, 1);
+    for (int i = 0; i < THREADS - 1; i++)
+        pthread_join(t[i], NULL);
+}
+
 /* ---- the backend choice ------------------------------------------------------ */
 
 static void case_backend(const char *want)
@@ -786,6 +874,8 @@ int main(int argc, char **argv)
         case_thread_exit();
     else if (!strcmp(c, "auto"))
         case_auto();
+    else if (!strcmp(c, "privatize"))
+        case_privatize();
     else if (!strcmp(c, "auto_churn"))
         case_auto_churn();
     else if (!strcmp(c, "backend"))
