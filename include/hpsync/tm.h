@@ -35,9 +35,9 @@
  * 5) as the reference:
  *              read   read (RO)   write     access alone: read, RO read
  *   sgl          18          13      32                    5, 5
- *   norec        41          25     126                   28, 17
- *   stm (CTL)    45          29     208                   32, 21
- *   stm (ETL)     -           -     204
+ *   norec        41          25     131                   28, 17
+ *   stm (CTL)    45          29     213                   32, 21
+ *   stm (ETL)     -           -     209
  * (Before the inline paths: read 16 / 56 / 70, write 70 / 121 / 203.)
  * A read into a section that has written is a call that first probes the
  * hashed write set.  Outside a section a read or write costs the TLS load,
@@ -72,9 +72,10 @@ typedef struct hps_tm_log {
     uint32_t n, cap;
 } hps_tm_log_t;
 
-/* The redo log: entries in program order plus an open-addressing index
- * (slot = generation << 32 | entry), so that read-after-write is O(1) and
- * clearing is one increment of the generation. */
+/* The redo log: entries in program order; beyond 8 entries also an
+ * open-addressing index (slot = generation << 32 | entry), so that
+ * read-after-write is O(1) and clearing is one increment of the generation
+ * (up to 8 entries a scan is cheaper than the index). */
 typedef struct hps_tm_went {
     uint64_t *addr;
     uint64_t val, mask;

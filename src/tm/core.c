@@ -486,10 +486,12 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
             d->st.max_read_set = reads;
         if (writes > d->st.max_write_set)
             d->st.max_write_set = writes;
-        hps_tm_mem_commit(d);
+        if (d->allocs.n | d->frees.n)
+            hps_tm_mem_commit(d);
         /* Release: the section is over; drains and reclaimers may go on. */
         hps_store_release(&d->in_sec, 0);
-        d->ops->end(d);
+        if (d->ops->end != hps_tm_op_none)
+            d->ops->end(d);
         clear_logs(d);
         d->irrev = 0;
     }
