@@ -178,6 +178,17 @@ const char *hps_tm_backend_name(void);
  * A read-only section that keeps no read log (*_RO) stops before the log.  Anything
  * else (a full log, a moved clock, a write set to search, another backend)
  * is one call into the backend. */
+/* Append (a, v) to the read log; 0 when it is full (the backend grows it). */
+HPS_INLINE int hps_tm_rlog_push_(hps_tm_fast_t *f, uintptr_t a, uint64_t v)
+{
+    if (hps_unlikely(f->rlog.n == f->rlog.cap))
+        return 0;
+    hps_tm_pair_t *e = &f->rlog.e[f->rlog.n++];
+    e->a = a;
+    e->v = v;
+    return 1;
+}
+
 HPS_INLINE uint64_t hps_tm_read_in_(hps_tm_fast_t *f, const uint64_t *p)
 {
     uint32_t m = f->mode;
@@ -186,29 +197,15 @@ HPS_INLINE uint64_t hps_tm_read_in_(hps_tm_fast_t *f, const uint64_t *p)
         /* Acquire, acquire: orec, then word, then clock, in order. */
         uint64_t o = hps_load_acquire(orec);
         uint64_t v = hps_plain_load_acquire(p);
-        if (hps_likely(!(o & 1) && hps_load_relaxed(f->clock) == f->snap)) {
-            if (m == HPS_TM_MODE_STM_RO)
-                return v;
-            if (hps_likely(f->rlog.n != f->rlog.cap)) {
-                hps_tm_pair_t *e = &f->rlog.e[f->rlog.n++];
-                e->a = (uintptr_t)orec;
-                e->v = o;
-                return v;
-            }
-        }
+        if (hps_likely(!(o & 1) && hps_load_relaxed(f->clock) == f->snap) &&
+            (m == HPS_TM_MODE_STM_RO || hps_tm_rlog_push_(f, (uintptr_t)orec, o)))
+            return v;
     } else if (m == HPS_TM_MODE_NOREC || m == HPS_TM_MODE_NOREC_RO) {
         /* Acquire: the word is read before the sequence. */
         uint64_t v = hps_plain_load_acquire(p);
-        if (hps_likely(hps_load_relaxed(f->clock) == f->snap)) {
-            if (m == HPS_TM_MODE_NOREC_RO)
-                return v;
-            if (hps_likely(f->rlog.n != f->rlog.cap)) {
-                hps_tm_pair_t *e = &f->rlog.e[f->rlog.n++];
-                e->a = (uintptr_t)p;
-                e->v = v;
-                return v;
-            }
-        }
+        if (hps_likely(hps_load_relaxed(f->clock) == f->snap) &&
+            (m == HPS_TM_MODE_NOREC_RO || hps_tm_rlog_push_(f, (uintptr_t)p, v)))
+            return v;
     }
     return f->read(f, p);
 }

@@ -660,41 +660,37 @@ typedef struct pnode {
 static pnode_t g_pnodes[PRIV_NODES];
 static pnode_t *g_pub;
 
+/* Inside a section: follow g_pub, check the node's sum between two reads
+ * (and, in a read-write section, write something). */
+static void priv_visit(int write)
+{
+    pnode_t *p = hps_tm_read_ptr((void *const *)&g_pub);
+    if (!p)
+        return;
+    uint64_t a = hps_tm_read_u64(&p->x);
+    gap();
+    uint64_t b = hps_tm_read_u64(&p->y);
+    if (a + b != PRIV_SUM)
+        hps_test_fail("a %s section saw a privatized node: %llu + %llu",
+                      write ? "read-write" : "read-only", (unsigned long long)a,
+                      (unsigned long long)b);
+    if (write)
+        hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 1);
+}
+
 static void *priv_reader(void *arg)
 {
-    unsigned long i = 0;
+    int ro = (uintptr_t)arg & 1;
     while (!hps_load_acquire(&g_stop)) {
-        int ro = (uintptr_t)arg & 1;
-        uint64_t a = 0, b = 0;
         if (ro) {
             HPS_TM_BEGIN_RO();
-            pnode_t *p = hps_tm_read_ptr((void *const *)&g_pub);
-            a = b = 0;
-            if (p) {
-                a = hps_tm_read_u64(&p->x);
-                gap();
-                b = hps_tm_read_u64(&p->y);
-                if (a + b != PRIV_SUM)
-                    hps_test_fail("read-only section saw a privatized node: %llu + %llu",
-                                  (unsigned long long)a, (unsigned long long)b);
-            }
+            priv_visit(0);
             HPS_TM_END();
         } else {
             HPS_TM_BEGIN();
-            pnode_t *p = hps_tm_read_ptr((void *const *)&g_pub);
-            a = b = 0;
-            if (p) {
-                a = hps_tm_read_u64(&p->x);
-                gap();
-                b = hps_tm_read_u64(&p->y);
-                if (a + b != PRIV_SUM)
-                    hps_test_fail("section saw a privatized node: %llu + %llu",
-                                  (unsigned long long)a, (unsigned long long)b);
-                hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 1);
-            }
+            priv_visit(1);
             HPS_TM_END();
         }
-        i++;
     }
     return NULL;
 }
