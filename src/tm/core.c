@@ -33,8 +33,9 @@ uint32_t hps_tm_etl, hps_tm_privatize;
  * can mean "not in a section". */
 hps_au64 hps_tm_epoch = 1;
 
-/* auto: sgl while one thread uses TM, norec up to this many, stm beyond.
- * With fewer than HPS_TM_AUTO_MIN_CPUS CPUs, sgl at any thread count: a
+/* auto: solo (sgl without the lock) while one thread uses TM, norec up to
+ * this many, stm beyond.
+ * With fewer than HPS_TM_AUTO_MIN_CPUS CPUs, sgl from 2 threads on: a
  * software section costs 2-5x an sgl one here (instrumented reads and
  * writes, validation), which fewer parallel sections cannot win back (the
  * benchmark on 2 CPUs: sgl is the best backend on 6 of 7 rows at 2 and 8
@@ -210,8 +211,8 @@ static void clear_logs(hps_tm_desc_t *d)
 static const hps_tm_ops_t *auto_choice(uint32_t active, const char **why)
 {
     if (active <= 1) {
-        *why = "auto: one thread uses TM";
-        return &hps_tm_sgl_ops;
+        *why = "auto: one thread uses TM (sgl without the lock)";
+        return &hps_tm_solo_ops;
     }
     if (g_auto_cpus < HPS_TM_AUTO_MIN_CPUS) {
         *why = "auto: fewer than 4 CPUs";
@@ -477,7 +478,7 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
          * reads); the others
          * count their redo log (stm's ulog holds locked orecs). */
         uint32_t reads = d->rlog.n;
-        uint32_t writes = d->ops == &hps_tm_sgl_ops ? d->ulog.n - d->ulog_masks : d->ws.n;
+        uint32_t writes = d->ops->mode == HPS_TM_MODE_SGL ? d->ulog.n - d->ulog_masks : d->ws.n;
         d->st.commits++;
         d->st.commits_ro += writes == 0;
         d->st.reads += reads;
@@ -570,7 +571,7 @@ HPS_EXPORT void hps_tm_irrevocable(void)
         fatal("hpsync: hps_tm_irrevocable() outside a TM section\n");
     if (d->irrev)
         return;
-    if (d->ops == &hps_tm_sgl_ops) {
+    if (d->ops->mode == HPS_TM_MODE_SGL) {
         /* sgl sections already run alone; stop undo logging (irrev 2:
          * irrevocable without the gate). */
         d->irrev = 2;

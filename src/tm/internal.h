@@ -87,6 +87,8 @@ typedef struct hps_tm_ops {
 } hps_tm_ops_t;
 
 extern const hps_tm_ops_t hps_tm_sgl_ops, hps_tm_norec_ops, hps_tm_stm_ops;
+/* auto's backend for one thread: sgl's accesses, no lock (sgl.c). */
+extern const hps_tm_ops_t hps_tm_solo_ops;
 
 /* Settings the backends read (set once at init). */
 extern uint32_t hps_tm_etl, hps_tm_privatize;

@@ -43,7 +43,8 @@ static int sgl_commit(hps_tm_desc_t *d)
     return HPS_TM_COMMITTED;
 }
 
-static void sgl_rollback(hps_tm_desc_t *d)
+/* Put back what the section's writes overwrote. */
+static void undo(hps_tm_desc_t *d)
 {
     /* Newest first; bytes outside the mask may belong to data that other
      * threads write outside sections, so they are not stored.  A mask
@@ -60,7 +61,17 @@ static void sgl_rollback(hps_tm_desc_t *d)
             i--;
         }
     }
+}
+
+static void sgl_rollback(hps_tm_desc_t *d)
+{
+    undo(d);
     hps_adaptive_unlock(&g_sgl);
+}
+
+static int solo_commit(hps_tm_desc_t *d)
+{
+    return HPS_TM_COMMITTED;
 }
 
 const hps_tm_ops_t hps_tm_sgl_ops = {
@@ -72,6 +83,24 @@ const hps_tm_ops_t hps_tm_sgl_ops = {
     .write = sgl_write,
     .commit = sgl_commit,
     .rollback = sgl_rollback,
+    .end = hps_tm_op_none,
+    .mode = HPS_TM_MODE_SGL,
+    .mode_ro = HPS_TM_MODE_CALL,
+};
+
+/* solo: sgl without the lock, for auto while exactly one thread uses TM.
+ * No lock is needed because no other section can run: a second thread
+ * counts itself in before its first section, and auto then switches
+ * backends with this thread's section drained (core.c, maybe_switch). */
+const hps_tm_ops_t hps_tm_solo_ops = {
+    .size = sizeof(hps_tm_ops_t),
+    .name = "solo",
+    .instrument_reads = 0,
+    .begin = hps_tm_op_none,
+    .read = NULL,
+    .write = sgl_write,
+    .commit = solo_commit,
+    .rollback = undo,
     .end = hps_tm_op_none,
     .mode = HPS_TM_MODE_SGL,
     .mode_ro = HPS_TM_MODE_CALL,

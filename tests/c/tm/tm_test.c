@@ -483,7 +483,8 @@ static void *stats_thread(void *arg)
 
 static void case_stats(void)
 {
-    int instrumented = strcmp(hps_tm_backend_name(), "sgl") != 0;
+    int instrumented = strcmp(hps_tm_backend_name(), "sgl") != 0 &&
+                       strcmp(hps_tm_backend_name(), "solo") != 0;
     for (int i = 0; i < 10; i++) {    /* 10 sections: 3 reads, 2 writes */
         int tries = 0;
         HPS_TM_BEGIN();
@@ -742,8 +743,8 @@ static void case_backend(const char *want)
 }
 
 /* auto (run with HPSYNC_TM_AUTO_CPUS=64, so that its rule does not depend on
- * this machine): sgl for one thread, norec for 2 to 4, stm beyond, and back
- * when threads exit. */
+ * this machine): solo (sgl without the lock) for one thread, norec for 2 to
+ * 4, stm beyond, and back when threads exit. */
 static pthread_barrier_t g_bar;
 
 static void *auto_thread(void *arg)
@@ -765,20 +766,22 @@ static void case_auto(void)
     uint64_t s = 1;
     bank_init();
     transfer(&s);
-    expect_backend("sgl", "with 1 thread");
+    expect_backend("solo", "with 1 thread");
     g_iters = 300;
     pthread_barrier_init(&g_bar, NULL, THREADS);
     run_threads(THREADS, auto_thread);
     bank_check();
     /* The last to exit switched back. */
-    expect_backend("sgl", "after the threads exited");
+    expect_backend("solo", "after the threads exited");
     transfer(&s);
     bank_check();
 }
 
 /* auto switching with sections in flight: background threads run
  * transfers and audits without pause while others come and go, so each
- * switch (sgl -> norec -> stm -> sgl) drains running sections. */
+ * switch (solo -> norec -> stm -> solo) drains running sections, and a
+ * lone thread's lock-free solo sections end before a second thread's
+ * first one begins. */
 static hps_au32 g_started;
 
 static void *churn_thread(void *arg)
@@ -810,7 +813,7 @@ static void case_auto_churn(void)
         hps_store_relaxed(&g_stop, 0);
         hps_store_relaxed(&g_started, 0);
         transfer(&s);
-        expect_backend("sgl", "with 1 thread");
+        expect_backend("solo", "with 1 thread");
         HPS_CHECK_RC("pthread_create", pthread_create(&t[0], NULL, churn_thread, (void *)0), 0);
         wait_started(1);
         expect_backend("norec", "with 2 threads");
@@ -825,9 +828,31 @@ static void case_auto_churn(void)
         hps_store_release(&g_stop, 1);
         for (int i = 0; i < THREADS; i++)
             pthread_join(t[i], NULL);
-        expect_backend("sgl", "after the threads exited");
+        expect_backend("solo", "after the threads exited");
         bank_check();
     }
+}
+
+/* auto on a small machine (HPSYNC_TM_AUTO_CPUS=2): solo alone, sgl with two
+ * threads. */
+static void case_auto_small(void)
+{
+    uint64_t s = 5;
+    bank_init();
+    transfer(&s);
+    expect_backend("solo", "with 1 thread");
+    pthread_t t;
+    hps_store_relaxed(&g_stop, 0);
+    hps_store_relaxed(&g_started, 0);
+    HPS_CHECK_RC("pthread_create", pthread_create(&t, NULL, churn_thread, (void *)0), 0);
+    wait_started(1);
+    expect_backend("sgl", "with 2 threads on 2 CPUs");
+    for (int i = 0; i < 500; i++)
+        transfer(&s);
+    hps_store_release(&g_stop, 1);
+    pthread_join(t, NULL);
+    expect_backend("solo", "after the thread exited");
+    bank_check();
 }
 
 int main(int argc, char **argv)
@@ -874,6 +899,8 @@ int main(int argc, char **argv)
         case_privatize();
     else if (!strcmp(c, "auto_churn"))
         case_auto_churn();
+    else if (!strcmp(c, "auto_small"))
+        case_auto_small();
     else if (!strcmp(c, "backend"))
         case_backend(argv[2]);
     else
