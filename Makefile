@@ -6,7 +6,7 @@ JOBS   ?= $(shell nproc)
 CMAKE_GEN := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 PYTHON ?= python3
 
-.PHONY: all build deps run test test-c test-py check-tsan check-helgrind install clean
+.PHONY: all build deps run test test-c test-py check-tsan check-asan check-helgrind install clean
 
 all: build
 
@@ -39,12 +39,19 @@ check-tsan:
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	cd $(BUILD)-tsan && ctest --output-on-failure -L tsan
 
+# AddressSanitizer over the TM tests (separate build tree): allocation and
+# free inside sections that abort, epoch-deferred frees, the STAMP program.
+check-asan:
+	cmake -S . -B $(BUILD)-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHPS_SANITIZE=address
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 ctest --output-on-failure -j 2 -L asan
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 	scripts/install-cli $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-tsan $(BUILD)-asan
 
 # The report renders in headless Chromium (every figure loads; screenshot not blank).
 .PHONY: report-check

@@ -17,7 +17,7 @@ void hps_probe_locks_init(const char *names[HPS_PROBE_NLOCKS])
     pthread_mutex_init(&hps_probe_pm[0].m, &ma);
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
     pthread_mutex_init(&hps_probe_pm[1].m, &ma);
-    for (int al = HPS_LOCK_TTAS; al <= HPS_LOCK_ALGO_MAX; al++) {
+    for (int al = HPS_LOCK_ALGO_MIN; al <= HPS_LOCK_ALGO_MAX; al++) {
         hps_lock_init(&hps_probe_hl[al].l, (hps_lock_algo_t)al);
         names[HPS_PROBE_NGLIBC + al - 1] = hps_lock_algo_name((hps_lock_algo_t)al);
     }

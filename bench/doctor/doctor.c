@@ -7,6 +7,11 @@
  * hypervisor that hides TSX cannot fault us).  The TSC is characterised
  * against CLOCK_MONOTONIC because under a hypervisor the nominal frequency
  * in the brand string need not be the rate the guest's TSC runs at.
+ *
+ *   hps-doctor           the whole document
+ *   hps-doctor --locks   only "program" and "locks" (the lock algorithms of
+ *                        include/hpsync/lock/algorithms.def), without measuring
+ *                        anything: what the Python CLI reads its names from.
  */
 #define _GNU_SOURCE
 #include <gnu/libc-version.h>
@@ -119,8 +124,40 @@ static void library_rows(FILE *out, int *first)
 #undef X
 }
 
-int main(void)
+/* "locks": the default and every algorithm of the list, in its order. */
+static void locks_json(void)
 {
+    hps_json_begin_object("locks");
+    hps_json_str("default", hps_lock_algo_name(HPS_LOCK_DEFAULT));
+    hps_json_begin_array("algorithms");
+    for (int a = HPS_LOCK_ALGO_MIN; a <= HPS_LOCK_ALGO_MAX; a++) {
+        const char *alias = hps_lock_algo_alias((hps_lock_algo_t)a);
+        hps_json_begin_object(NULL);
+        hps_json_str("name", hps_lock_algo_name((hps_lock_algo_t)a));
+        hps_json_begin_array("aliases");
+        if (*alias)
+            hps_json_str(NULL, alias);
+        hps_json_end_array();
+        hps_json_str("description", hps_lock_algo_doc((hps_lock_algo_t)a));
+        hps_json_end_object();
+    }
+    hps_json_end_array();
+    hps_json_end_object();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--locks") == 0) {
+        hps_json_begin_object(NULL);
+        hps_json_str("program", "hps-doctor");
+        locks_json();
+        hps_json_end_object();
+        return hps_json_finish();
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: hps-doctor [--locks]\n");
+        return 2;
+    }
     cpu_info_t c;
     read_cpuid(&c);
     tsc_info_t tsc;
@@ -192,6 +229,8 @@ int main(void)
     hps_json_str("machine", have_uname ? u.machine : "unknown");
     hps_json_str("glibc", gnu_get_libc_version());
     hps_json_end_object();
+
+    locks_json();
 
     /* The settings tables, generated from src/common/settings.def,
      * src/malloc/settings.def and src/shmem/settings.def. */

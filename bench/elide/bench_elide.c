@@ -50,11 +50,17 @@
 #include "elide/policy.h"
 
 #define MAX_REPS HPS_BENCH_MAX_REPS
-#define NALGOS 5
+#define NALGOS HPS_LOCK_ALGO_COUNT
 
-static const hps_lock_algo_t k_algos[NALGOS] = {
-    HPS_LOCK_ADAPTIVE, HPS_LOCK_TTAS, HPS_LOCK_TICKET, HPS_LOCK_MCS, HPS_LOCK_HEMLOCK,
-};
+/* Every algorithm of hpsync/lock/algorithms.def, the default first. */
+static void default_algos(hps_lock_algo_t out[NALGOS])
+{
+    int n = 0;
+    out[n++] = HPS_LOCK_DEFAULT;
+    for (int a = HPS_LOCK_ALGO_MIN; a <= HPS_LOCK_ALGO_MAX; a++)
+        if (a != HPS_LOCK_DEFAULT)
+            out[n++] = (hps_lock_algo_t)a;
+}
 
 static void usage(void)
 {
@@ -500,7 +506,7 @@ int main(int argc, char **argv)
     hps_lock_algo_t algo = HPS_LOCK_DEFAULT;
     int stats = 0;
     g_ov.n = NALGOS;
-    memcpy(g_ov.algo, k_algos, sizeof k_algos);
+    default_algos(g_ov.algo);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--stats")) {

@@ -29,7 +29,7 @@ extern "C" {
 
 /* Per-lock adaptive state: skip count, consecutive failures, backoff. */
 typedef struct hps_elide_state { hps_au32 v; } hps_elide_state_t;
-#define HPS_ELIDE_STATE_INIT { 0 }
+#define HPS_ELIDE_STATE_INIT { HPS_ATOMIC_INIT(0) }
 
 /* Abort causes, as counted in hps_elide_stats_t.aborts[]. */
 enum {

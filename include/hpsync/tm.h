@@ -10,7 +10,7 @@
  * BEGIN and END pair like `{` and `}` in one function.  An abort returns to
  * the checkpoint BEGIN took (__builtin_setjmp) and runs the section again;
  * locals written inside the section are not rolled back.  Nesting is flat.
- * The backend (sgl, norec, stm; htm and hybrid run software for now) is
+ * The backend (sgl, norec, stm, htm, hybrid) is
  * chosen once by HPSYNC_TM; see docs/tm.md.
  *
  * Fast paths.  Each access loads one initial-exec TLS pointer: NULL means
@@ -38,6 +38,9 @@
  *   norec        41          25     131                   28, 17
  *   stm (CTL)    45          29     213                   32, 21
  *   stm (ETL)     -           -     209
+ *   htm, hybrid  18           -      75     as sgl, in a hardware section
+ *                                        (measured emulated, HPSYNC_ELIDE_BACKEND=
+ *                                        inject:commit: the access code of RTM)
  * (Before the inline paths: read 16 / 56 / 70, write 70 / 121 / 203.)
  * A read into a section that has written is a call that first probes the
  * hashed write set.  Outside a section a read or write costs the TLS load,
@@ -161,7 +164,7 @@ int hps_tm_in_section(void);
 /* The rest of the section runs alone and cannot abort (under norec and stm
  * the section first restarts to become irrevocable). */
 void hps_tm_irrevocable(void);
-/* The backend in use now ("sgl", "norec", "stm"). */
+/* The backend in use now ("sgl", "norec", "stm", "htm", "hybrid"). */
 const char *hps_tm_backend_name(void);
 
 /* ---- accesses ------------------------------------------------------------ */
@@ -353,7 +356,7 @@ enum hps_tm_cause {
     HPS_TM_CAUSE_EXPLICIT,           /* hps_tm_restart() */
     HPS_TM_CAUSE_RO_WRITE,           /* a write in a BEGIN_RO section */
     HPS_TM_CAUSE_IRREVOCABLE,        /* restarted to become irrevocable */
-    HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid: next step) */
+    HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid); the lock found held counts here */
     HPS_TM_CAUSE_HTM_CAPACITY,
     HPS_TM_CAUSE_HTM_OTHER,
     HPS_TM_CAUSES

@@ -58,10 +58,32 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 # ---- run ------------------------------------------------------------------
 
 def run_lock_names() -> list[str]:
-    """What `run --lock` accepts: every algorithm, and glibc (no interposer).
-    The algorithms come from bench.locks.algorithms(), the one place to
-    switch to the list `hpsync doctor --json` publishes."""
+    """What `run --lock` accepts: every algorithm the build publishes
+    (`hpsync doctor --json`, "locks"), their aliases, and glibc (no interposer)."""
     return locks.lock_names() + [locks.BASELINE]
+
+
+class LazyHelp(str):
+    """A help text made only when help is shown (argparse expands it with
+    `%`): listing the lock names asks the build, which parsing must not need."""
+    make: Callable[[], str]
+
+    def __new__(cls, make: Callable[[], str]) -> "LazyHelp":
+        self = super().__new__(cls, "(see --help)")
+        self.make = make
+        return self
+
+    def __mod__(self, params: Any) -> str:
+        return self.make() % params
+
+
+def run_lock_help() -> str:
+    try:
+        names, default = ", ".join(locks.lock_names()), locks.default_lock()
+    except CliError as exc:
+        return f"lock algorithm ({exc}), or {locks.BASELINE} for glibc's own locks"
+    return (f"lock algorithm: {names} (default {default}), or {locks.BASELINE} for "
+            f"glibc's own locks (no interposer)")
 
 
 def run_malloc_names() -> list[str]:
@@ -84,7 +106,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
-    lock = resolve_lock(args.lock)
+    # Without --lock the library picks its own default (HPSYNC_LOCK=default),
+    # so a plain `hpsync run` needs no list of names.
+    lock = resolve_lock(args.lock) if args.lock else "default"
     allocator = resolve_malloc(args.malloc)
     glibc_locks = lock == locks.BASELINE
     if glibc_locks:
@@ -276,10 +300,7 @@ def build_parser() -> Parser:
     r = sub.add_parser("run", help="run a program with hpsync's locks (and allocator) preloaded",
                        usage="hpsync run [--lock ALG|glibc] [--malloc cia|rand|none] [--elide] "
                              "[--stats] [--stats-file F] -- prog args...")
-    r.add_argument("--lock", default=locks.DEFAULT_LOCK, metavar="ALG",
-                   help=f"lock algorithm: {', '.join(locks.lock_names())} (default "
-                        f"{locks.DEFAULT_LOCK}), or {locks.BASELINE} for glibc's own locks "
-                        f"(no interposer)")
+    r.add_argument("--lock", metavar="ALG", help=LazyHelp(run_lock_help))
     r.add_argument("--malloc", default=runner.MALLOC_NONE, metavar="A",
                    help="allocator: cia (libhpsync-malloc.so), rand (glibc with random padding, "
                         "libhpsync-malloc-rand.so) or none (glibc's malloc, the default)")

@@ -6,14 +6,20 @@ dynamic linker's directories (read from /etc/ld.so.conf, not from the
 free-text output of `ldconfig -p`).  libfabric's providers come from
 hps-fabric-info, which asks fi_getinfo and prints JSON: no program's text
 output is parsed.
+
+The lock algorithms are published by the build ("locks" in hps-doctor's
+document, generated from include/hpsync/lock/algorithms.def);
+lock_algorithms() is the one place the CLI learns them.
 """
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from . import runner
 from .errors import CliError
@@ -25,6 +31,43 @@ PEER_LIBRARIES: dict[str, tuple[str, ...]] = {
     "tcmalloc": ("libtcmalloc.so*", "libtcmalloc_minimal.so*"),
     "libfabric": ("libfabric.so*",),
 }
+
+
+
+@dataclass(frozen=True)
+class LockAlgorithms:
+    """The lock algorithms of the build, in the order tables show them."""
+    names: tuple[str, ...]
+    aliases: Mapping[str, str]          # alias -> algorithm name
+    default: str
+    descriptions: Mapping[str, str]
+
+    def accepted(self) -> list[str]:
+        """Every name HPSYNC_LOCK and `--lock` take: the algorithms, then the aliases."""
+        return list(self.names) + list(self.aliases)
+
+    def resolve(self, name: str) -> str:
+        return self.aliases.get(name, name)
+
+
+def parse_locks(locks: Mapping[str, Any]) -> LockAlgorithms:
+    """The "locks" object of hps-doctor's document (pure)."""
+    algos = list(locks.get("algorithms", []))
+    names = tuple(str(a["name"]) for a in algos)
+    default = str(locks.get("default", ""))
+    if not names or default not in names:
+        raise CliError("hps-doctor published no lock algorithms (or a default not among them)")
+    return LockAlgorithms(names, {str(al): str(a["name"]) for a in algos for al in a.get("aliases", [])},
+                          default, {str(a["name"]): str(a.get("description", "")) for a in algos})
+
+
+@functools.lru_cache(maxsize=None)
+def lock_algorithms() -> LockAlgorithms:
+    """The build's lock algorithms (`hps-doctor --locks`, the "locks" of
+    `hpsync doctor --json`), asked once per process."""
+    doc = runner.run_json([str(runner.program("hps-doctor")), "--locks"], timeout=60)
+    return parse_locks(doc.get("locks", {}))
+
 
 DEFAULT_LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
 

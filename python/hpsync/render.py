@@ -96,7 +96,7 @@ def doctor(doc: dict[str, Any]) -> str:
     cpu, tsx, tsc = doc.get("cpu", {}), doc.get("tsx", {}), doc.get("tsc", {})
     clock, topo, osi = doc.get("clock", {}), doc.get("topology", {}), doc.get("os", {})
     hv = doc.get("hypervisor", {})
-    peers = doc.get("peers", {})
+    peers, locks = doc.get("peers", {}), doc.get("locks", {})
     sections: list[tuple[str, list[tuple[str, str]]]] = [
         ("CPU", [
             ("model", f"{cpu.get('model_name', '?')} ({cpu.get('vendor', '?')} family "
@@ -130,6 +130,11 @@ def doctor(doc: dict[str, Any]) -> str:
             ("build", f"{doc.get('context', {}).get('compiler', '?')} "
                       f"{doc.get('context', {}).get('compile_flags', '')}, commit "
                       f"{doc.get('context', {}).get('git_commit', '?')}"),
+        ]),
+        ("Lock algorithms (HPSYNC_LOCK, --lock)", [
+            (a["name"] + "".join(f" / {al}" for al in a.get("aliases", [])),
+             a.get("description", "") + (" (default)" if a["name"] == locks.get("default") else ""))
+            for a in locks.get("algorithms", [])
         ]),
         ("Peer libraries", [
             (name, ", ".join(p["paths"]) if p.get("found") else "not found")

@@ -13,6 +13,27 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/*
+ * Each library that compiles envparse.c (libhpsync, libhpsync-shmem, the
+ * allocator) carries its own copy, so each copy is named with that
+ * library's prefix: its build defines HPS_ENV_PREFIX (hps_shmem_env_ for
+ * libhpsync-shmem), and the hps_env_* names below stand for the prefixed
+ * ones, so callers and settings tables keep writing hps_env_*.  Were the
+ * copies named alike, a program linking libhpsync.a and libhpsync-shmem.a
+ * would silently use one library's copy, or fail on a duplicate
+ * definition.  libhpsync's copy, the default, keeps the hps_env_ prefix.
+ */
+#ifndef HPS_ENV_PREFIX
+#define HPS_ENV_PREFIX hps_env_
+#endif
+#define HPS_ENV_CAT_(a, b) a##b
+#define HPS_ENV_CAT(a, b) HPS_ENV_CAT_(a, b)
+#define hps_env_bad_value HPS_ENV_CAT(HPS_ENV_PREFIX, bad_value)
+#define hps_env_row_UINT HPS_ENV_CAT(HPS_ENV_PREFIX, row_UINT)
+#define hps_env_row_BOOL HPS_ENV_CAT(HPS_ENV_PREFIX, row_BOOL)
+#define hps_env_row_STR HPS_ENV_CAT(HPS_ENV_PREFIX, row_STR)
+#define hps_env_json_row HPS_ENV_CAT(HPS_ENV_PREFIX, json_row)
+
 void hps_env_bad_value(const char *env, const char *val, const char *why, const char *def);
 void hps_env_row_UINT(const char *env, const char *val, const char *def,
                       unsigned long lo, unsigned long hi, uint32_t *out);

@@ -64,7 +64,7 @@ static void setup(void)
         if (!rtm)
             say("hpsync: HPSYNC_ELIDE_BACKEND=rtm but this CPU has no usable RTM; elision off\n");
     } else if (!strncmp(b, "inject:", 7)) {
-        if (hps_inject_parse(b + 7, why, sizeof why) == 0) {
+        if (hps_elide_inject_parse(b + 7, why, sizeof why) == 0) {
             hps_elide_ops = &hps_elide_ops_inject;
         } else {
             snprintf(msg, sizeof msg, "hpsync: HPSYNC_ELIDE_BACKEND='%s' %s; using auto\n", b, why);
@@ -83,12 +83,12 @@ static void setup(void)
 void hps_elide_setup(void) { pthread_once(&g_once, setup); }
 
 /* The library's own users get elision set up at load.  The interposer
- * (which defines hps_pl_is_preload) sets it up only when HPSYNC_ELIDE=1, so
+ * (which defines hps_preload_is_preload) sets it up only when HPSYNC_ELIDE=1, so
  * a stray HPSYNC_ELIDE_BACKEND does not speak up in programs not eliding. */
-extern int hps_pl_is_preload __attribute__((weak));
+extern int hps_preload_is_preload __attribute__((weak));
 __attribute__((constructor)) static void elide_ctor(void)
 {
-    if (&hps_pl_is_preload && hps_pl_is_preload)
+    if (&hps_preload_is_preload && hps_preload_is_preload)
         return;
     hps_elide_setup();
 }

@@ -23,6 +23,7 @@
 
 #include "policy.h"
 #include "hpsync/lock.h"
+#include "hpsync/elide.h"
 
 /* What end() found; the caller acts on the bits in this order. */
 #define HPS_ELIDE_END_COMMIT  1u   /* an outermost elided section ended: count a commit */
@@ -53,10 +54,22 @@ extern const hps_elide_ops_t *hps_elide_ops;
 extern const hps_elide_ops_t hps_elide_ops_off, hps_elide_ops_rtm, hps_elide_ops_inject;
 extern hps_elide_cfg_t hps_elide_cfg;
 
+/*
+ * What to do after a failed begin (status) of attempt number `attempt` on
+ * lock s: HPS_ELIDE_RETRY (begin again) or HPS_ELIDE_LOCK (give up).  It
+ * applies hps_elide_decide() and, when that says WAIT_RETRY (a busy lock:
+ * lemming avoidance), waits outside any transaction until s looks free,
+ * giving up if the wait reaches its yielding phase.  The loop of
+ * hps_elide_enter() and the TM hardware backends (src/tm/htm.c) share it;
+ * stats may be NULL.
+ */
+hps_elide_action_t hps_elide_next(hps_lock_state_t *s, hps_lock_algo_t a, unsigned status,
+                                  unsigned attempt, hps_elide_stats_t *stats);
+
 /* Set up from the settings (idempotent, thread-safe). */
 void hps_elide_setup(void);
 
 /* The injected backend's sequence: 0 on success, else -1 with a reason in why. */
-int  hps_inject_parse(const char *seq, char *why, unsigned whylen);
+int  hps_elide_inject_parse(const char *seq, char *why, unsigned whylen);
 
 #endif

@@ -33,6 +33,17 @@ static int wait_until_free(hps_lock_state_t *s, hps_lock_algo_t a)
     return 1;
 }
 
+hps_elide_action_t hps_elide_next(hps_lock_state_t *s, hps_lock_algo_t a, unsigned status,
+                                  unsigned attempt, hps_elide_stats_t *stats)
+{
+    hps_elide_action_t act = hps_elide_decide(&hps_elide_cfg, status, attempt);
+    if (act == HPS_ELIDE_WAIT_RETRY) {
+        COUNT(stats, busy_waits);
+        act = wait_until_free(s, a) ? HPS_ELIDE_RETRY : HPS_ELIDE_LOCK;
+    }
+    return act;
+}
+
 HPS_EXPORT int hps_elide_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide_state_t *st,
                                hps_elide_stats_t *stats)
 {
@@ -59,14 +70,8 @@ HPS_EXPORT int hps_elide_enter(hps_lock_state_t *s, hps_lock_algo_t a, hps_elide
         unsigned status = attempt_elided(s, a, stats);
         if (status == HPS_TX_STARTED)
             return 1;
-        hps_elide_action_t act = hps_elide_decide(&hps_elide_cfg, status, attempt);
-        if (act == HPS_ELIDE_RETRY)
+        if (hps_elide_next(s, a, status, attempt, stats) == HPS_ELIDE_RETRY)
             continue;
-        if (act == HPS_ELIDE_WAIT_RETRY) {
-            COUNT(stats, busy_waits);
-            if (wait_until_free(s, a))
-                continue;
-        }
         COUNT(stats, fallbacks);
         hps_store_relaxed(&st->v, hps_elide_after_fallback(&hps_elide_cfg, hps_load_relaxed(&st->v)));
         return 0;

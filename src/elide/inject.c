@@ -53,7 +53,7 @@ static int parse_token(const char *tok, size_t len, unsigned *out, unsigned *cou
     return 0;
 }
 
-int hps_inject_parse(const char *seq, char *why, unsigned whylen)
+int hps_elide_inject_parse(const char *seq, char *why, unsigned whylen)
 {
     unsigned n = 0;
     const char *p = seq;

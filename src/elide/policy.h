@@ -15,6 +15,12 @@
 #define HPS_ABORT_BUSY    0xff   /* lock word found held inside the transaction */
 #define HPS_ABORT_COND    0xfe   /* condition-variable wait / blocking call inside */
 #define HPS_ABORT_TRYLOCK 0xfd   /* trylock inside a transaction (its answer would be wrong) */
+/* Transactional sections (src/tm/htm.c) leave a hardware transaction with
+ * these to run the section's own abort: hps_tm_restart(), a write in a
+ * read-only section, hps_tm_irrevocable(). */
+#define HPS_ABORT_TM_RESTART 0xfc
+#define HPS_ABORT_TM_RO      0xfb
+#define HPS_ABORT_TM_IRREV   0xfa
 
 typedef struct hps_elide_cfg {
     uint32_t retries;        /* RETRY-bit conflicts and busy waits retried this often */

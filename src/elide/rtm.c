@@ -10,6 +10,9 @@
 HPS_RTM_ABORT_FN(0xff)
 HPS_RTM_ABORT_FN(0xfe)
 HPS_RTM_ABORT_FN(0xfd)
+HPS_RTM_ABORT_FN(0xfc)
+HPS_RTM_ABORT_FN(0xfb)
+HPS_RTM_ABORT_FN(0xfa)
 
 static unsigned rtm_begin(hps_lock_state_t *s, hps_lock_algo_t a)
 {
@@ -52,6 +55,9 @@ static void rtm_abort(unsigned code)
     case HPS_ABORT_BUSY: hps_rtm_abort(0xff); break;
     case HPS_ABORT_COND: hps_rtm_abort(0xfe); break;
     case HPS_ABORT_TRYLOCK: hps_rtm_abort(0xfd); break;
+    case HPS_ABORT_TM_RESTART: hps_rtm_abort(0xfc); break;
+    case HPS_ABORT_TM_RO: hps_rtm_abort(0xfb); break;
+    case HPS_ABORT_TM_IRREV: hps_rtm_abort(0xfa); break;
     default: break;
     }
 }

@@ -100,7 +100,7 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
      * burning the CPU its owner needs. */
     hps_store_relaxed(&l->spin_est, (uint16_t)(est / 2));
 
-    if (abstime && !hps_deadline_valid(abstime))
+    if (abstime && hps_deadline_check(clock, abstime) != 0)
         return EINVAL;
     /* seq_cst: counted in before we re-check `locked` below. */
     hps_faa_seq_cst(&l->parked, 1);
@@ -145,7 +145,12 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
              * `waking`, and it is ours to clear. */
             consumed = 1;
         } else if (r == ETIMEDOUT) {
-            if (abstime && hps_deadline_passed(clock, abstime)) {
+            int passed = abstime ? hps_deadline_passed(clock, abstime) : 0;
+            if (passed == EINVAL) {
+                rc = EINVAL;
+                break;
+            }
+            if (passed == ETIMEDOUT) {
                 if (hps_xchg_acquire(&l->locked, 1) != 0)
                     rc = ETIMEDOUT;
                 break;
@@ -162,6 +167,18 @@ HPS_EXPORT HPS_NOINLINE int hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t 
         hps_store_seq_cst(&l->waking, 0);
     leave(l);
     return rc;
+}
+
+/*
+ * A timed lock without a deadline is an error for every algorithm, rather
+ * than an untimed wait here and EINVAL elsewhere.  Checked before spinning,
+ * as the other algorithms check right after their one try.
+ */
+HPS_EXPORT HPS_NOINLINE int hps_adaptive_timedlock_slow(hps_adaptive_t *l, clockid_t clock,
+                                                        const struct timespec *abstime)
+{
+    int rc = hps_deadline_check(clock, abstime);
+    return rc != 0 ? rc : hps_adaptive_lock_slow(l, clock, abstime);
 }
 
 HPS_EXPORT HPS_NOINLINE void hps_adaptive_wake(hps_adaptive_t *l)

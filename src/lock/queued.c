@@ -42,11 +42,15 @@ HPS_EXPORT int hps_word_timedlock(hps_au32 *word, clockid_t clock, const struct 
 {
     if (word_try(word))
         return 0;
-    if (!hps_deadline_valid(abstime))
-        return EINVAL;
+    int rc = hps_deadline_check(clock, abstime);
+    if (rc != 0)
+        return rc;
     hps_wait_t w = HPS_WAIT_INIT;
     for (;;) {
-        if (hps_deadline_passed(clock, abstime))
+        rc = hps_deadline_passed(clock, abstime);
+        if (rc == EINVAL)
+            return rc;
+        if (rc == ETIMEDOUT)
             return word_try(word) ? 0 : ETIMEDOUT;
         hps_wait_step(&w);
         if (word_try(word))

@@ -42,8 +42,8 @@ static void *memalign_glibc(size_t align, size_t n)
     return hps_malloc_aligned(align, n);
 }
 
-API void *realloc(void *p, size_t n) { return hps_realloc(p, n); }
-API size_t malloc_usable_size(void *p) { return hps_usable_size(p); }
+API void *realloc(void *p, size_t n) { return hps_malloc_realloc(p, n); }
+API size_t malloc_usable_size(void *p) { return hps_malloc_usable_size(p); }
 API void *memalign(size_t align, size_t n) { return memalign_glibc(align, n); }
 API void *aligned_alloc(size_t align, size_t n) { return memalign_glibc(align, n); }
 API void *valloc(size_t n) { return hps_malloc_aligned(page_size(), n); }
@@ -51,17 +51,17 @@ API void *valloc(size_t n) { return hps_malloc_aligned(page_size(), n); }
 API void *calloc(size_t count, size_t size)
 {
     size_t n;
-    if (hps_array_bytes(count, size, &n))
+    if (hps_malloc_array_bytes(count, size, &n))
         return NULL;
-    return hps_calloc(n);
+    return hps_malloc_calloc(n);
 }
 
 API void *reallocarray(void *p, size_t count, size_t size)
 {
     size_t n;
-    if (hps_array_bytes(count, size, &n))
+    if (hps_malloc_array_bytes(count, size, &n))
         return NULL;
-    return hps_realloc(p, n);
+    return hps_malloc_realloc(p, n);
 }
 
 API int posix_memalign(void **out, size_t align, size_t n)
@@ -87,13 +87,13 @@ API void *pvalloc(size_t n)
 }
 
 /* C23; glibc 2.36 does not have them yet, programs built for newer libcs call them. */
-API void free_sized(void *p, size_t n) { (void)n; hps_free(p); }
-API void free_aligned_sized(void *p, size_t align, size_t n) { (void)align, (void)n; hps_free(p); }
+API void free_sized(void *p, size_t n) { (void)n; hps_malloc_free(p); }
+API void free_aligned_sized(void *p, size_t align, size_t n) { (void)align, (void)n; hps_malloc_free(p); }
 
 /* The __libc_* names: some programs and libraries call glibc's allocator by
  * these; they must reach the same heap as malloc/free. */
 API void *__libc_calloc(size_t c, size_t s) { return calloc(c, s); }
-API void *__libc_realloc(void *p, size_t n) { return hps_realloc(p, n); }
+API void *__libc_realloc(void *p, size_t n) { return hps_malloc_realloc(p, n); }
 API void *__libc_memalign(size_t a, size_t n) { return memalign_glibc(a, n); }
 API void *__libc_valloc(size_t n) { return valloc(n); }
 API void *__libc_pvalloc(size_t n) { return pvalloc(n); }
@@ -103,17 +103,17 @@ API int __posix_memalign(void **out, size_t a, size_t n) { return posix_memalign
 
 API struct mallinfo2 mallinfo2(void)
 {
-    if (!hps_load_acquire(&hps_ready))
-        hps_init_slow();
-    hps_totals_t t;
-    hps_totals(&t);
+    if (!hps_load_acquire(&hps_malloc_ready))
+        hps_malloc_init_slow();
+    hps_malloc_totals_t t;
+    hps_malloc_totals(&t);
     struct mallinfo2 m = { 0 };
     m.arena = t.mapped - t.huge;            /* segments for small blocks */
     m.hblks = 0;
     m.hblkhd = t.huge;                      /* huge blocks' mappings */
     m.uordblks = t.in_use > t.huge ? t.in_use - t.huge : 0;
     m.fordblks = m.arena > m.uordblks ? m.arena - m.uordblks : 0;
-    m.usmblks = (size_t)hps_load_relaxed(&hps_mapped_peak);
+    m.usmblks = (size_t)hps_load_relaxed(&hps_malloc_mapped_peak);
     m.keepcost = 0;
     return m;
 }
@@ -137,16 +137,18 @@ API struct mallinfo __libc_mallinfo(void) { return mallinfo(); }
 API int malloc_trim(size_t pad)
 {
     (void)pad;
-    if (!hps_load_acquire(&hps_ready))
+    if (!hps_load_acquire(&hps_malloc_ready))
         return 0;
     size_t freed = 0;
-    hps_heap_t *h = hps_tls_heap;
+    hps_malloc_heap_t *h = hps_malloc_tls_heap;
     if (h) {
-        freed += hps_heap_drop_spares(h);
-        freed += hps_heap_shrink(h, 0);
+        freed += hps_malloc_heap_drop_spares(h);
+        freed += hps_malloc_heap_shrink(h, 0);
     }
-    freed += hps_segment_cache_trim();
-    freed += hps_huge_cache_trim();
+    freed += hps_malloc_heaps_parked_trim();
+    freed += hps_malloc_span_trim();
+    freed += hps_malloc_segment_cache_trim();
+    freed += hps_malloc_huge_cache_trim();
     return freed != 0;
 }
 
@@ -166,9 +168,9 @@ API int __libc_mallopt(int param, int value) { return mallopt(param, value); }
 
 API void malloc_stats(void)
 {
-    if (!hps_load_acquire(&hps_ready))
-        hps_init_slow();
-    hps_stats_print(2);
+    if (!hps_load_acquire(&hps_malloc_ready))
+        hps_malloc_init_slow();
+    hps_malloc_stats_print(2);
 }
 
 API int malloc_info(int options, FILE *fp)
@@ -177,8 +179,8 @@ API int malloc_info(int options, FILE *fp)
         errno = EINVAL;
         return -1;
     }
-    hps_totals_t t;
-    hps_totals(&t);
+    hps_malloc_totals_t t;
+    hps_malloc_totals(&t);
     fprintf(fp, "<malloc version=\"hpsync-1\">\n<total type=\"mapped\" size=\"%zu\"/>\n"
                 "<total type=\"huge\" size=\"%zu\"/>\n<total type=\"in_use\" size=\"%zu\"/>\n</malloc>\n",
             t.mapped, t.huge, t.in_use);
@@ -187,14 +189,14 @@ API int malloc_info(int options, FILE *fp)
 
 /* ---- process hooks --------------------------------------------------------- */
 
-static void fork_prepare(void) { hps_lock_global(); }
-static void fork_parent(void) { hps_unlock_global(0); }
-static void fork_child(void) { hps_unlock_global(1); }
+static void fork_prepare(void) { hps_malloc_fork_lock(); }
+static void fork_parent(void) { hps_malloc_fork_unlock(0); }
+static void fork_child(void) { hps_malloc_fork_unlock(1); }
 
 __attribute__((constructor)) static void hps_malloc_ctor(void)
 {
-    if (!hps_load_acquire(&hps_ready))
-        hps_init_slow();
+    if (!hps_load_acquire(&hps_malloc_ready))
+        hps_malloc_init_slow();
     /* The first malloc may have come before libc set environ. */
     hps_malloc_settings_load();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -203,5 +205,5 @@ __attribute__((constructor)) static void hps_malloc_ctor(void)
 __attribute__((destructor)) static void hps_malloc_dtor(void)
 {
     if (hps_malloc_settings()->stats)
-        hps_stats_print(2);
+        hps_malloc_stats_print(2);
 }

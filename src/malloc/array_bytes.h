@@ -11,7 +11,7 @@
 
 /* 0 and *n = count * size; or, when that overflows, -1 with errno ENOMEM
  * (glibc's answer: the caller returns NULL). */
-static inline int hps_array_bytes(size_t count, size_t size, size_t *n)
+static inline int hps_malloc_array_bytes(size_t count, size_t size, size_t *n)
 {
     if (__builtin_mul_overflow(count, size, n)) {
         errno = ENOMEM;

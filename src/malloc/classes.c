@@ -14,20 +14,20 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
-hps_geometry_t hps_geo = { 64, 64, 6, "default" };
-uint32_t hps_class_size[HPS_MAX_CLASSES];
-uint8_t hps_class_slots[HPS_MAX_CLASSES];
-uint32_t hps_nclasses;
-uint8_t hps_class_by16[1024 / 16 + 1];
+hps_malloc_geometry_t hps_malloc_geo = { 64, 64, 6, "default" };
+uint32_t hps_malloc_class_size[HPS_MAX_CLASSES];
+uint8_t hps_malloc_class_slots[HPS_MAX_CLASSES];
+uint32_t hps_malloc_nclasses;
+uint8_t hps_malloc_class_by16[1024 / 16 + 1];
 
 /* Class by size in lines, for requests above 1 KiB (up to HPS_MAX_SMALL / 16-byte lines). */
 static uint8_t class_by_line[HPS_MAX_SMALL / 16 + 2];
 
 static void add_class(uint32_t size)
 {
-    if (hps_nclasses && hps_class_size[hps_nclasses - 1] >= size)
+    if (hps_malloc_nclasses && hps_malloc_class_size[hps_malloc_nclasses - 1] >= size)
         return;
-    hps_class_size[hps_nclasses++] = size;
+    hps_malloc_class_size[hps_malloc_nclasses++] = size;
 }
 
 static uint32_t slots_for(uint32_t size)
@@ -37,13 +37,13 @@ static uint32_t slots_for(uint32_t size)
     return slots ? (uint32_t)slots : 1;
 }
 
-void hps_classes_init(uint32_t line, uint32_t sets, const char *source)
+void hps_malloc_classes_init(uint32_t line, uint32_t sets, const char *source)
 {
-    hps_geo.line = line;
-    hps_geo.sets = sets;
-    hps_geo.line_shift = (uint32_t)__builtin_ctz(line);
-    hps_geo.source = source;
-    hps_nclasses = 0;
+    hps_malloc_geo.line = line;
+    hps_malloc_geo.sets = sets;
+    hps_malloc_geo.line_shift = (uint32_t)__builtin_ctz(line);
+    hps_malloc_geo.source = source;
+    hps_malloc_nclasses = 0;
     for (uint32_t s = HPS_MIN_ALIGN; s < line; s += HPS_MIN_ALIGN)
         add_class(s);
     uint32_t max_lines = HPS_MAX_SMALL / line;
@@ -55,28 +55,28 @@ void hps_classes_init(uint32_t line, uint32_t sets, const char *source)
             add_class((l | 1) * line);       /* round up to odd */
         }
     /* Every request up to HPS_MAX_SMALL must have a class. */
-    if (hps_class_size[hps_nclasses - 1] < HPS_MAX_SMALL)
+    if (hps_malloc_class_size[hps_malloc_nclasses - 1] < HPS_MAX_SMALL)
         add_class(((HPS_MAX_SMALL / line) | 1) * line);
-    for (uint32_t c = 0; c < hps_nclasses; c++)
-        hps_class_slots[c] = (uint8_t)slots_for(hps_class_size[c]);
+    for (uint32_t c = 0; c < hps_malloc_nclasses; c++)
+        hps_malloc_class_slots[c] = (uint8_t)slots_for(hps_malloc_class_size[c]);
 
     uint32_t c = 0;
     for (uint32_t i = 0; i <= 1024 / 16; i++) {
         size_t n = i ? (size_t)i * 16 : 1;
-        while (hps_class_size[c] < n)
+        while (hps_malloc_class_size[c] < n)
             c++;
-        hps_class_by16[i] = (uint8_t)c;
+        hps_malloc_class_by16[i] = (uint8_t)c;
     }
     c = 0;
     for (uint32_t l = 0; l <= max_lines + 1 && l < sizeof class_by_line; l++) {
         size_t n = l ? (size_t)l * line : 1;
-        while (c + 1 < hps_nclasses && hps_class_size[c] < n)
+        while (c + 1 < hps_malloc_nclasses && hps_malloc_class_size[c] < n)
             c++;
         class_by_line[l] = (uint8_t)c;
     }
 }
 
-uint32_t hps_class_large(size_t n)
+uint32_t hps_malloc_class_large(size_t n)
 {
-    return class_by_line[(n + hps_geo.line - 1) >> hps_geo.line_shift];
+    return class_by_line[(n + hps_malloc_geo.line - 1) >> hps_malloc_geo.line_shift];
 }

@@ -46,15 +46,15 @@ API void *_ZnamSt11align_val_t(size_t n, size_t a) { return new_impl(n, a, 0); }
 API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const nothrow_t *t) { (void)t; return new_impl(n, a, 1); }
 API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const nothrow_t *t) { (void)t; return new_impl(n, a, 1); }
 
-API void _ZdlPv(void *p) { hps_free(p); }
-API void _ZdaPv(void *p) { hps_free(p); }
-API void _ZdlPvm(void *p, size_t n) { (void)n; hps_free(p); }
-API void _ZdaPvm(void *p, size_t n) { (void)n; hps_free(p); }
-API void _ZdlPvRKSt9nothrow_t(void *p, const nothrow_t *t) { (void)t; hps_free(p); }
-API void _ZdaPvRKSt9nothrow_t(void *p, const nothrow_t *t) { (void)t; hps_free(p); }
-API void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; hps_free(p); }
-API void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; hps_free(p); }
-API void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; hps_free(p); }
-API void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; hps_free(p); }
-API void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const nothrow_t *t) { (void)a, (void)t; hps_free(p); }
-API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const nothrow_t *t) { (void)a, (void)t; hps_free(p); }
+API void _ZdlPv(void *p) { hps_malloc_free(p); }
+API void _ZdaPv(void *p) { hps_malloc_free(p); }
+API void _ZdlPvm(void *p, size_t n) { (void)n; hps_malloc_free(p); }
+API void _ZdaPvm(void *p, size_t n) { (void)n; hps_malloc_free(p); }
+API void _ZdlPvRKSt9nothrow_t(void *p, const nothrow_t *t) { (void)t; hps_malloc_free(p); }
+API void _ZdaPvRKSt9nothrow_t(void *p, const nothrow_t *t) { (void)t; hps_malloc_free(p); }
+API void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; hps_malloc_free(p); }
+API void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; hps_malloc_free(p); }
+API void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; hps_malloc_free(p); }
+API void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { (void)n, (void)a; hps_malloc_free(p); }
+API void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const nothrow_t *t) { (void)a, (void)t; hps_malloc_free(p); }
+API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const nothrow_t *t) { (void)a, (void)t; hps_malloc_free(p); }

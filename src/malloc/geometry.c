@@ -44,13 +44,13 @@ static long read_num(const char *dir, const char *file)
     return v;
 }
 
-int hps_geometry_valid(long line, long sets)
+int hps_malloc_geometry_valid(long line, long sets)
 {
     return line >= 16 && line <= 256 && !(line & (line - 1)) &&
            sets >= 1 && sets <= 65536 && !(sets & (sets - 1));
 }
 
-const char *hps_geometry_detect(uint32_t *line, uint32_t *sets)
+const char *hps_malloc_geometry_detect(uint32_t *line, uint32_t *sets)
 {
     for (int i = 0; i < 8; i++) {
         char dir[96], buf[32];
@@ -62,7 +62,7 @@ const char *hps_geometry_detect(uint32_t *line, uint32_t *sets)
         if (read_small(path, buf, sizeof buf) != 0 || (strcmp(buf, "Data") && strcmp(buf, "Unified")))
             continue;
         long l = read_num(dir, "coherency_line_size"), s = read_num(dir, "number_of_sets");
-        if (hps_geometry_valid(l, s)) {
+        if (hps_malloc_geometry_valid(l, s)) {
             *line = (uint32_t)l;
             *sets = (uint32_t)s;
             return "sysfs";
@@ -70,7 +70,7 @@ const char *hps_geometry_detect(uint32_t *line, uint32_t *sets)
     }
     long l = sysconf(_SC_LEVEL1_DCACHE_LINESIZE), size = sysconf(_SC_LEVEL1_DCACHE_SIZE);
     long ways = sysconf(_SC_LEVEL1_DCACHE_ASSOC);
-    if (l > 0 && size > 0 && ways > 0 && hps_geometry_valid(l, size / ways / l)) {
+    if (l > 0 && size > 0 && ways > 0 && hps_malloc_geometry_valid(l, size / ways / l)) {
         *line = (uint32_t)l;
         *sets = (uint32_t)(size / ways / l);
         return "sysconf";

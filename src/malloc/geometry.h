@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 /* Fill *line and *sets; returns where they came from ("sysfs", "sysconf", "default"). */
-const char *hps_geometry_detect(uint32_t *line, uint32_t *sets);
+const char *hps_malloc_geometry_detect(uint32_t *line, uint32_t *sets);
 /* Power-of-two line of 16..256 bytes and 1..65536 sets. */
-int hps_geometry_valid(long line, long sets);
+int hps_malloc_geometry_valid(long line, long sets);
 
 #endif

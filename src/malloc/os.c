@@ -12,35 +12,34 @@
 #include "internal.h"
 #include "../prim/map.h"
 
-_Atomic uint64_t hps_mapped_bytes, hps_mapped_peak, hps_huge_bytes;
+_Atomic uint64_t hps_malloc_mapped_bytes, hps_malloc_mapped_peak, hps_malloc_huge_bytes;
 
 /* One bit per 8 MiB segment of the 47-bit user address space: 2^24 bits,
  * a 2 MiB array in .bss.  Untouched pages of it read as the shared zero page and
  * cost no memory; only the words covering segments we own get written. */
-_Atomic uint64_t hps_owned_bits[HPS_OWNED_BITS / 64];
+_Atomic uint64_t hps_malloc_owned_bits[HPS_OWNED_BITS / 64];
 
-void hps_owned_set(uintptr_t seg, int on)
+void hps_malloc_owned_set(uintptr_t seg, int on)
 {
     uintptr_t i = seg >> HPS_SEG_SHIFT;
     if (i >= HPS_OWNED_BITS)
         return;
     uint64_t bit = (uint64_t)1 << (i & 63);
     if (on)
-        atomic_fetch_or_explicit(&hps_owned_bits[i >> 6], bit, memory_order_release);
+        hps_fetch_or_release(&hps_malloc_owned_bits[i >> 6], bit);
     else
-        atomic_fetch_and_explicit(&hps_owned_bits[i >> 6], ~bit, memory_order_release);
+        hps_fetch_and_release(&hps_malloc_owned_bits[i >> 6], ~bit);
 }
 
-void hps_count_mapped(int64_t delta)
+void hps_malloc_count_mapped(int64_t delta)
 {
-    uint64_t now = hps_faa_relaxed(&hps_mapped_bytes, (uint64_t)delta) + (uint64_t)delta;
-    uint64_t peak = hps_load_relaxed(&hps_mapped_peak);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&hps_mapped_peak, &peak, now,
-                                                                memory_order_relaxed, memory_order_relaxed))
+    uint64_t now = hps_faa_relaxed(&hps_malloc_mapped_bytes, (uint64_t)delta) + (uint64_t)delta;
+    uint64_t peak = hps_load_relaxed(&hps_malloc_mapped_peak);
+    while (now > peak && !hps_cas_weak_relaxed(&hps_malloc_mapped_peak, &peak, now))
         ;
 }
 
-void *hps_os_map_aligned(size_t size)
+void *hps_malloc_os_map_aligned(size_t size)
 {
     size = (size + HPS_SEG_MASK) & ~(size_t)HPS_SEG_MASK;
     if (size == 0 || size > ((size_t)1 << 46))
@@ -51,19 +50,19 @@ void *hps_os_map_aligned(size_t size)
         errno = saved;
         return NULL;
     }
-    hps_owned_set((uintptr_t)a, 1);
-    hps_count_mapped((int64_t)size);
+    hps_malloc_owned_set((uintptr_t)a, 1);
+    hps_malloc_count_mapped((int64_t)size);
     return a;
 }
 
-void hps_os_unmap(void *p, size_t size)
+void hps_malloc_os_unmap(void *p, size_t size)
 {
-    hps_owned_set((uintptr_t)p, 0);
+    hps_malloc_owned_set((uintptr_t)p, 0);
     hps_map_release(p, size);
-    hps_count_mapped(-(int64_t)size);
+    hps_malloc_count_mapped(-(int64_t)size);
 }
 
-int hps_region_reserve(void)
+int hps_malloc_region_reserve(void)
 {
     /* NORESERVE: the 64 GiB cost nothing until touched.  Where the address
      * is taken, the kernel is too old for FIXED_NOREPLACE (it then maps
@@ -78,14 +77,14 @@ int hps_region_reserve(void)
     return 0;
 }
 
-void hps_os_purge(void *p, size_t size)
+void hps_malloc_os_purge(void *p, size_t size)
 {
     /* DONTNEED, not FREE: RSS drops at once, which is what a user who freed
      * a lot expects to see; the range stays mapped and reads back as zero. */
     hps_map_purge(p, size);
 }
 
-uint32_t hps_os_now_ms(void)
+uint32_t hps_malloc_os_now_ms(void)
 {
     /* Coarse: read from the vDSO without a syscall or a TSC read, with the
      * kernel tick's resolution (1-4 ms), enough for a decay in milliseconds. */
@@ -94,7 +93,7 @@ uint32_t hps_os_now_ms(void)
     return (uint32_t)((uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u);
 }
 
-void hps_spin_lock(hps_spin_t *l)
+void hps_malloc_spin_lock(hps_malloc_spin_t *l)
 {
     for (unsigned n = 0;; n++) {
         uint32_t e = 0;

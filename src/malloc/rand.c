@@ -94,7 +94,7 @@ HPS_EXPORT void free(void *p)
 HPS_EXPORT void *calloc(size_t n, size_t size)
 {
     size_t bytes;
-    if (hps_array_bytes(n, size, &bytes))
+    if (hps_malloc_array_bytes(n, size, &bytes))
         return NULL;
     return __libc_calloc(1, padded(bytes));
 }
@@ -113,7 +113,7 @@ HPS_EXPORT void *realloc(void *p, size_t size)
 HPS_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 {
     size_t bytes;
-    if (hps_array_bytes(n, size, &bytes))
+    if (hps_malloc_array_bytes(n, size, &bytes))
         return NULL;
     return realloc(p, bytes);
 }

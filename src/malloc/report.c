@@ -13,7 +13,7 @@
 static _Atomic uint32_t reports;
 #define MAX_REPORTS 100
 
-void hps_report(const char *what, const void *p)
+void hps_malloc_report(const char *what, const void *p)
 {
     uint32_t n = hps_faa_relaxed(&reports, 1);
     if (n >= MAX_REPORTS)
@@ -29,69 +29,80 @@ void hps_report(const char *what, const void *p)
         (void)!write(2, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
 }
 
-static void heap_sum(hps_heap_t *h, void *arg)
+/* Other heaps' counters (and the span arena's) are read without their
+ * owners' cooperation: a snapshot.  Heaps are never unmapped, so the reads
+ * are safe. */
+static void stats_add(hps_malloc_heap_stats_t *t, const volatile hps_malloc_heap_stats_t *st)
 {
-    hps_totals_t *t = arg;
-    /* Other heaps' counters are read without their owners' cooperation:
-     * a snapshot.  Heaps are never unmapped, so the reads are safe. */
-    volatile hps_heap_stats_t *st = &h->st;
-    t->heaps += !h->dead;
-    t->st.refills += st->refills;
-    t->st.remote_frees += st->remote_frees;
-    t->st.pages_new += st->pages_new;
-    t->st.pages_retired += st->pages_retired;
-    t->st.segs_adopted += st->segs_adopted;
-    t->st.spans += st->spans;
-    t->st.spans_backed += st->spans_backed;
-    t->st.purged_slots += st->purged_slots;
+    t->refills += st->refills;
+    t->remote_frees += st->remote_frees;
+    t->pages_new += st->pages_new;
+    t->pages_retired += st->pages_retired;
+    t->segs_adopted += st->segs_adopted;
+    t->spans += st->spans;
+    t->spans_backed += st->spans_backed;
+    t->purged_slots += st->purged_slots;
+    t->heaps_reused += st->heaps_reused;
+    t->heaps_given_up += st->heaps_given_up;
 }
 
-void hps_totals(hps_totals_t *t)
+static void heap_sum(hps_malloc_heap_t *h, void *arg)
 {
-    *t = (hps_totals_t){ 0 };
-    t->mapped = hps_load_relaxed(&hps_mapped_bytes);
-    t->huge = hps_load_relaxed(&hps_huge_bytes);
-    hps_heaps_foreach(heap_sum, t);
+    hps_malloc_totals_t *t = arg;
+    t->heaps += h->state == HPS_HEAP_LIVE;
+    t->parked += h->state == HPS_HEAP_PARKED;
+    stats_add(&t->st, &h->st);
+}
+
+void hps_malloc_totals(hps_malloc_totals_t *t)
+{
+    *t = (hps_malloc_totals_t){ 0 };
+    t->mapped = hps_load_relaxed(&hps_malloc_mapped_bytes);
+    t->huge = hps_load_relaxed(&hps_malloc_huge_bytes);
+    hps_malloc_heaps_foreach(heap_sum, t);
+    hps_malloc_span_stats(&t->st, stats_add);
     /* Bytes in blocks: the live counts of every page of the region's
      * segments (always mapped, so reading them is safe while their owners
      * run; the figure is a snapshot).  Blocks freed by other threads count
      * until their owner collects them; segments outside the region (only
      * when the region could not be reserved) are not counted. */
-    for (uintptr_t a = HPS_REGION_BASE; a < hps_region_end(); a += HPS_SEG_SIZE) {
-        volatile hps_segment_t *seg = (hps_segment_t *)a;
+    for (uintptr_t a = HPS_REGION_BASE; a < hps_malloc_region_end(); a += HPS_SEG_SIZE) {
+        volatile hps_malloc_segment_t *seg = (hps_malloc_segment_t *)a;
         if (seg->magic != HPS_SEG_MAGIC || seg->kind != HPS_SEG_SMALL)
             continue;
         for (int s = HPS_META_SLOTS; s < (int)HPS_SLOTS;) {
-            volatile hps_page_t *pg = &seg->pages[s];
+            volatile hps_malloc_page_t *pg = &seg->pages[s];
             uint32_t k = pg->slots;
             if (!k || s + (int)k > (int)HPS_SLOTS) {
                 s++;
                 continue;
             }
-            t->in_use += (size_t)hps_page_live((const hps_page_t *)pg) * pg->block_size;
+            t->in_use += (size_t)hps_malloc_page_live((const hps_malloc_page_t *)pg) * pg->block_size;
             s += (int)k;
         }
     }
     t->in_use += t->huge;
 }
 
-void hps_stats_print(int fd)
+void hps_malloc_stats_print(int fd)
 {
-    hps_totals_t t;
-    hps_totals(&t);
+    hps_malloc_totals_t t;
+    hps_malloc_totals(&t);
     char buf[1024];
     int n = snprintf(buf, sizeof buf,
         "hpsync-malloc statistics (pid %d)\n"
         "  L1 geometry      %u B lines, %u sets (%s); %u size classes\n"
         "  mapped           %zu KiB now, %llu KiB peak; huge %zu KiB\n"
         "  in use           %zu KiB in blocks (huge included)\n"
-        "  heaps            %zu live (threads that allocated and have not exited)\n"
+        "  heaps            %zu live (threads that allocated and have not exited), %zu parked; "
+        "%llu taken whole by a new thread, %llu given up\n"
         "  slow paths       %llu allocations refilled a page, %llu frees came from another thread\n"
         "  pages            %llu made, %llu retired; %llu segments adopted from exited threads\n"
         "  spans            %llu made, %llu of them on backed memory only; %llu MiB purged\n",
-        (int)getpid(), hps_geo.line, hps_geo.sets, hps_geo.source, hps_nclasses,
-        t.mapped >> 10, (unsigned long long)(hps_load_relaxed(&hps_mapped_peak) >> 10), t.huge >> 10,
-        t.in_use >> 10, t.heaps,
+        (int)getpid(), hps_malloc_geo.line, hps_malloc_geo.sets, hps_malloc_geo.source, hps_malloc_nclasses,
+        t.mapped >> 10, (unsigned long long)(hps_load_relaxed(&hps_malloc_mapped_peak) >> 10), t.huge >> 10,
+        t.in_use >> 10, t.heaps, t.parked, (unsigned long long)t.st.heaps_reused,
+        (unsigned long long)t.st.heaps_given_up,
         (unsigned long long)t.st.refills, (unsigned long long)t.st.remote_frees, (unsigned long long)t.st.pages_new,
         (unsigned long long)t.st.pages_retired, (unsigned long long)t.st.segs_adopted,
         (unsigned long long)t.st.spans, (unsigned long long)t.st.spans_backed,

@@ -41,7 +41,7 @@ typedef struct hps_pbar {
     uint32_t shared;                /* 12: and its sharing flag */
     hps_au32 sleepers;              /* 16: threads asleep (or about to be) */
     hps_au32 inside;                /* 20: threads in pthread_barrier_wait */
-    hps_pl_spin_t spin;             /* 24: learned spinning */
+    hps_preload_spin_t spin;             /* 24: learned spinning */
 } hps_pbar_t;
 _Static_assert(sizeof(hps_pbar_t) <= sizeof(pthread_barrier_t), "barrier layout");
 
@@ -70,7 +70,7 @@ static inline int passed(uint64_t w, uint32_t mine)
 
 static void wait_round(hps_pbar_t *b, uint32_t mine)
 {
-    int spin = b->count <= (uint32_t)hps_pl_ncpus();
+    int spin = b->count <= (uint32_t)hps_preload_ncpus();
     for (;;) {
         /* Acquire: the round's end publishes every member's work to us. */
         uint64_t w = hps_load_acquire(&b->word);
@@ -78,7 +78,7 @@ static void wait_round(hps_pbar_t *b, uint32_t mine)
             return;
         /* The round number moving is not always ours (more than `count`
          * threads): spin again then. */
-        if (!spin || !hps_pl_spin(&b->word, ROUND_MASK, w & ROUND_MASK, &b->spin))
+        if (!spin || !hps_preload_spin(&b->word, ROUND_MASK, w & ROUND_MASK, &b->spin))
             break;
     }
     /* seq_cst: counted in before re-reading the word (see the header). */
@@ -96,8 +96,8 @@ static void wait_round(hps_pbar_t *b, uint32_t mine)
 HPS_EXPORT int pthread_barrier_wait(pthread_barrier_t *bar)
 {
     hps_pbar_t *b = PB(bar);
-    int stats = hps_unlikely(!hps_pl_plain) && hps_pl_stats_on();
-    uint64_t t0 = stats ? hps_now_ns() : 0;
+    int stats = hps_unlikely(!hps_preload_plain) && hps_preload_stats_on();
+    uint64_t t0 = stats ? hps_preload_now_ns() : 0;
     hps_faa_relaxed(&b->inside, 1);
     uint32_t count = b->count;
     int shared = b->shared != 0;
@@ -120,9 +120,9 @@ HPS_EXPORT int pthread_barrier_wait(pthread_barrier_t *bar)
     if (stats) {
         /* Keyed by address: the barrier itself is not touched. */
         void *caller = __builtin_return_address(0);
-        hps_stats_record(b, HPS_STATS_BARRIER, caller, rc == 0, rc == 0 ? hps_now_ns() - t0 : 0);
+        hps_preload_stats_record(b, HPS_STATS_BARRIER, caller, rc == 0, rc == 0 ? hps_preload_now_ns() - t0 : 0);
         if (rc)
-            hps_stats_extra(b, HPS_STATS_BARRIER, caller);
+            hps_preload_stats_extra(b, HPS_STATS_BARRIER, caller);
     }
     /* Release, and our last touch: destroy may go ahead once it reads 0. */
     hps_fas_release(&b->inside, 1);

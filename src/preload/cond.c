@@ -63,7 +63,7 @@ static void cancel_cleanup(void *arg)
 {
     struct cancel_ctx *ctx = arg;
     hps_fas_seq_cst(&ctx->pc->waiters, 1);
-    hps_pm_lock(ctx->m, NULL);
+    hps_preload_mutex_lock(ctx->m, NULL);
 }
 
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
@@ -79,7 +79,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     /* seq_cst: pairs with the signaller's seq bump then waiters read. */
     uint32_t seq = hps_load_seq_cst(&pc->seq);
     hps_faa_seq_cst(&pc->waiters, 1);
-    int rc = hps_pm_unlock(m);
+    int rc = hps_preload_mutex_unlock(m);
     if (rc != 0) {
         hps_fas_seq_cst(&pc->waiters, 1);
         return rc;
@@ -110,7 +110,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     pthread_setcanceltype(oldtype, NULL);
     pthread_cleanup_pop(0);
     hps_fas_seq_cst(&pc->waiters, 1);
-    rc = hps_pm_lock(m, __builtin_return_address(0));
+    rc = hps_preload_mutex_lock(m, __builtin_return_address(0));
     if (rc != 0)
         return rc;          /* e.g. EOWNERDEAD from a robust mutex */
     return timed_out ? ETIMEDOUT : 0;
@@ -194,11 +194,11 @@ HPS_EXPORT int mtx_init(mtx_t *m, int type)
     pthread_mutexattr_destroy(&a);
     return thrd_rc(rc);
 }
-HPS_EXPORT int mtx_lock(mtx_t *m) { return thrd_rc(hps_pm_lock((pthread_mutex_t *)m, __builtin_return_address(0))); }
-HPS_EXPORT int mtx_trylock(mtx_t *m) { return thrd_rc(hps_pm_trylock((pthread_mutex_t *)m, __builtin_return_address(0))); }
+HPS_EXPORT int mtx_lock(mtx_t *m) { return thrd_rc(hps_preload_mutex_lock((pthread_mutex_t *)m, __builtin_return_address(0))); }
+HPS_EXPORT int mtx_trylock(mtx_t *m) { return thrd_rc(hps_preload_mutex_trylock((pthread_mutex_t *)m, __builtin_return_address(0))); }
 HPS_EXPORT int mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict abs)
 {
-    return thrd_rc(hps_pm_clocklock((pthread_mutex_t *)m, CLOCK_REALTIME, abs, __builtin_return_address(0)));
+    return thrd_rc(hps_preload_mutex_clocklock((pthread_mutex_t *)m, CLOCK_REALTIME, abs, __builtin_return_address(0)));
 }
-HPS_EXPORT int mtx_unlock(mtx_t *m) { return thrd_rc(hps_pm_unlock((pthread_mutex_t *)m)); }
+HPS_EXPORT int mtx_unlock(mtx_t *m) { return thrd_rc(hps_preload_mutex_unlock((pthread_mutex_t *)m)); }
 HPS_EXPORT void mtx_destroy(mtx_t *m) { pthread_mutex_destroy((pthread_mutex_t *)m); }

@@ -18,18 +18,18 @@
 #include "../elide/backend.h"
 #include "hpsync/elide.h"
 
-hps_lock_algo_t hps_pl_fast_algo;   /* 0 until init, and 0 when stats are on */
-hps_lock_algo_t hps_pl_algo = HPS_LOCK_DEFAULT;
+hps_lock_algo_t hps_preload_fast_algo;   /* 0 until init, and 0 when stats are on */
+hps_lock_algo_t hps_preload_algo = HPS_LOCK_DEFAULT;
 static int pl_stats;
-int hps_pl_plain;           /* see preload.h */
+int hps_preload_plain;           /* see preload.h */
 static int pl_elide;        /* HPSYNC_ELIDE=1 and a backend that can run it */
-int hps_pl_is_preload = 1;  /* see src/elide/backend.c */
+int hps_preload_is_preload = 1;  /* see src/elide/backend.c */
 
 static __thread int t_tid __attribute__((tls_model("initial-exec")));
 
 static void child_after_fork(void) { t_tid = 0; }
 
-int hps_pl_tid(void)
+int hps_preload_tid(void)
 {
     int t = t_tid;
     if (hps_unlikely(t == 0))
@@ -40,7 +40,7 @@ int hps_pl_tid(void)
 /* 0: not started, 1: in progress, 2: done. */
 static hps_au32 pl_state;
 
-void hps_pl_init(void)
+void hps_preload_init(void)
 {
     /* Whoever moves 0 -> 1 does the work; concurrent first callers wait for
      * it (microseconds, once). */
@@ -53,7 +53,7 @@ void hps_pl_init(void)
         return;
     }
     const hps_settings_t *s = hps_settings();
-    hps_pl_algo = s->lock;
+    hps_preload_algo = s->lock;
     pl_stats = (int)s->stats;
     if (s->elide) {
         hps_elide_setup();
@@ -61,31 +61,31 @@ void hps_pl_init(void)
     }
     pthread_atfork(NULL, NULL, child_after_fork);
     if (pl_stats)
-        hps_stats_start();
+        hps_preload_stats_start();
     /* Release: a thread that sees 2 (or the fast algorithm) sees all above.
      * With statistics or elision on, every call takes the out-of-line path. */
-    hps_plain_store_release(&hps_pl_fast_algo, pl_stats || pl_elide ? 0 : hps_pl_algo);
-    hps_plain_store_release(&hps_pl_plain, !pl_stats);
+    hps_plain_store_release(&hps_preload_fast_algo, pl_stats || pl_elide ? 0 : hps_preload_algo);
+    hps_plain_store_release(&hps_preload_plain, !pl_stats);
     hps_store_release(&pl_state, 2);
 }
 
-int hps_pl_stats_on(void)
+int hps_preload_stats_on(void)
 {
     if (hps_unlikely(hps_load_acquire(&pl_state) != 2))
-        hps_pl_init();
+        hps_preload_init();
     return pl_stats;
 }
 
-__attribute__((constructor)) static void pl_ctor(void) { hps_pl_init(); }
+__attribute__((constructor)) static void pl_ctor(void) { hps_preload_init(); }
 
 /* The algorithm, reading the settings first if nobody has yet.  (The fast
- * paths' hps_pl_fast_algo is also 0 while statistics or elision are on, so
+ * paths' hps_preload_fast_algo is also 0 while statistics or elision are on, so
  * it cannot tell whether initialisation happened.) */
 static inline hps_lock_algo_t algo(void)
 {
     if (hps_unlikely(hps_load_acquire(&pl_state) != 2))
-        hps_pl_init();
-    return hps_pl_algo;
+        hps_preload_init();
+    return hps_preload_algo;
 }
 
 /* Elision applies to the mutex types glibc elides too: normal, default and
@@ -98,7 +98,7 @@ static inline int elides(int type)
 
 static inline hps_elide_stats_t *elide_stats(hps_pmutex_t *p, void *caller)
 {
-    return pl_stats ? hps_stats_elide(p, caller) : NULL;
+    return pl_stats ? hps_preload_stats_elide(p, caller) : NULL;
 }
 
 /*
@@ -116,17 +116,17 @@ static int acquire_counted(hps_pmutex_t *p, clockid_t clock, const struct timesp
         return 0;
     }
     if (hps_lockstate_trylock(&p->s, a)) {
-        hps_stats_record(p, HPS_STATS_MUTEX, caller, 0, 0);
+        hps_preload_stats_record(p, HPS_STATS_MUTEX, caller, 0, 0);
         return 0;
     }
-    uint64_t t0 = hps_now_ns();
+    uint64_t t0 = hps_preload_now_ns();
     int r = 0;
     if (abs)
         r = hps_lockstate_timedlock(&p->s, a, clock, abs);
     else
         hps_lockstate_lock(&p->s, a);
     if (r == 0)
-        hps_stats_record(p, HPS_STATS_MUTEX, caller, 1, hps_now_ns() - t0);
+        hps_preload_stats_record(p, HPS_STATS_MUTEX, caller, 1, hps_preload_now_ns() - t0);
     return r;
 }
 
@@ -136,7 +136,7 @@ static int owned_prologue(hps_pmutex_t *p, int type, int *rc)
     if (type != PTHREAD_MUTEX_RECURSIVE && type != PTHREAD_MUTEX_ERRORCHECK)
         return 0;
     /* Relaxed: only this thread ever stores its own tid here. */
-    if (hps_load_relaxed(&p->owner) != hps_pl_tid())
+    if (hps_load_relaxed(&p->owner) != hps_preload_tid())
         return 0;
     if (type == PTHREAD_MUTEX_ERRORCHECK) {
         *rc = EDEADLK;
@@ -152,17 +152,17 @@ static int owned_prologue(hps_pmutex_t *p, int type, int *rc)
 static void set_owner(hps_pmutex_t *p, int type)
 {
     if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
-        hps_store_relaxed(&p->owner, hps_pl_tid());
+        hps_store_relaxed(&p->owner, hps_preload_tid());
         p->count = 1;
     }
 }
 
-int hps_pm_lock(pthread_mutex_t *m, void *caller)
+int hps_preload_mutex_lock(pthread_mutex_t *m, void *caller)
 {
     hps_pmutex_t *p = HPS_PM(m);
     int kind = p->kind, rc;
     if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
-        return hps_real()->mutex_lock(m);
+        return hps_preload_real()->mutex_lock(m);
     int type = kind & HPS_KIND_TYPE_MASK;
     if (owned_prologue(p, type, &rc))
         return rc;
@@ -173,12 +173,12 @@ int hps_pm_lock(pthread_mutex_t *m, void *caller)
     return 0;
 }
 
-int hps_pm_trylock(pthread_mutex_t *m, void *caller)
+int hps_preload_mutex_trylock(pthread_mutex_t *m, void *caller)
 {
     hps_pmutex_t *p = HPS_PM(m);
     int kind = p->kind, rc;
     if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
-        return hps_real()->mutex_trylock(m);
+        return hps_preload_real()->mutex_trylock(m);
     int type = kind & HPS_KIND_TYPE_MASK;
     /* glibc: an errorcheck mutex's owner gets EBUSY from trylock, not EDEADLK. */
     if (type == PTHREAD_MUTEX_RECURSIVE && owned_prologue(p, type, &rc))
@@ -188,19 +188,19 @@ int hps_pm_trylock(pthread_mutex_t *m, void *caller)
     if (!hps_lockstate_trylock(&p->s, algo()))
         return EBUSY;
     if (pl_stats)
-        hps_stats_record(p, HPS_STATS_MUTEX, caller, 0, 0);
+        hps_preload_stats_record(p, HPS_STATS_MUTEX, caller, 0, 0);
     set_owner(p, type);
     return 0;
 }
 
-int hps_pm_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs, void *caller)
+int hps_preload_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs, void *caller)
 {
     hps_pmutex_t *p = HPS_PM(m);
     int kind = p->kind, rc;
     if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
         return EINVAL;
     if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
-        return hps_real()->mutex_clocklock(m, clock, abs);
+        return hps_preload_real()->mutex_clocklock(m, clock, abs);
     int type = kind & HPS_KIND_TYPE_MASK;
     if (owned_prologue(p, type, &rc))
         return rc;
@@ -212,15 +212,15 @@ int hps_pm_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec 
     return rc;
 }
 
-int hps_pm_unlock(pthread_mutex_t *m)
+int hps_preload_mutex_unlock(pthread_mutex_t *m)
 {
     hps_pmutex_t *p = HPS_PM(m);
     int kind = p->kind;
     if (hps_unlikely(kind & HPS_KIND_GLIBC_ONLY))
-        return hps_real()->mutex_unlock(m);
+        return hps_preload_real()->mutex_unlock(m);
     int type = kind & HPS_KIND_TYPE_MASK;
     if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
-        if (hps_load_relaxed(&p->owner) != hps_pl_tid())
+        if (hps_load_relaxed(&p->owner) != hps_preload_tid())
             return EPERM;
         if (type == PTHREAD_MUTEX_RECURSIVE && --p->count != 0)
             return 0;
@@ -236,38 +236,38 @@ int hps_pm_unlock(pthread_mutex_t *m)
 HPS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     hps_pmutex_t *p = HPS_PM(m);
-    hps_lock_algo_t a = hps_plain_load_relaxed(&hps_pl_fast_algo);
+    hps_lock_algo_t a = hps_plain_load_relaxed(&hps_preload_fast_algo);
     if (hps_likely(p->kind == 0 && a != 0)) {
         hps_lockstate_lock(&p->s, a);
         return 0;
     }
-    return hps_pm_lock(m, __builtin_return_address(0));
+    return hps_preload_mutex_lock(m, __builtin_return_address(0));
 }
 
 HPS_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
     hps_pmutex_t *p = HPS_PM(m);
-    hps_lock_algo_t a = hps_plain_load_relaxed(&hps_pl_fast_algo);
+    hps_lock_algo_t a = hps_plain_load_relaxed(&hps_preload_fast_algo);
     if (hps_likely(p->kind == 0 && a != 0)) {
         hps_lockstate_unlock(&p->s, a);
         return 0;
     }
-    return hps_pm_unlock(m);
+    return hps_preload_mutex_unlock(m);
 }
 
 HPS_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-    return hps_pm_trylock(m, __builtin_return_address(0));
+    return hps_preload_mutex_trylock(m, __builtin_return_address(0));
 }
 
 HPS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
-    return hps_pm_clocklock(m, CLOCK_REALTIME, abs, __builtin_return_address(0));
+    return hps_preload_mutex_clocklock(m, CLOCK_REALTIME, abs, __builtin_return_address(0));
 }
 
 HPS_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
-    return hps_pm_clocklock(m, clock, abs, __builtin_return_address(0));
+    return hps_preload_mutex_clocklock(m, clock, abs, __builtin_return_address(0));
 }
 
 HPS_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
@@ -282,7 +282,7 @@ HPS_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t 
     }
     if (pshared != PTHREAD_PROCESS_PRIVATE || robust != PTHREAD_MUTEX_STALLED ||
         proto != PTHREAD_PRIO_NONE)
-        return hps_real()->mutex_init(m, attr);
+        return hps_preload_real()->mutex_init(m, attr);
     memset(m, 0, sizeof *m);
     HPS_PM(m)->kind = type & HPS_KIND_TYPE_MASK;
     return 0;
@@ -292,7 +292,7 @@ HPS_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
     hps_pmutex_t *p = HPS_PM(m);
     if (p->kind & HPS_KIND_GLIBC_ONLY)
-        return hps_real()->mutex_destroy(m);
+        return hps_preload_real()->mutex_destroy(m);
     if (hps_lockstate_is_locked(&p->s, algo()))
         return EBUSY;
     /* As glibc does: a destroyed mutex has kind -1, so later use gets EINVAL. */

@@ -41,40 +41,40 @@ _Static_assert(sizeof(hps_lock_state_t) == 16, "state fits before __kind");
 
 /* The algorithm for the inline fast paths: 0 until settings are read, and 0
  * while statistics or elision are on (every call then goes out of line). */
-extern hps_lock_algo_t hps_pl_fast_algo;
-extern hps_lock_algo_t hps_pl_algo;
-void hps_pl_init(void);
+extern hps_lock_algo_t hps_preload_fast_algo;
+extern hps_lock_algo_t hps_preload_algo;
+void hps_preload_init(void);
 
 /* 1 once the settings are read and statistics are off: the semaphore and
  * barrier fast paths need nothing else.  0 sends them out of line, where
- * hps_pl_stats_on() reads the settings if nobody has yet. */
-extern int hps_pl_plain;
-int hps_pl_stats_on(void);
+ * hps_preload_stats_on() reads the settings if nobody has yet. */
+extern int hps_preload_plain;
+int hps_preload_stats_on(void);
 
 /* Spin-then-futex (spin.c): poll *word while (*word & mask) == expect, for
  * at most the rounds learned in *sp; 1 = the word changed, 0 = go to sleep.
  * The learned state is 8 bytes inside the user's object, all-zero to start.
- * hps_pl_ncpus() is the CPUs this process may run on. */
-typedef struct hps_pl_spin {
+ * hps_preload_ncpus() is the CPUs this process may run on. */
+typedef struct hps_preload_spin {
     _Atomic uint16_t bound;     /* rounds the next spin may last (0: not learned yet) */
     _Atomic uint16_t left;      /* waits at the minimum until the next probe */
     _Atomic uint16_t period;    /* the probe interval (16 .. 1024) */
     uint16_t pad;
-} hps_pl_spin_t;
-int hps_pl_spin(hps_au64 *word, uint64_t mask, uint64_t expect, hps_pl_spin_t *sp);
-int hps_pl_ncpus(void);
+} hps_preload_spin_t;
+int hps_preload_spin(hps_au64 *word, uint64_t mask, uint64_t expect, hps_preload_spin_t *sp);
+int hps_preload_ncpus(void);
 
 /* The calling thread's kernel tid, cached in initial-exec TLS. */
-int hps_pl_tid(void);
+int hps_preload_tid(void);
 
 /* Internal entry points shared by the mutex, condvar and C11 wrappers. */
-int hps_pm_lock(pthread_mutex_t *m, void *caller);
-int hps_pm_unlock(pthread_mutex_t *m);
-int hps_pm_trylock(pthread_mutex_t *m, void *caller);
-int hps_pm_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime, void *caller);
+int hps_preload_mutex_lock(pthread_mutex_t *m, void *caller);
+int hps_preload_mutex_unlock(pthread_mutex_t *m);
+int hps_preload_mutex_trylock(pthread_mutex_t *m, void *caller);
+int hps_preload_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime, void *caller);
 
 /* glibc's own functions, for the objects we hand over to it. */
-struct hps_real {
+struct hps_preload_real {
     int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
     int (*mutex_destroy)(pthread_mutex_t *);
     int (*mutex_lock)(pthread_mutex_t *);
@@ -94,17 +94,17 @@ struct hps_real {
     int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
     int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
 };
-const struct hps_real *hps_real(void);
+const struct hps_preload_real *hps_preload_real(void);
 
 /* Statistics (stats.c); only called when HPSYNC_STATS is on.  Objects are
  * keyed by address and listed in one table per kind.  `record` counts an
  * acquisition (a mutex lock, a semaphore taken, a barrier passed), `extra`
  * the kind's other event (a semaphore's post, a barrier's serial return). */
-typedef enum hps_stats_kind { HPS_STATS_MUTEX, HPS_STATS_SEM, HPS_STATS_BARRIER } hps_stats_kind_t;
-void hps_stats_record(const void *obj, hps_stats_kind_t kind, void *caller, int contended, uint64_t wait_ns);
-void hps_stats_extra(const void *obj, hps_stats_kind_t kind, void *caller);
-hps_elide_stats_t *hps_stats_elide(const void *lock, void *caller);
-void hps_stats_start(void);
-uint64_t hps_now_ns(void);
+typedef enum hps_preload_stats_kind { HPS_STATS_MUTEX, HPS_STATS_SEM, HPS_STATS_BARRIER } hps_preload_stats_kind_t;
+void hps_preload_stats_record(const void *obj, hps_preload_stats_kind_t kind, void *caller, int contended, uint64_t wait_ns);
+void hps_preload_stats_extra(const void *obj, hps_preload_stats_kind_t kind, void *caller);
+hps_elide_stats_t *hps_preload_stats_elide(const void *lock, void *caller);
+void hps_preload_stats_start(void);
+uint64_t hps_preload_now_ns(void);
 
 #endif

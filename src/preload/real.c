@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "preload.h"
 
-static struct hps_real g_real;
+static struct hps_preload_real g_real;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void *need(const char *name)
@@ -54,7 +54,7 @@ static void resolve(void)
     GET(rw_clockwrlock, "pthread_rwlock_clockwrlock");
 }
 
-const struct hps_real *hps_real(void)
+const struct hps_preload_real *hps_preload_real(void)
 {
     pthread_once(&g_once, resolve);
     return &g_real;

@@ -89,7 +89,7 @@ static int try_write(hps_prw_t *r)
 {
     uint32_t e = 0;
     if (hps_cas_seq_cst(&r->state, &e, WRITER)) {
-        hps_store_relaxed(&r->cur_writer, hps_pl_tid());
+        hps_store_relaxed(&r->cur_writer, hps_preload_tid());
         return 0;
     }
     return EBUSY;
@@ -160,7 +160,7 @@ static int check_args(hps_prw_t *r, clockid_t clock, const struct timespec *abs)
 {
     if (abs && ((clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) || !hps_deadline_valid(abs)))
         return EINVAL;
-    if (hps_load_relaxed(&r->cur_writer) == hps_pl_tid() &&
+    if (hps_load_relaxed(&r->cur_writer) == hps_preload_tid() &&
         (hps_load_seq_cst(&r->state) & WRITER))
         return EDEADLK;
     return 0;
@@ -228,7 +228,7 @@ static int acquire_write(hps_prw_t *r, clockid_t clock, const struct timespec *a
         uint32_t left = hps_fas_seq_cst(&r->wwait, 1) - 1;
         uint32_t s = hps_load_seq_cst(&r->state);
         if ((s & HANDOVER) && hps_cas_seq_cst(&r->state, &s, s & ~HANDOVER)) {
-            hps_store_relaxed(&r->cur_writer, hps_pl_tid());
+            hps_store_relaxed(&r->cur_writer, hps_preload_tid());
             return 0;
         }
         if (left == 0 && readers_yield(r))
@@ -236,7 +236,7 @@ static int acquire_write(hps_prw_t *r, clockid_t clock, const struct timespec *a
         return ETIMEDOUT;
     }
     hps_fas_seq_cst(&r->wwait, 1);
-    hps_store_relaxed(&r->cur_writer, hps_pl_tid());
+    hps_store_relaxed(&r->cur_writer, hps_preload_tid());
     return 0;
 }
 
@@ -275,7 +275,7 @@ HPS_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr
         pthread_rwlockattr_getkind_np(attr, &kind);
     }
     if (pshared == PTHREAD_PROCESS_SHARED)
-        return hps_real()->rw_init(l, attr);
+        return hps_preload_real()->rw_init(l, attr);
     memset(l, 0, sizeof *l);
     RW(l)->flags = (uint32_t)kind;
     return 0;
@@ -284,14 +284,14 @@ HPS_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr
 HPS_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
     if (RW(l)->shared)
-        return hps_real()->rw_destroy(l);
+        return hps_preload_real()->rw_destroy(l);
     return 0;
 }
 
 HPS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     if (hps_unlikely(RW(l)->shared))
-        return hps_real()->rw_rdlock(l);
+        return hps_preload_real()->rw_rdlock(l);
     /* Fast path: no writer, and no waiting writer to let go first. */
     hps_prw_t *r = RW(l);
     uint32_t s = hps_load_relaxed(&r->state);
@@ -304,49 +304,49 @@ HPS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 HPS_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     if (hps_unlikely(RW(l)->shared))
-        return hps_real()->rw_wrlock(l);
+        return hps_preload_real()->rw_wrlock(l);
     return acquire_write(RW(l), CLOCK_REALTIME, NULL);
 }
 
 HPS_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
     if (RW(l)->shared)
-        return hps_real()->rw_tryrdlock(l);
+        return hps_preload_real()->rw_tryrdlock(l);
     return try_read(RW(l));
 }
 
 HPS_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
     if (RW(l)->shared)
-        return hps_real()->rw_trywrlock(l);
+        return hps_preload_real()->rw_trywrlock(l);
     return try_write(RW(l));
 }
 
 HPS_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
     if (RW(l)->shared)
-        return hps_real()->rw_timedrdlock(l, abs);
+        return hps_preload_real()->rw_timedrdlock(l, abs);
     return acquire_read(RW(l), CLOCK_REALTIME, abs);
 }
 
 HPS_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
     if (RW(l)->shared)
-        return hps_real()->rw_timedwrlock(l, abs);
+        return hps_preload_real()->rw_timedwrlock(l, abs);
     return acquire_write(RW(l), CLOCK_REALTIME, abs);
 }
 
 HPS_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
     if (RW(l)->shared)
-        return hps_real()->rw_clockrdlock(l, clock, abs);
+        return hps_preload_real()->rw_clockrdlock(l, clock, abs);
     return acquire_read(RW(l), clock, abs);
 }
 
 HPS_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
     if (RW(l)->shared)
-        return hps_real()->rw_clockwrlock(l, clock, abs);
+        return hps_preload_real()->rw_clockwrlock(l, clock, abs);
     return acquire_write(RW(l), clock, abs);
 }
 
@@ -354,7 +354,7 @@ HPS_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
     hps_prw_t *r = RW(l);
     if (r->shared)
-        return hps_real()->rw_unlock(l);
+        return hps_preload_real()->rw_unlock(l);
     uint32_t s = hps_load_seq_cst(&r->state);
     if (s & WRITER)
         return unlock_write(r);

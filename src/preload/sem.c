@@ -42,7 +42,7 @@ typedef struct hps_psem {
     hps_au64 data;                  /* 0: value | registered sleepers << 32 (glibc's) */
     uint32_t priv;                  /* 8: glibc's `private`: 0 private, 128 shared */
     uint32_t glibc_pad;             /* 12: glibc's padding, left alone */
-    hps_pl_spin_t spin;             /* 16: learned spinning (zero from sem_open) */
+    hps_preload_spin_t spin;             /* 16: learned spinning (zero from sem_open) */
     uint32_t pad[2];
 } hps_psem_t;
 _Static_assert(sizeof(hps_psem_t) <= sizeof(sem_t), "semaphore layout");
@@ -137,7 +137,7 @@ static int block(hps_psem_t *s, clockid_t clock, const struct timespec *abs)
     /* Spin only while the semaphore is empty and nobody sleeps on it: a
      * waiter that finds sleepers queues behind them.  One spin: if the token
      * it saw is gone again, someone else took it, and we sleep. */
-    if ((hps_load_relaxed(&s->data) >> 32) == 0 && hps_pl_spin(&s->data, ~0ull, 0, &s->spin) &&
+    if ((hps_load_relaxed(&s->data) >> 32) == 0 && hps_preload_spin(&s->data, ~0ull, 0, &s->spin) &&
         take(s))
         return 0;
     /* The kernel refuses negative times that POSIX allows: they are past. */
@@ -150,28 +150,28 @@ static int block(hps_psem_t *s, clockid_t clock, const struct timespec *abs)
 static HPS_NOINLINE int wait_slow(hps_psem_t *s, clockid_t clock, const struct timespec *abs,
                                   void *caller)
 {
-    int stats = hps_pl_stats_on();
+    int stats = hps_preload_stats_on();
     int rc = 0;
     if (take(s)) {
         if (stats)
-            hps_stats_record(s, HPS_STATS_SEM, caller, 0, 0);
+            hps_preload_stats_record(s, HPS_STATS_SEM, caller, 0, 0);
         return 0;
     }
-    uint64_t t0 = stats ? hps_now_ns() : 0;
+    uint64_t t0 = stats ? hps_preload_now_ns() : 0;
     rc = block(s, clock, abs);
     if (rc) {
         errno = rc;
         return -1;
     }
     if (stats)
-        hps_stats_record(s, HPS_STATS_SEM, caller, 1, hps_now_ns() - t0);
+        hps_preload_stats_record(s, HPS_STATS_SEM, caller, 1, hps_preload_now_ns() - t0);
     return 0;
 }
 
 static inline int wait_common(sem_t *sem, clockid_t clock, const struct timespec *abs, void *caller)
 {
     hps_psem_t *s = PS(sem);
-    if (hps_likely(hps_pl_plain) && take(s))
+    if (hps_likely(hps_preload_plain) && take(s))
         return 0;
     return wait_slow(s, clock, abs, caller);
 }
@@ -212,8 +212,8 @@ HPS_EXPORT int sem_trywait(sem_t *sem)
         errno = EAGAIN;
         return -1;
     }
-    if (hps_unlikely(!hps_pl_plain) && hps_pl_stats_on())
-        hps_stats_record(s, HPS_STATS_SEM, __builtin_return_address(0), 0, 0);
+    if (hps_unlikely(!hps_preload_plain) && hps_preload_stats_on())
+        hps_preload_stats_record(s, HPS_STATS_SEM, __builtin_return_address(0), 0, 0);
     return 0;
 }
 
@@ -233,8 +233,8 @@ HPS_EXPORT int sem_post(sem_t *sem)
     if ((d >> 32) != 0)
         hps_futex_wake(value_word(s), 1, shared);
     /* The statistics key on the address: they do not touch the semaphore. */
-    if (hps_unlikely(!hps_pl_plain) && hps_pl_stats_on())
-        hps_stats_extra(s, HPS_STATS_SEM, __builtin_return_address(0));
+    if (hps_unlikely(!hps_preload_plain) && hps_preload_stats_on())
+        hps_preload_stats_extra(s, HPS_STATS_SEM, __builtin_return_address(0));
     return 0;
 }
 

@@ -48,7 +48,7 @@
 static int g_ncpus;             /* 0 until first asked */
 static uint32_t g_pause_ps;     /* one PAUSE, in picoseconds; 0 until measured */
 
-int hps_pl_ncpus(void)
+int hps_preload_ncpus(void)
 {
     /* Relaxed: racing first callers compute the same answer. */
     int n = hps_plain_load_relaxed(&g_ncpus);
@@ -68,10 +68,10 @@ static uint32_t pause_ps(void)
         return ps;
     uint64_t best = UINT64_MAX;
     for (int t = 0; t < 3; t++) {
-        uint64_t t0 = hps_now_ns();
+        uint64_t t0 = hps_preload_now_ns();
         for (int i = 0; i < 256; i++)
             hps_cpu_relax();
-        uint64_t d = hps_now_ns() - t0;
+        uint64_t d = hps_preload_now_ns() - t0;
         best = d < best ? d : best;
     }
     ps = (uint32_t)(best * 1000 / 256);
@@ -88,15 +88,15 @@ static uint32_t pause_ps(void)
  * CPU (a time slice is milliseconds; interrupts and exits are less). */
 #define PREEMPT_SLACK_NS 50000
 
-static void back_off(hps_pl_spin_t *sp, uint32_t bound)
+static void back_off(hps_preload_spin_t *sp, uint32_t bound)
 {
     hps_store_relaxed(&sp->bound, (uint16_t)(bound / 2 > MIN_ROUNDS ? bound / 2 : MIN_ROUNDS));
 }
 
-int hps_pl_spin(hps_au64 *word, uint64_t mask, uint64_t expect, hps_pl_spin_t *sp)
+int hps_preload_spin(hps_au64 *word, uint64_t mask, uint64_t expect, hps_preload_spin_t *sp)
 {
     uint32_t cap = 16 * hps_wait_spin_limit;
-    if (cap == 0 || hps_pl_ncpus() < 2)
+    if (cap == 0 || hps_preload_ncpus() < 2)
         return 0;
     cap = cap > UINT16_MAX / 2 ? UINT16_MAX / 2 : cap < MIN_ROUNDS ? MIN_ROUNDS : cap;
     /* Relaxed throughout for the learned state: it is a hint, and racing
@@ -126,7 +126,7 @@ int hps_pl_spin(hps_au64 *word, uint64_t mask, uint64_t expect, hps_pl_spin_t *s
     for (uint32_t i = 0; i < max; i++) {
         /* Relaxed: the caller re-reads the word with the ordering it needs. */
         if ((hps_load_relaxed(word) & mask) != expect) {
-            if (t0 && hps_now_ns() - t0 > PREEMPT_SLACK_NS + (uint64_t)4 * i * pause_ps() / 1000) {
+            if (t0 && hps_preload_now_ns() - t0 > PREEMPT_SLACK_NS + (uint64_t)4 * i * pause_ps() / 1000) {
                 back_off(sp, bound);    /* it worked, but only after we lost the CPU */
                 return 1;
             }
@@ -142,7 +142,7 @@ int hps_pl_spin(hps_au64 *word, uint64_t mask, uint64_t expect, hps_pl_spin_t *s
         /* Hand-offs between running threads end within a few rounds: the
          * clock is read only by spins that get longer. */
         if (i == CHEAP_ROUNDS)
-            t0 = hps_now_ns();
+            t0 = hps_preload_now_ns();
         hps_cpu_relax();
     }
     back_off(sp, bound);

@@ -26,7 +26,7 @@
 struct entry {
     _Atomic uintptr_t key;
     void *caller;                     /* first call site seen */
-    uint32_t kind;                    /* hps_stats_kind_t, set by whoever added the entry */
+    uint32_t kind;                    /* hps_preload_stats_kind_t, set by whoever added the entry */
     hps_au64 acq, contended, wait_sum;
     hps_au64 extra;                   /* semaphore posts, barrier serial returns */
     hps_au32 hist[NHIST];
@@ -37,7 +37,7 @@ static struct entry *g_tab;
 static int g_err_fd = 2;      /* a private copy of stderr, taken at start */
 static hps_au64 g_untracked;
 
-uint64_t hps_now_ns(void)
+uint64_t hps_preload_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -61,7 +61,7 @@ static uint64_t bucket_low(unsigned b)
     return (1ull << msb) | ((uint64_t)sub << (msb - 2));
 }
 
-void hps_stats_start(void)
+void hps_preload_stats_start(void)
 {
     void *p = mmap(NULL, sizeof(struct entry) * NENT, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -74,7 +74,7 @@ void hps_stats_start(void)
         g_err_fd = fd;
 }
 
-static struct entry *find(const void *lock, hps_stats_kind_t kind, void *caller)
+static struct entry *find(const void *lock, hps_preload_stats_kind_t kind, void *caller)
 {
     if (!g_tab)
         return NULL;
@@ -98,7 +98,7 @@ static struct entry *find(const void *lock, hps_stats_kind_t kind, void *caller)
     return NULL;
 }
 
-void hps_stats_record(const void *lock, hps_stats_kind_t kind, void *caller, int contended, uint64_t wait_ns)
+void hps_preload_stats_record(const void *lock, hps_preload_stats_kind_t kind, void *caller, int contended, uint64_t wait_ns)
 {
     struct entry *e = find(lock, kind, caller);
     if (!e) {
@@ -114,7 +114,7 @@ void hps_stats_record(const void *lock, hps_stats_kind_t kind, void *caller, int
     }
 }
 
-void hps_stats_extra(const void *obj, hps_stats_kind_t kind, void *caller)
+void hps_preload_stats_extra(const void *obj, hps_preload_stats_kind_t kind, void *caller)
 {
     struct entry *e = find(obj, kind, caller);
     if (e)
@@ -123,7 +123,7 @@ void hps_stats_extra(const void *obj, hps_stats_kind_t kind, void *caller)
         hps_faa_relaxed(&g_untracked, 1);
 }
 
-hps_elide_stats_t *hps_stats_elide(const void *lock, void *caller)
+hps_elide_stats_t *hps_preload_stats_elide(const void *lock, void *caller)
 {
     struct entry *e = find(lock, HPS_STATS_MUTEX, caller);
     return e ? &e->el : NULL;
@@ -153,7 +153,7 @@ static void fmt_ns(char *buf, size_t n, double ns)
         snprintf(buf, n, "%.1f ms", ns / 1e6);
 }
 
-int hps_symtab_name(const void *addr, char *buf, size_t n);
+int hps_preload_symtab_name(const void *addr, char *buf, size_t n);
 
 /* The file name of an object; the main program reports an empty path. */
 static const char *base_name(const char *path)
@@ -168,7 +168,7 @@ static void describe(char *buf, size_t n, struct entry *e)
 {
     Dl_info di;
     const void *lock = (const void *)hps_load_relaxed(&e->key);
-    if (hps_symtab_name(lock, buf, n) == 0)
+    if (hps_preload_symtab_name(lock, buf, n) == 0)
         return;
     if (dladdr(lock, &di) && di.dli_sname && di.dli_saddr) {
         size_t off = (size_t)((const char *)lock - (const char *)di.dli_saddr);
@@ -214,7 +214,7 @@ static struct entry *next_best(unsigned char *shown, keep_fn keep, before_fn bef
 }
 
 /* The kind the table being printed lists. */
-static hps_stats_kind_t g_table_kind;
+static hps_preload_stats_kind_t g_table_kind;
 static int of_table_kind(const struct entry *e) { return e->kind == g_table_kind; }
 
 /* Most contended first, then most acquired. */
@@ -270,7 +270,7 @@ static void report_elision(FILE *out)
  * but the last of each round).
  */
 static const struct table_def {
-    hps_stats_kind_t kind;
+    hps_preload_stats_kind_t kind;
     const char *title, *noun, *taken, *second, *extra;
 } g_tables[] = {
     { HPS_STATS_MUTEX, "locks", "lock", "acquisitions", "contended", NULL },
@@ -288,7 +288,7 @@ static void report_table(FILE *out, const struct table_def *t, unsigned top_max,
     unsigned top = top_max < used ? top_max : (unsigned)used;
     if (t->kind == HPS_STATS_MUTEX) {
         fprintf(out, "hpsync stats: pid %d, lock %s, %zu locks seen, %u shown (most contended first)",
-                pid, hps_lock_algo_name(hps_pl_algo), used, top);
+                pid, hps_lock_algo_name(hps_preload_algo), used, top);
         uint64_t un = hps_load_relaxed(&g_untracked);
         if (un)
             fprintf(out, ", %llu calls on objects beyond the table", (unsigned long long)un);

@@ -42,7 +42,7 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Look `addr` up in its object's .symtab; writes "name" or "name+off". */
-int hps_symtab_name(const void *addr, char *buf, size_t n)
+int hps_preload_symtab_name(const void *addr, char *buf, size_t n)
 {
     struct find f = { (uintptr_t)addr, 0, NULL, 0 };
     dl_iterate_phdr(find_object, &f);

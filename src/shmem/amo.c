@@ -14,16 +14,16 @@
 /* A fetching AMO as an expression of type T. */
 #define FETCHING(T, op, dest, val, cmp, pe) ({ \
         T v_ = (val), c_ = (cmp), r_; \
-        hps_ctx_amo(ctx_, __func__, (op), (void *)(dest), &v_, &c_, &r_, sizeof(T), (pe), 0); \
+        hps_shmem_ctx_amo(ctx_, __func__, (op), (void *)(dest), &v_, &c_, &r_, sizeof(T), (pe), 0); \
         r_; })
 /* A non-fetching one (result NULL), and the nbi fetching form into *fetch. */
 #define NONFETCHING(T, op, dest, val, pe) do { \
         T v_ = (val); \
-        hps_ctx_amo(ctx_, __func__, (op), (dest), &v_, NULL, NULL, sizeof(T), (pe), 0); \
+        hps_shmem_ctx_amo(ctx_, __func__, (op), (dest), &v_, NULL, NULL, sizeof(T), (pe), 0); \
     } while (0)
 #define FETCH_NBI(T, op, fetch, dest, val, cmp, pe) do { \
         T v_ = (val), c_ = (cmp); \
-        hps_ctx_amo(ctx_, __func__, (op), (void *)(dest), &v_, &c_, (fetch), sizeof(T), (pe), 1); \
+        hps_shmem_ctx_amo(ctx_, __func__, (op), (void *)(dest), &v_, &c_, (fetch), sizeof(T), (pe), 1); \
     } while (0)
 /* The deprecated names have no context twin: a fetching one returning
  * EXPR, a non-fetching one running STMT. */

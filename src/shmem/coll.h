@@ -15,31 +15,31 @@
 typedef void (*hps_reduce_fn)(void *acc, const void *in, size_t n);
 
 /* root_copies: 1.5 semantics (the root's dest gets the data too), 0: 1.3. */
-void hps_coll_broadcast(const char *fn, const hps_group_t *g, void *dest, const void *src,
+void hps_shmem_coll_broadcast(const char *fn, const hps_shmem_group_t *g, void *dest, const void *src,
                         size_t len, int root, int root_copies);
-void hps_coll_collect(const char *fn, const hps_group_t *g, void *dest, const void *src,
+void hps_shmem_coll_collect(const char *fn, const hps_shmem_group_t *g, void *dest, const void *src,
                       size_t len);
-void hps_coll_fcollect(const char *fn, const hps_group_t *g, void *dest, const void *src,
+void hps_shmem_coll_fcollect(const char *fn, const hps_shmem_group_t *g, void *dest, const void *src,
                        size_t len);
-void hps_coll_alltoall(const char *fn, const hps_group_t *g, void *dest, const void *src,
+void hps_shmem_coll_alltoall(const char *fn, const hps_shmem_group_t *g, void *dest, const void *src,
                        size_t len);
-void hps_coll_alltoalls(const char *fn, const hps_group_t *g, void *dest, const void *src,
+void hps_shmem_coll_alltoalls(const char *fn, const hps_shmem_group_t *g, void *dest, const void *src,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);
-void hps_coll_reduce(const char *fn, const hps_group_t *g, void *dest, const void *src,
+void hps_shmem_coll_reduce(const char *fn, const hps_shmem_group_t *g, void *dest, const void *src,
                      size_t n, size_t es, hps_reduce_fn op);
 
 /* The same on the on-node path (coll_node.c); coll.c chooses. */
-void hps_node_broadcast(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_broadcast(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                         size_t len, int root, int root_copies);
-void hps_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                       size_t len);
-void hps_node_fcollect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_fcollect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                        size_t len);
-void hps_node_alltoall(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_alltoall(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                        size_t len);
-void hps_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es);
-void hps_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                      size_t n, size_t es, hps_reduce_fn op);
 
 #endif

@@ -37,33 +37,33 @@ static const char *peer_obj(const char *fn, const hps_ngrp_t *g, int k, const vo
     return hps_target(fn, addr, len, g->m[k].pe, &r, &o);
 }
 
-void hps_node_broadcast(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_broadcast(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                         size_t len, int root, int root_copies)
 {
     if (len <= HPS_RING_BYTES) {
         if (g->me == root) {
             int slot;
-            memcpy(hps_node_post_begin(g, &slot), src, len);
-            hps_node_post(g, slot, len, 0);
+            memcpy(hps_shmem_node_post_begin(g, &slot), src, len);
+            hps_shmem_node_post(g, slot, len, 0);
             if (root_copies)
                 memmove(dest, src, len);
         } else {
-            hps_node_msg_t msg;
-            hps_node_recv(g, root, &msg, 0, len);
+            hps_shmem_node_msg_t msg;
+            hps_shmem_node_recv(g, root, &msg, 0, len);
             memcpy(dest, msg.data, len);
-            hps_node_release(g, &msg);
+            hps_shmem_node_release(g, &msg);
         }
         return;
     }
     if (g->me == root) {
-        hps_node_signal_all(g);
+        hps_shmem_node_signal_all(g);
         if (root_copies)
             memmove(dest, src, len);
-        hps_node_wait_all(g);
+        hps_shmem_node_wait_all(g);
     } else {
-        hps_node_wait(g, root);
+        hps_shmem_node_wait(g, root);
         memcpy(dest, peer_obj(fn, g, root, src, len), len);
-        hps_node_signal(g, root);
+        hps_shmem_node_signal(g, root);
     }
 }
 
@@ -75,33 +75,33 @@ static void pull_all(const char *fn, const hps_ngrp_t *g, char *dest, const char
     size_t mine = alltoall ? (size_t)g->me * len : 0;
     if (post_len <= HPS_RING_BYTES) {
         int slot;
-        memcpy(hps_node_post_begin(g, &slot), src, post_len);
-        hps_node_post(g, slot, post_len, alltoall ? len : 0);
+        memcpy(hps_shmem_node_post_begin(g, &slot), src, post_len);
+        hps_shmem_node_post(g, slot, post_len, alltoall ? len : 0);
         memmove(dest + (size_t)g->me * len, src + mine, len);
         for (int d = 1; d < g->n; d++) {
             int k = (g->me + d) % g->n;
-            hps_node_msg_t msg;
-            hps_node_recv(g, k, &msg, mine, len);
+            hps_shmem_node_msg_t msg;
+            hps_shmem_node_recv(g, k, &msg, mine, len);
             memcpy(dest + (size_t)k * len, msg.data, len);
-            hps_node_release(g, &msg);
+            hps_shmem_node_release(g, &msg);
         }
         return;
     }
-    hps_node_barrier(g);
+    hps_shmem_node_barrier(g);
     for (int d = 0; d < g->n; d++) {
         int k = (g->me + d) % g->n;
         memmove(dest + (size_t)k * len, peer_obj(fn, g, k, src + mine, len), len);
     }
-    hps_node_barrier(g);
+    hps_shmem_node_barrier(g);
 }
 
-void hps_node_fcollect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_fcollect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                        size_t len)
 {
     pull_all(fn, g, dest, src, len, len, 0);
 }
 
-void hps_node_alltoall(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_alltoall(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                        size_t len)
 {
     /* Small: the whole source goes out once; each member takes its block. */
@@ -116,7 +116,7 @@ static void copy_strided(char *d, ptrdiff_t dst, const char *s, ptrdiff_t sst, s
         memmove(d + e * (size_t)dst * es, s + e * (size_t)sst * es, es);
 }
 
-void hps_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                         ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es)
 {
     size_t blk = nelems * es, dblk = nelems * (size_t)dst * es, sblk = nelems * (size_t)sst * es;
@@ -125,28 +125,28 @@ void hps_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const v
     if ((size_t)g->n * blk <= HPS_RING_BYTES) {
         /* Block j of the message is member j's, packed. */
         int slot;
-        char *out = hps_node_post_begin(g, &slot);
+        char *out = hps_shmem_node_post_begin(g, &slot);
         for (int j = 0; j < g->n; j++)
             copy_strided(out + (size_t)j * blk, 1, s + (size_t)j * sblk, sst, nelems, es);
-        hps_node_post(g, slot, (size_t)g->n * blk, blk);
+        hps_shmem_node_post(g, slot, (size_t)g->n * blk, blk);
         copy_strided(d + (size_t)g->me * dblk, dst, s + (size_t)g->me * sblk, sst, nelems, es);
         for (int i = 1; i < g->n; i++) {
             int k = (g->me + i) % g->n;
-            hps_node_msg_t msg;
-            hps_node_recv(g, k, &msg, (size_t)g->me * blk, blk);
+            hps_shmem_node_msg_t msg;
+            hps_shmem_node_recv(g, k, &msg, (size_t)g->me * blk, blk);
             copy_strided(d + (size_t)k * dblk, dst, (const char *)msg.data, 1, nelems, es);
-            hps_node_release(g, &msg);
+            hps_shmem_node_release(g, &msg);
         }
         return;
     }
-    hps_node_barrier(g);
+    hps_shmem_node_barrier(g);
     for (int i = 0; i < g->n; i++) {
         int k = (g->me + i) % g->n;
         const char *from = peer_obj(fn, g, k, s + (size_t)g->me * sblk,
                                     nelems ? (nelems - 1) * (size_t)sst * es + es : 0);
         copy_strided(d + (size_t)k * dblk, dst, from, sst, nelems, es);
     }
-    hps_node_barrier(g);
+    hps_shmem_node_barrier(g);
 }
 
 /*
@@ -155,21 +155,21 @@ void hps_node_alltoalls(const char *fn, const hps_ngrp_t *g, void *dest, const v
  * the owner waits for a "done" from every reader before it returns; all
  * members know whose that is from the counts, so the messages match.
  */
-void hps_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                       size_t len)
 {
     const size_t room = HPS_RING_BYTES - sizeof(uint64_t);
     uint64_t count = len;
     int slot;
-    unsigned char *out = hps_node_post_begin(g, &slot);
+    unsigned char *out = hps_shmem_node_post_begin(g, &slot);
     memcpy(out, &count, sizeof count);
     if (len <= room)
         memcpy(out + sizeof count, src, len);
-    hps_node_post(g, slot, sizeof count + (len <= room ? len : 0), 0);
-    hps_node_msg_t msg[HPS_NODE_MAX];
+    hps_shmem_node_post(g, slot, sizeof count + (len <= room ? len : 0), 0);
+    hps_shmem_node_msg_t msg[HPS_NODE_MAX];
     for (int k = 0; k < g->n; k++)
         if (k != g->me)
-            hps_node_recv(g, k, &msg[k], 0, HPS_INLINE_BYTES);
+            hps_shmem_node_recv(g, k, &msg[k], 0, HPS_INLINE_BYTES);
     size_t at = 0;
     for (int k = 0; k < g->n; k++) {
         uint64_t c = len;
@@ -190,15 +190,15 @@ void hps_node_collect(const char *fn, const hps_ngrp_t *g, void *dest, const voi
             continue;
         uint64_t c;
         memcpy(&c, msg[k].data, sizeof c);
-        hps_node_release(g, &msg[k]);
+        hps_shmem_node_release(g, &msg[k]);
         if (c > room)
-            hps_node_signal(g, k);      /* done with k's source */
+            hps_shmem_node_signal(g, k);      /* done with k's source */
     }
     if (len > room)
-        hps_node_wait_all(g);
+        hps_shmem_node_wait_all(g);
 }
 
-void hps_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
+void hps_shmem_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void *src,
                      size_t n, size_t es, hps_reduce_fn op)
 {
     size_t total = n * es;
@@ -206,13 +206,13 @@ void hps_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void
         /* Our own contribution is read back from our slot: in place, dest
          * is the source and gets overwritten by member 0's data first. */
         int slot;
-        unsigned char *own = hps_node_post_begin(g, &slot);
+        unsigned char *own = hps_shmem_node_post_begin(g, &slot);
         memcpy(own, src, total);
-        hps_node_post(g, slot, total, 0);
-        hps_node_msg_t msg[HPS_NODE_MAX];
+        hps_shmem_node_post(g, slot, total, 0);
+        hps_shmem_node_msg_t msg[HPS_NODE_MAX];
         for (int k = 0; k < g->n; k++)
             if (k != g->me)
-                hps_node_recv(g, k, &msg[k], 0, total);
+                hps_shmem_node_recv(g, k, &msg[k], 0, total);
         for (int k = 0; k < g->n; k++) {
             const void *in = k == g->me ? own : msg[k].data;
             if (k == 0)
@@ -222,7 +222,7 @@ void hps_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void
         }
         for (int k = 0; k < g->n; k++)
             if (k != g->me)
-                hps_node_release(g, &msg[k]);
+                hps_shmem_node_release(g, &msg[k]);
         return;
     }
     /* Large: combine straight from the members' sources, chunk by chunk
@@ -231,18 +231,18 @@ void hps_node_reduce(const char *fn, const hps_ngrp_t *g, void *dest, const void
     int in_place = dest == src;
     char *acc = in_place ? malloc(total) : dest;
     if (!acc)
-        hps_fatal(fn, "out of memory for a %zu-byte reduction", total);
+        hps_shmem_fatal(fn, "out of memory for a %zu-byte reduction", total);
     const char *from[HPS_NODE_MAX];
     for (int k = 0; k < g->n; k++)
         from[k] = peer_obj(fn, g, k, src, total);
-    hps_node_barrier(g);
+    hps_shmem_node_barrier(g);
     for (size_t off = 0; off < total; off += chunk) {
         size_t len = total - off < chunk ? total - off : chunk;
         memcpy(acc + off, from[0] + off, len);
         for (int k = 1; k < g->n; k++)
             op(acc + off, from[k] + off, len / es);
     }
-    hps_node_barrier(g);
+    hps_shmem_node_barrier(g);
     if (in_place) {
         memcpy(dest, acc, total);
         free(acc);

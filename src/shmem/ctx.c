@@ -28,7 +28,7 @@ static int team_create_ctx(const char *fn, shmem_team_t team, long options, shme
     c->world = team == SHMEM_TEAM_WORLD;
     c->options = options;
     c->ofi = NULL;
-    if (hps_sh.ofi) {
+    if (hps_shmem_sh.ofi) {
         int single = (options & (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED)) != 0;
         if (hps_ofi_ctx_create(single ? HPS_OFI_CTX_SINGLE : 0, &c->ofi) != 0) {
             free(c);
@@ -44,13 +44,13 @@ HPS_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *
     return team_create_ctx(__func__, team, options, ctx);
 }
 
-int hps_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe)
+int hps_shmem_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe)
 {
     if (ctx == SHMEM_CTX_INVALID)
-        hps_fatal(fn, "invalid context (SHMEM_CTX_INVALID)");
+        hps_shmem_fatal(fn, "invalid context (SHMEM_CTX_INVALID)");
     const struct hps_shmem_team *t = ctx->team;
     if (pe < 0 || pe >= t->size)
-        hps_fatal(fn, "PE %d out of range 0..%d of the context's team", pe, t->size - 1);
+        hps_shmem_fatal(fn, "PE %d out of range 0..%d of the context's team", pe, t->size - 1);
     return hps_team_pe(t, pe);
 }
 

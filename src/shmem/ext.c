@@ -9,7 +9,7 @@
 HPS_API const char *shmemx_transport(int pe)
 {
     hps_check_running(__func__);
-    if ((unsigned)pe >= hps_sh.npes)
+    if ((unsigned)pe >= hps_shmem_sh.npes)
         return NULL;
     return hps_peer_map(HPS_REG_HEAP, pe) ? "shm" : "ofi";
 }
@@ -17,7 +17,7 @@ HPS_API const char *shmemx_transport(int pe)
 HPS_API const char *shmemx_provider(void)
 {
     hps_check_running(__func__);
-    return hps_sh.ofi ? hps_ofi_provider() : NULL;
+    return hps_shmem_sh.ofi ? hps_ofi_provider() : NULL;
 }
 
 HPS_API double shmemx_wtime(void)
@@ -28,13 +28,13 @@ HPS_API double shmemx_wtime(void)
 HPS_API size_t shmemx_heap_size(void)
 {
     hps_check_running(__func__);
-    return hps_sh.size[HPS_REG_HEAP] - HPS_HEAP_RESERVED;
+    return hps_shmem_sh.size[HPS_REG_HEAP] - HPS_HEAP_RESERVED;
 }
 
 HPS_API size_t shmemx_heap_free(void)
 {
     hps_check_running(__func__);
-    return hps_heap_free_bytes();
+    return hps_shmem_heap_free_bytes();
 }
 
 /* OpenSHMEM 1.5's profiling interface asks for this routine, a no-op in the

@@ -14,7 +14,7 @@
  * Alignment is a property of addresses, and each PE has its own heap
  * address: an offset aligned to 16 KiB is a 16 KiB-aligned address only on
  * a PE whose heap base is aligned that far too.  So the heap is mapped
- * (transport/shm.c, through hps_heap_map_align) with the first byte after
+ * (transport/shm.c, through hps_shmem_heap_map_align) with the first byte after
  * the library's reserved area aligned to the heap size rounded up to a power
  * of two, A, on every PE.  Every PE's base then has the same remainder
  * modulo any power of two up to A, the allocator aligns the address (base +
@@ -53,13 +53,13 @@ static size_t heap_align(size_t heap_size)
     return a;
 }
 
-size_t hps_heap_map_align(size_t heap_size, size_t page, size_t *lead)
+size_t hps_shmem_heap_map_align(size_t heap_size, size_t page, size_t *lead)
 {
     *lead = (HPS_HEAP_RESERVED + page - 1) / page * page;
     return heap_align(heap_size);
 }
 
-void hps_heap_init(size_t heap_size, size_t reserved)
+void hps_shmem_heap_init(size_t heap_size, size_t reserved)
 {
     while (g_head) {
         blk_t *n = g_head->next;
@@ -71,13 +71,13 @@ void hps_heap_init(size_t heap_size, size_t reserved)
     /* The mapping's promise, which symmetry rests on (any page size: only
      * the remainder modulo A matters, and the lead is whole pages). */
     size_t lead;
-    hps_heap_map_align(heap_size, (size_t)sysconf(_SC_PAGESIZE), &lead);
-    if ((hps_sh.base[HPS_REG_HEAP] + lead) & (g_align_max - 1))
-        hps_fatal("shmem_init", "the symmetric heap at %p is not mapped aligned to %zu bytes",
-                  (void *)hps_sh.base[HPS_REG_HEAP], g_align_max);
+    hps_shmem_heap_map_align(heap_size, (size_t)sysconf(_SC_PAGESIZE), &lead);
+    if ((hps_shmem_sh.base[HPS_REG_HEAP] + lead) & (g_align_max - 1))
+        hps_shmem_fatal("shmem_init", "the symmetric heap at %p is not mapped aligned to %zu bytes",
+                  (void *)hps_shmem_sh.base[HPS_REG_HEAP], g_align_max);
     g_head = calloc(1, sizeof *g_head);
     if (!g_head)
-        hps_fatal("shmem_init", "out of memory");
+        hps_shmem_fatal("shmem_init", "out of memory");
     g_head->off = reserved;
     g_head->size = heap_size - reserved;
 }
@@ -86,7 +86,7 @@ static blk_t *split(blk_t *b, size_t at)
 {
     blk_t *n = malloc(sizeof *n);
     if (!n)
-        hps_fatal("shmem_malloc", "out of memory for the heap's bookkeeping");
+        hps_shmem_fatal("shmem_malloc", "out of memory for the heap's bookkeeping");
     n->off = b->off + at;
     n->size = b->size - at;
     n->used = 0;
@@ -124,7 +124,7 @@ static size_t largest_free(void)
 static size_t alloc_off(const char *fn, size_t align, size_t size)
 {
     size = (size + GRAIN - 1) & ~(GRAIN - 1);
-    uintptr_t base = hps_sh.base[HPS_REG_HEAP];
+    uintptr_t base = hps_shmem_sh.base[HPS_REG_HEAP];
     for (blk_t *b = g_head; b; b = b->next) {
         if (b->used)
             continue;
@@ -141,18 +141,18 @@ static size_t alloc_off(const char *fn, size_t align, size_t size)
     }
     size_t big = largest_free();
     pthread_mutex_unlock(&g_lock);
-    hps_fatal(fn, "out of symmetric heap: %zu bytes requested, largest free block %zu of %zu "
+    hps_shmem_fatal(fn, "out of symmetric heap: %zu bytes requested, largest free block %zu of %zu "
               "(set HPSYNC_SHMEM_HEAP_SIZE)", size, big, g_heap_size);
 }
 
 static blk_t *find(const char *fn, const void *ptr)
 {
-    size_t off = (uintptr_t)ptr - hps_sh.base[HPS_REG_HEAP];
+    size_t off = (uintptr_t)ptr - hps_shmem_sh.base[HPS_REG_HEAP];
     for (blk_t *b = g_head; b; b = b->next)
         if (b->off == off && b->used)
             return b;
     pthread_mutex_unlock(&g_lock);
-    hps_fatal(fn, "%p was not returned by shmem_malloc (or is already freed)", ptr);
+    hps_shmem_fatal(fn, "%p was not returned by shmem_malloc (or is already freed)", ptr);
 }
 
 static void release(blk_t *b)
@@ -173,19 +173,19 @@ static void *heap_alloc(const char *fn, size_t align, size_t size, int zero)
     if (align < GRAIN)
         align = GRAIN;
     if (align & (align - 1))
-        hps_fatal(fn, "alignment %zu is not a power of two", align);
+        hps_shmem_fatal(fn, "alignment %zu is not a power of two", align);
     if (align > g_align_max)
-        hps_fatal(fn, "alignment %zu is larger than the symmetric heap (%zu bytes): no address "
+        hps_shmem_fatal(fn, "alignment %zu is larger than the symmetric heap (%zu bytes): no address "
                   "can be aligned to it on every PE (set HPSYNC_SHMEM_HEAP_SIZE)", align,
                   g_heap_size);
     pthread_mutex_lock(&g_lock);
     size_t off = alloc_off(fn, align, size);
     pthread_mutex_unlock(&g_lock);
-    char *p = (char *)hps_sh.base[HPS_REG_HEAP] + off;
+    char *p = (char *)hps_shmem_sh.base[HPS_REG_HEAP] + off;
     if (zero)
         memset(p, 0, size);
     /* Nobody may touch the new object on another PE before that PE has it. */
-    hps_barrier_all_internal(fn);
+    hps_shmem_barrier_all_internal(fn);
     return p;
 }
 
@@ -209,7 +209,7 @@ HPS_API void *shmem_align(size_t alignment, size_t size)
 HPS_API void *shmem_calloc(size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size)
-        hps_fatal(__func__, "%zu x %zu bytes overflows", count, size);
+        hps_shmem_fatal(__func__, "%zu x %zu bytes overflows", count, size);
     return heap_alloc(__func__, GRAIN, count * size, 1);
 }
 
@@ -224,7 +224,7 @@ static void heap_free(const char *fn, void *ptr)
     blk_t *b = find(fn, ptr);
     pthread_mutex_unlock(&g_lock);
     /* Every PE's operations on the object must be over before it goes. */
-    hps_barrier_all_internal(fn);
+    hps_shmem_barrier_all_internal(fn);
     pthread_mutex_lock(&g_lock);
     release(b);
     pthread_mutex_unlock(&g_lock);
@@ -247,10 +247,10 @@ static void *heap_realloc(const char *fn, void *ptr, size_t size)
     pthread_mutex_lock(&g_lock);
     blk_t *b = find(fn, ptr);
     pthread_mutex_unlock(&g_lock);
-    hps_barrier_all_internal(fn);
+    hps_shmem_barrier_all_internal(fn);
     pthread_mutex_lock(&g_lock);
     size_t want = (size + GRAIN - 1) & ~(GRAIN - 1);
-    char *base = (char *)hps_sh.base[HPS_REG_HEAP];
+    char *base = (char *)hps_shmem_sh.base[HPS_REG_HEAP];
     if (b->next && !b->next->used && b->size + b->next->size >= want)
         merge_next(b);                  /* grow in place */
     if (b->size >= want) {
@@ -260,14 +260,14 @@ static void *heap_realloc(const char *fn, void *ptr, size_t size)
                 merge_next(rest);
         }
         pthread_mutex_unlock(&g_lock);
-        hps_barrier_all_internal(fn);
+        hps_shmem_barrier_all_internal(fn);
         return base + b->off;
     }
     size_t off = alloc_off(fn, GRAIN, size);
     memcpy(base + off, base + b->off, b->size);
     release(b);
     pthread_mutex_unlock(&g_lock);
-    hps_barrier_all_internal(fn);
+    hps_shmem_barrier_all_internal(fn);
     return base + off;
 }
 
@@ -276,7 +276,7 @@ HPS_API void *shmem_realloc(void *ptr, size_t size)
     return heap_realloc(__func__, ptr, size);
 }
 
-size_t hps_heap_free_bytes(void)
+size_t hps_shmem_heap_free_bytes(void)
 {
     size_t n = 0;
     pthread_mutex_lock(&g_lock);

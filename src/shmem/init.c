@@ -26,9 +26,9 @@
 #include "envparse.h"
 #include "settings.h"
 
-hps_shmem_state_t hps_sh;
+hps_shmem_state_t hps_shmem_sh;
 
-static hps_shm_seg_t g_heap_seg, g_data_seg;
+static hps_shmem_shm_seg_t g_heap_seg, g_data_seg;
 static int g_ofi_mt;            /* the libfabric default context takes its lock */
 static void *g_heap;
 static size_t g_heap_size;
@@ -39,14 +39,14 @@ static void map_peers(int n, const unsigned char *use_shm, size_t data_size)
     for (int pe = 0; pe < n; pe++) {
         if (!use_shm[pe])
             continue;
-        char **heap = &hps_sh.peer[HPS_REG_HEAP][pe], **data = &hps_sh.peer[HPS_REG_DATA][pe];
-        if (pe == hps_sh.me) {
-            *heap = (char *)hps_sh.base[HPS_REG_HEAP];
-            *data = (char *)hps_sh.base[HPS_REG_DATA];
+        char **heap = &hps_shmem_sh.peer[HPS_REG_HEAP][pe], **data = &hps_shmem_sh.peer[HPS_REG_DATA][pe];
+        if (pe == hps_shmem_sh.me) {
+            *heap = (char *)hps_shmem_sh.base[HPS_REG_HEAP];
+            *data = (char *)hps_shmem_sh.base[HPS_REG_DATA];
             continue;
         }
-        *heap = hps_shm_map_peer("heap", pe, g_heap_size);
-        *data = data_size ? hps_shm_map_peer("data", pe, data_size) : NULL;
+        *heap = hps_shmem_shm_map_peer("heap", pe, g_heap_size);
+        *data = data_size ? hps_shmem_shm_map_peer("data", pe, data_size) : NULL;
         if (!*heap || (data_size && !*data))
             hps_rt_abort(1);
     }
@@ -61,11 +61,11 @@ static void check_sizes(int n, size_t data_size)
         if (hps_rt_get(pe, "hps.sizes", theirs, sizeof theirs) != 0)
             hps_rt_abort(1);
         if (theirs[0] != mine[0])
-            hps_fatal("shmem_init", "PE %d has a %llu-byte symmetric heap, this PE %llu: "
+            hps_shmem_fatal("shmem_init", "PE %d has a %llu-byte symmetric heap, this PE %llu: "
                       "HPSYNC_SHMEM_HEAP_SIZE must be the same everywhere", pe,
                       (unsigned long long)theirs[0], (unsigned long long)mine[0]);
         if (theirs[1] != mine[1])
-            hps_fatal("shmem_init", "PE %d's data segment is %llu bytes, this PE's %llu: "
+            hps_shmem_fatal("shmem_init", "PE %d's data segment is %llu bytes, this PE's %llu: "
                       "every PE must run the same program", pe,
                       (unsigned long long)theirs[1], (unsigned long long)mine[1]);
     }
@@ -76,9 +76,9 @@ static void print_info(int n, int nodes_ofi)
     printf("hpsync-shmem: OpenSHMEM %d.%d (%s), %d PEs, runtime %s, heap %zu bytes per PE, "
            "data segment %zu bytes, transport %s%s%s\n",
            SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION, SHMEM_VENDOR_STRING, n, hps_rt_name(),
-           g_heap_size, hps_sh.size[HPS_REG_DATA],
-           hps_sh.transport_ofi ? "ofi (forced)" : nodes_ofi ? "shm on-node, ofi off-node" : "shm",
-           hps_sh.ofi ? ", provider " : "", hps_sh.ofi ? hps_ofi_provider() : "");
+           g_heap_size, hps_shmem_sh.size[HPS_REG_DATA],
+           hps_shmem_sh.transport_ofi ? "ofi (forced)" : nodes_ofi ? "shm on-node, ofi off-node" : "shm",
+           hps_shmem_sh.ofi ? ", provider " : "", hps_shmem_sh.ofi ? hps_ofi_provider() : "");
     fflush(stdout);
 }
 
@@ -90,42 +90,42 @@ static void wire_up(int requested)
         hps_shmem_errline(fn, "cannot join the job");
         exit(1);
     }
-    hps_sh.rt_up = 1;
+    hps_shmem_sh.rt_up = 1;
     int me = hps_rt_rank(), n = hps_rt_size();
-    hps_sh.me = me;
+    hps_shmem_sh.me = me;
     const char *t = hps_shmem_set.transport;
-    hps_sh.transport_ofi = !strcmp(t, "ofi");
-    if (!hps_sh.transport_ofi && strcmp(t, "auto"))
+    hps_shmem_sh.transport_ofi = !strcmp(t, "ofi");
+    if (!hps_shmem_sh.transport_ofi && strcmp(t, "auto"))
         hps_env_bad_value("HPSYNC_SHMEM_TRANSPORT", t, "is not auto or ofi", "auto");
 
     unsigned char *use_shm = calloc((size_t)n, 1);
     for (int r = 0; r < HPS_NREG; r++)
-        hps_sh.peer[r] = calloc((size_t)n, sizeof(char *));
-    if (!use_shm || !hps_sh.peer[HPS_REG_HEAP] || !hps_sh.peer[HPS_REG_DATA])
-        hps_fatal(fn, "out of memory");
+        hps_shmem_sh.peer[r] = calloc((size_t)n, sizeof(char *));
+    if (!use_shm || !hps_shmem_sh.peer[HPS_REG_HEAP] || !hps_shmem_sh.peer[HPS_REG_DATA])
+        hps_shmem_fatal(fn, "out of memory");
     int shared = 0, off_node = 0, local = 0, mynode = hps_rt_node_of(me);
     for (int pe = 0; pe < n; pe++) {
         int on = hps_rt_node_of(pe) == mynode;
         local += on;
         off_node |= !on;
-        use_shm[pe] = on && !hps_sh.transport_ofi;
+        use_shm[pe] = on && !hps_shmem_sh.transport_ofi;
         shared |= use_shm[pe] && pe != me;
     }
-    int need_ofi = hps_sh.transport_ofi || off_node;
-    hps_wait_configure(local, hps_shmem_set.spin_us, hps_shmem_set.poll_ms);
+    int need_ofi = hps_shmem_sh.transport_ofi || off_node;
+    hps_shmem_wait_configure(local, hps_shmem_set.spin_us, hps_shmem_set.poll_ms);
 
     g_heap_size = hps_shmem_heap_bytes();
-    g_heap = hps_shm_heap_create(g_heap_size, shared, &g_heap_seg);
+    g_heap = hps_shmem_shm_heap_create(g_heap_size, shared, &g_heap_seg);
     uintptr_t dbase;
     size_t dsize;
-    if (!g_heap || hps_shm_data_setup(shared, &dbase, &dsize, &g_data_seg) != 0) {
-        hps_shm_unlink(&g_heap_seg);
+    if (!g_heap || hps_shmem_shm_data_setup(shared, &dbase, &dsize, &g_data_seg) != 0) {
+        hps_shmem_shm_unlink(&g_heap_seg);
         hps_rt_abort(1);
     }
-    hps_sh.base[HPS_REG_HEAP] = (uintptr_t)g_heap;
-    hps_sh.size[HPS_REG_HEAP] = g_heap_size;
-    hps_sh.base[HPS_REG_DATA] = dbase;
-    hps_sh.size[HPS_REG_DATA] = dsize;
+    hps_shmem_sh.base[HPS_REG_HEAP] = (uintptr_t)g_heap;
+    hps_shmem_sh.size[HPS_REG_HEAP] = g_heap_size;
+    hps_shmem_sh.base[HPS_REG_DATA] = dbase;
+    hps_shmem_sh.size[HPS_REG_DATA] = dsize;
 
     uint64_t sizes[2] = { g_heap_size, dsize };
     if (hps_rt_put("hps.sizes", sizes, sizeof sizes) != 0 || hps_rt_exchange() != 0)
@@ -136,12 +136,12 @@ static void wire_up(int requested)
     /* Every peer holds its mappings now: the names can go. */
     if (hps_rt_barrier() != 0)
         hps_rt_abort(1);
-    hps_shm_unlink(&g_heap_seg);
-    hps_shm_unlink(&g_data_seg);
+    hps_shmem_shm_unlink(&g_heap_seg);
+    hps_shmem_shm_unlink(&g_data_seg);
 
     if (need_ofi) {
         /* Only now is libfabric loaded: an on-node job never maps it. */
-        if (hps_ofi_load(fn, hps_sh.transport_ofi ? "HPSYNC_SHMEM_TRANSPORT=ofi"
+        if (hps_ofi_load(fn, hps_shmem_sh.transport_ofi ? "HPSYNC_SHMEM_TRANSPORT=ofi"
                                                   : "a job with PEs on other nodes") != 0)
             hps_rt_abort(1);
         /* Threads may then share the default context at once: the
@@ -154,22 +154,22 @@ static void wire_up(int requested)
         };
         if (hps_ofi_init(&s) != 0)
             hps_rt_abort(1);
-        hps_p_ofi_select(mt);
+        hps_shmem_p_ofi_select(mt);
         g_ofi_mt = mt;
         hps_shmem_ctx_default.ofi = &hps_ofi_dflt;
-        hps_sh.ofi = 1;
+        hps_shmem_sh.ofi = 1;
         for (int r = 0; r < HPS_NREG; r++)
             for (int pe = 0; pe < n; pe++)
-                if (!hps_sh.peer[r][pe])
-                    hps_sh.peer[r][pe] = (char *)&s.row[r][pe] + HPS_PEER_OFI;
+                if (!hps_shmem_sh.peer[r][pe])
+                    hps_shmem_sh.peer[r][pe] = (char *)&s.row[r][pe] + HPS_PEER_OFI;
     }
-    hps_heap_init(g_heap_size, HPS_HEAP_RESERVED);
-    hps_sh.state = HPS_ST_RUNNING;
-    hps_sh.npes = (uint32_t)n;
-    hps_teams_init();
+    hps_shmem_heap_init(g_heap_size, HPS_HEAP_RESERVED);
+    hps_shmem_sh.state = HPS_ST_RUNNING;
+    hps_shmem_sh.npes = (uint32_t)n;
+    hps_shmem_teams_init();
     if (hps_shmem_set.info && me == 0)
         print_info(n, off_node);
-    hps_barrier_all_internal(fn);
+    hps_shmem_barrier_all_internal(fn);
 }
 
 /* Programs written for OpenSHMEM 1.0-1.2 (start_pes) never call
@@ -182,7 +182,7 @@ static void finalize(void);
 static void finalize_at_exit(int status, void *arg)
 {
     (void)arg;
-    if (status == 0 && hps_sh.state == HPS_ST_RUNNING)
+    if (status == 0 && hps_shmem_sh.state == HPS_ST_RUNNING)
         finalize();
 }
 
@@ -190,9 +190,9 @@ static void finalize_at_exit(int status, void *arg)
  * which a profiling tool sees as itself, not as this). */
 static int init_thread(int requested, int *provided)
 {
-    if (hps_sh.state == HPS_ST_FINALIZED)
-        hps_fatal("shmem_init", "called after shmem_finalize");
-    if (hps_sh.state == HPS_ST_NEVER) {
+    if (hps_shmem_sh.state == HPS_ST_FINALIZED)
+        hps_shmem_fatal("shmem_init", "called after shmem_finalize");
+    if (hps_shmem_sh.state == HPS_ST_NEVER) {
         wire_up(requested);
         on_exit(finalize_at_exit, NULL);
     }
@@ -201,12 +201,12 @@ static int init_thread(int requested, int *provided)
      * the first shmem_init_thread asked for SHMEM_THREAD_MULTIPLE (and
      * only then: the others pay nothing for it); a later call cannot get
      * more than the first one asked for. */
-    int supported = hps_sh.ofi && !g_ofi_mt ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE;
-    hps_sh.thread_level = requested < supported ? requested : supported;
-    if (hps_sh.thread_level < SHMEM_THREAD_SINGLE)
-        hps_sh.thread_level = SHMEM_THREAD_SINGLE;
+    int supported = hps_shmem_sh.ofi && !g_ofi_mt ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE;
+    hps_shmem_sh.thread_level = requested < supported ? requested : supported;
+    if (hps_shmem_sh.thread_level < SHMEM_THREAD_SINGLE)
+        hps_shmem_sh.thread_level = SHMEM_THREAD_SINGLE;
     if (provided)
-        *provided = hps_sh.thread_level;
+        *provided = hps_shmem_sh.thread_level;
     return 0;
 }
 
@@ -229,37 +229,37 @@ HPS_API void start_pes(int npes)
 HPS_API void shmem_query_thread(int *provided)
 {
     hps_check_running(__func__);
-    *provided = hps_sh.thread_level;
+    *provided = hps_shmem_sh.thread_level;
 }
 
 static void finalize(void)
 {
-    if (hps_sh.state != HPS_ST_RUNNING)
+    if (hps_shmem_sh.state != HPS_ST_RUNNING)
         return;                        /* a second finalize is harmless */
-    hps_barrier_all_internal("shmem_finalize");
-    hps_teams_fini();
-    if (hps_sh.ofi)
+    hps_shmem_barrier_all_internal("shmem_finalize");
+    hps_shmem_teams_fini();
+    if (hps_shmem_sh.ofi)
         hps_ofi_finalize();
-    hps_sh.npes = 0;
-    hps_sh.ofi = 0;
+    hps_shmem_sh.npes = 0;
+    hps_shmem_sh.ofi = 0;
     hps_shmem_ctx_default.ofi = NULL;
-    hps_sh.state = HPS_ST_FINALIZED;
+    hps_shmem_sh.state = HPS_ST_FINALIZED;
     /* The peers' mappings and the heap go; the data segment stays, it
      * holds the program's globals (now private to this process again in
      * effect: its name is gone and the peers unmapped it). */
     int n = hps_rt_size();
     for (int pe = 0; pe < n; pe++)
-        if (pe != hps_sh.me) {
-            hps_shm_unmap(hps_peer_map(HPS_REG_HEAP, pe), g_heap_size);
-            hps_shm_unmap(hps_peer_map(HPS_REG_DATA, pe), hps_sh.size[HPS_REG_DATA]);
+        if (pe != hps_shmem_sh.me) {
+            hps_shmem_shm_unmap(hps_peer_map(HPS_REG_HEAP, pe), g_heap_size);
+            hps_shmem_shm_unmap(hps_peer_map(HPS_REG_DATA, pe), hps_shmem_sh.size[HPS_REG_DATA]);
         }
     for (int r = 0; r < HPS_NREG; r++) {
-        free(hps_sh.peer[r]);
-        hps_sh.peer[r] = NULL;
+        free(hps_shmem_sh.peer[r]);
+        hps_shmem_sh.peer[r] = NULL;
     }
-    hps_shm_unmap(g_heap, g_heap_size);
+    hps_shmem_shm_unmap(g_heap, g_heap_size);
     g_heap = NULL;
-    hps_sh.rt_up = 0;
+    hps_shmem_sh.rt_up = 0;
     hps_rt_finalize();
 }
 
@@ -272,7 +272,7 @@ HPS_API void shmem_global_exit(int status)
 {
     fflush(stdout);
     fflush(stderr);
-    if (hps_sh.rt_up)
+    if (hps_shmem_sh.rt_up)
         hps_rt_abort(status);
     exit(status);
 }
@@ -282,13 +282,13 @@ HPS_API void shmem_global_exit(int status)
 static int my_pe(const char *fn)
 {
     hps_check_running(fn);
-    return hps_sh.me;
+    return hps_shmem_sh.me;
 }
 
 static int n_pes(const char *fn)
 {
     hps_check_running(fn);
-    return (int)hps_sh.npes;
+    return (int)hps_shmem_sh.npes;
 }
 
 HPS_API int shmem_my_pe(void) { return my_pe(__func__); }
@@ -299,23 +299,23 @@ HPS_API int _num_pes(void) { return n_pes(__func__); }
 HPS_API int shmem_pe_accessible(int pe)
 {
     hps_check_running(__func__);
-    return (unsigned)pe < hps_sh.npes;
+    return (unsigned)pe < hps_shmem_sh.npes;
 }
 
 HPS_API int shmem_addr_accessible(const void *addr, int pe)
 {
     size_t off;
     hps_check_running(__func__);
-    return (unsigned)pe < hps_sh.npes && hps_region_of(addr, &off) >= 0;
+    return (unsigned)pe < hps_shmem_sh.npes && hps_region_of(addr, &off) >= 0;
 }
 
-void *hps_local_ptr(const void *dest, int pe)
+void *hps_shmem_local_ptr(const void *dest, int pe)
 {
     size_t off;
     int r = hps_region_of(dest, &off);
-    if ((unsigned)pe >= hps_sh.npes || r < 0)
+    if ((unsigned)pe >= hps_shmem_sh.npes || r < 0)
         return NULL;
-    if (pe == hps_sh.me)
+    if (pe == hps_shmem_sh.me)
         return (void *)dest;            /* even when the transport is ofi */
     char *b = hps_peer_map(r, pe);
     return b ? b + off : NULL;
@@ -324,7 +324,7 @@ void *hps_local_ptr(const void *dest, int pe)
 HPS_API void *shmem_ptr(const void *dest, int pe)
 {
     hps_check_running(__func__);
-    return hps_local_ptr(dest, pe);
+    return hps_shmem_local_ptr(dest, pe);
 }
 
 HPS_API void shmem_info_get_version(int *major, int *minor)

@@ -10,13 +10,13 @@
  * (transport/ofi.h).  All the checks the API owes its users (called before
  * init, PE out of range, address outside symmetric memory) ride on the
  * translation's own compares: a bad call falls off an unlikely branch into
- * hps_bad_target(), which prints one line naming the call and ends the job;
+ * hps_shmem_bad_target(), which prints one line naming the call and ends the job;
  * a good one pays nothing for them.
  *
  * Instruction budget (x86-64, gcc 12 -O2, counted with callgrind, see
  * docs/shmem.md): shmem_int_p on-node is 15 instructions from entry to the
  * store (16 with the return), an idle shmem_quiet 4 (5); keep the first
- * cache line of hps_sh for what they read.
+ * cache line of hps_shmem_sh for what they read.
  */
 #ifndef HPS_SHMEM_INTERNAL_H
 #define HPS_SHMEM_INTERNAL_H
@@ -76,7 +76,7 @@ typedef struct hps_shmem_state {
     int transport_ofi;          /* HPSYNC_SHMEM_TRANSPORT=ofi */
 } __attribute__((aligned(HPS_CACHELINE))) hps_shmem_state_t;
 
-extern hps_shmem_state_t hps_sh;
+extern hps_shmem_state_t hps_shmem_sh;
 
 #define HPS_PEER_OFI ((uintptr_t)1)
 HPS_INLINE int hps_peer_is_ofi(const char *b)
@@ -91,30 +91,30 @@ HPS_INLINE const hps_ofi_target_t *hps_peer_row(const char *b)
 /* pe's region r as mapped here, or NULL (reached through libfabric). */
 HPS_INLINE char *hps_peer_map(int r, int pe)
 {
-    char *b = hps_sh.peer[r][pe];
+    char *b = hps_shmem_sh.peer[r][pe];
     return hps_peer_is_ofi(b) ? NULL : b;
 }
 
 /* ---- errors (error.c) ------------------------------------------------------ */
 
 /* "hpsync-shmem: <fn>: <message>" on stderr, then the job ends (status 1). */
-void hps_fatal(const char *fn, const char *fmt, ...)
+void hps_shmem_fatal(const char *fn, const char *fmt, ...)
     __attribute__((noreturn, cold, format(printf, 2, 3)));
 /* The checks' slow path: says which of (state, pe, address) was wrong. */
-void hps_bad_target(const char *fn, const void *addr, size_t len, int pe)
+void hps_shmem_bad_target(const char *fn, const void *addr, size_t len, int pe)
     __attribute__((noreturn, cold));
 /* A libfabric call failed (it printed its line): end the job. */
-void hps_transport_failed(const char *fn) __attribute__((noreturn, cold));
+void hps_shmem_transport_failed(const char *fn) __attribute__((noreturn, cold));
 /* For routines without a target (collectives, heap): fail unless running. */
 HPS_INLINE void hps_check_running(const char *fn)
 {
-    if (hps_unlikely(hps_sh.npes == 0))
-        hps_bad_target(fn, NULL, 0, 0);
+    if (hps_unlikely(hps_shmem_sh.npes == 0))
+        hps_shmem_bad_target(fn, NULL, 0, 0);
 }
 
 #define HPS_OFI(fn, call) do { \
         if (hps_unlikely((call) != 0)) \
-            hps_transport_failed(fn); \
+            hps_shmem_transport_failed(fn); \
     } while (0)
 
 /* ---- translation ------------------------------------------------------------ */
@@ -124,8 +124,8 @@ HPS_INLINE void hps_check_running(const char *fn)
 HPS_INLINE int hps_region_of(const void *addr, size_t *off)
 {
     for (int r = 0; r < HPS_NREG; r++) {
-        *off = (uintptr_t)addr - hps_sh.base[r];
-        if (*off < hps_sh.size[r])
+        *off = (uintptr_t)addr - hps_shmem_sh.base[r];
+        if (*off < hps_shmem_sh.size[r])
             return r;
     }
     return -1;
@@ -133,7 +133,7 @@ HPS_INLINE int hps_region_of(const void *addr, size_t *off)
 
 /* shmem_ptr's answer for a running library (world numbering), for
  * shmem_ptr and shmem_team_ptr (init.c). */
-void *hps_local_ptr(const void *dest, int pe);
+void *hps_shmem_local_ptr(const void *dest, int pe);
 
 /*
  * Where pe's copy of [addr, addr + len) is: returns peer[region][pe] as
@@ -146,23 +146,23 @@ HPS_INLINE char *hps_target_raw(const char *fn, const void *addr, size_t len, in
                                 int *reg, size_t *off)
 {
     uintptr_t a = (uintptr_t)addr;
-    size_t o = a - hps_sh.base[HPS_REG_HEAP];
+    size_t o = a - hps_shmem_sh.base[HPS_REG_HEAP];
     char *b;
-    if (hps_unlikely((unsigned)pe >= hps_sh.npes))
-        hps_bad_target(fn, addr, len, pe);
+    if (hps_unlikely((unsigned)pe >= hps_shmem_sh.npes))
+        hps_shmem_bad_target(fn, addr, len, pe);
     /* Each region has its own path, so the heap's is straight-line. */
-    if (hps_likely(o < hps_sh.size[HPS_REG_HEAP])) {
+    if (hps_likely(o < hps_shmem_sh.size[HPS_REG_HEAP])) {
         *reg = HPS_REG_HEAP;
-        b = hps_sh.peer[HPS_REG_HEAP][pe];
+        b = hps_shmem_sh.peer[HPS_REG_HEAP][pe];
     } else {
-        o = a - hps_sh.base[HPS_REG_DATA];
-        if (hps_unlikely(o >= hps_sh.size[HPS_REG_DATA]))
-            hps_bad_target(fn, addr, len, pe);
+        o = a - hps_shmem_sh.base[HPS_REG_DATA];
+        if (hps_unlikely(o >= hps_shmem_sh.size[HPS_REG_DATA]))
+            hps_shmem_bad_target(fn, addr, len, pe);
         *reg = HPS_REG_DATA;
-        b = hps_sh.peer[HPS_REG_DATA][pe];
+        b = hps_shmem_sh.peer[HPS_REG_DATA][pe];
     }
-    if (!(__builtin_constant_p(len) && len <= 16) && hps_unlikely(len > hps_sh.size[*reg] - o))
-        hps_bad_target(fn, addr, len, pe);
+    if (!(__builtin_constant_p(len) && len <= 16) && hps_unlikely(len > hps_shmem_sh.size[*reg] - o))
+        hps_shmem_bad_target(fn, addr, len, pe);
     *off = o;
     return b;
 }
@@ -185,7 +185,7 @@ HPS_INLINE char *hps_target(const char *fn, const void *addr, size_t len, int pe
  * unlocked inject, or, when threads may share the default context
  * (SHMEM_THREAD_MULTIPLE), the transport's put, which takes its lock. */
 #define HPS_P_OFI_DECL(N, UT) \
-    extern void (*hps_p_ofi##N)(size_t off, UT bits, const char *tagged_row, const char *fn) \
+    extern void (*hps_shmem_p_ofi##N)(size_t off, UT bits, const char *tagged_row, const char *fn) \
         __attribute__((visibility("hidden")));
 HPS_P_OFI_DECL(1, uint8_t)
 HPS_P_OFI_DECL(2, uint16_t)
@@ -193,13 +193,13 @@ HPS_P_OFI_DECL(4, uint32_t)
 HPS_P_OFI_DECL(8, uint64_t)
 #undef HPS_P_OFI_DECL
 /* Choose those (after the transport is up). */
-void hps_p_ofi_select(int thread_multiple);
+void hps_shmem_p_ofi_select(int thread_multiple);
 /* The one for sizeof(T), which is a constant: the branches fold away. */
 #define HPS_P_OFI(T, off, v, row, fn) do { \
-        if (sizeof(T) == 1) { uint8_t w_; memcpy(&w_, &(v), 1); hps_p_ofi1(off, w_, row, fn); } \
-        else if (sizeof(T) == 2) { uint16_t w_; memcpy(&w_, &(v), 2); hps_p_ofi2(off, w_, row, fn); } \
-        else if (sizeof(T) == 4) { uint32_t w_; memcpy(&w_, &(v), 4); hps_p_ofi4(off, w_, row, fn); } \
-        else { uint64_t w_; memcpy(&w_, &(v), 8); hps_p_ofi8(off, w_, row, fn); } \
+        if (sizeof(T) == 1) { uint8_t w_; memcpy(&w_, &(v), 1); hps_shmem_p_ofi1(off, w_, row, fn); } \
+        else if (sizeof(T) == 2) { uint16_t w_; memcpy(&w_, &(v), 2); hps_shmem_p_ofi2(off, w_, row, fn); } \
+        else if (sizeof(T) == 4) { uint32_t w_; memcpy(&w_, &(v), 4); hps_shmem_p_ofi4(off, w_, row, fn); } \
+        else { uint64_t w_; memcpy(&w_, &(v), 8); hps_shmem_p_ofi8(off, w_, row, fn); } \
     } while (0)
 /* ---- contexts ----------------------------------------------------------------- */
 
@@ -217,34 +217,34 @@ struct hps_shmem_ctx {
 /* OpenSHMEM numbers the PEs of a context's operations in the context's
  * team.  Out of line for a team other than the world (ctx.c): the team's
  * member pe in world numbering, or one error line naming fn. */
-int hps_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe);
+int hps_shmem_ctx_team_pe(const char *fn, shmem_ctx_t ctx, int pe);
 /* pe of ctx's team as a world PE: for the default context and any other
  * world context nothing but a load and a branch. */
-HPS_INLINE int hps_ctx_pe(const char *fn, shmem_ctx_t ctx, int pe)
+HPS_INLINE int hps_shmem_ctx_pe(const char *fn, shmem_ctx_t ctx, int pe)
 {
     if (__builtin_constant_p(ctx == SHMEM_CTX_DEFAULT) && ctx == SHMEM_CTX_DEFAULT)
         return pe;
     if (hps_likely(ctx != SHMEM_CTX_INVALID && ctx->world))
         return pe;
-    return hps_ctx_team_pe(fn, ctx, pe);
+    return hps_shmem_ctx_team_pe(fn, ctx, pe);
 }
 
 /* ctx's libfabric state, for an operation that goes over libfabric.  The
  * default context's is a constant, so the routines without a context
  * compile as if there were none. */
-HPS_INLINE hps_ofi_ctx_t *hps_ctx_ofi(const char *fn, shmem_ctx_t ctx)
+HPS_INLINE hps_ofi_ctx_t *hps_shmem_ctx_ofi(const char *fn, shmem_ctx_t ctx)
 {
     if (__builtin_constant_p(ctx == SHMEM_CTX_DEFAULT) && ctx == SHMEM_CTX_DEFAULT)
         return &hps_ofi_dflt;
     if (hps_unlikely(ctx == SHMEM_CTX_INVALID))
-        hps_fatal(fn, "invalid context (SHMEM_CTX_INVALID)");
+        hps_shmem_fatal(fn, "invalid context (SHMEM_CTX_INVALID)");
     return ctx->ofi;
 }
 #define HPS_CTX_IS_DEFAULT(ctx) \
     (__builtin_constant_p((ctx) == SHMEM_CTX_DEFAULT) && (ctx) == SHMEM_CTX_DEFAULT)
 
 /* A context's shmem_TYPENAME_p over libfabric: the value in memory. */
-void hps_p_ofi_ctx(const char *fn, shmem_ctx_t ctx, size_t off, const void *v, size_t size,
+void hps_shmem_p_ofi_ctx(const char *fn, shmem_ctx_t ctx, size_t off, const void *v, size_t size,
                    const char *tagged_row);
 
 #define HPS_P(ctx, fn, T, dest, value, pe) do { \
@@ -258,7 +258,7 @@ void hps_p_ofi_ctx(const char *fn, shmem_ctx_t ctx, size_t off, const void *v, s
                    (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)) { \
             HPS_P_OFI(T, o_, v_, b_, (fn)); \
         } else { \
-            hps_p_ofi_ctx((fn), (ctx), o_, &v_, sizeof(T), b_); \
+            hps_shmem_p_ofi_ctx((fn), (ctx), o_, &v_, sizeof(T), b_); \
         } \
     } while (0)
 
@@ -270,11 +270,11 @@ void hps_p_ofi_ctx(const char *fn, shmem_ctx_t ctx, size_t off, const void *v, s
 #define BOTH(NAME, PARAMS, STMT) \
     HPS_API void shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; STMT; } \
     HPS_API void shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) \
-    { pe = hps_ctx_pe(__func__, ctx_, pe); STMT; }
+    { pe = hps_shmem_ctx_pe(__func__, ctx_, pe); STMT; }
 #define BOTH_R(R, NAME, PARAMS, EXPR) \
     HPS_API R shmem_##NAME PARAMS { const shmem_ctx_t ctx_ = SHMEM_CTX_DEFAULT; return EXPR; } \
     HPS_API R shmem_ctx_##NAME(shmem_ctx_t ctx_, HPS_UNPAREN PARAMS) \
-    { pe = hps_ctx_pe(__func__, ctx_, pe); return EXPR; }
+    { pe = hps_shmem_ctx_pe(__func__, ctx_, pe); return EXPR; }
 
 /* ---- RMA ------------------------------------------------------------------------ */
 
@@ -298,12 +298,12 @@ HPS_INLINE void hps_rma(enum hps_rma_kind kind, shmem_ctx_t ctx, const char *fn,
     char *p = hps_target_raw(fn, put ? dest : src, len, pe, &r, &o);
     if (hps_likely(!hps_peer_is_ofi(p))) {
         if (put)
-            hps_shm_put(p + o, src, len);
+            hps_shmem_shm_put(p + o, src, len);
         else
-            hps_shm_get(dest, p + o, len);
+            hps_shmem_shm_get(dest, p + o, len);
         return;
     }
-    hps_ofi_ctx_t *c = hps_ctx_ofi(fn, ctx);
+    hps_ofi_ctx_t *c = hps_shmem_ctx_ofi(fn, ctx);
     const hps_ofi_target_t *t = hps_peer_row(p);
     switch (kind) {
     case HPS_PUT:     HPS_OFI(fn, hps_ofi_put_fast(c, t, o, src, len)); break;
@@ -313,29 +313,29 @@ HPS_INLINE void hps_rma(enum hps_rma_kind kind, shmem_ctx_t ctx, const char *fn,
     }
 }
 
-#define hps_ctx_put(ctx, fn, dest, src, len, pe)     hps_rma(HPS_PUT, ctx, fn, dest, src, len, pe)
-#define hps_ctx_put_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_PUT_NBI, ctx, fn, dest, src, len, pe)
-#define hps_ctx_get(ctx, fn, dest, src, len, pe)     hps_rma(HPS_GET, ctx, fn, dest, src, len, pe)
-#define hps_ctx_get_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_GET_NBI, ctx, fn, dest, src, len, pe)
+#define hps_shmem_ctx_put(ctx, fn, dest, src, len, pe)     hps_rma(HPS_PUT, ctx, fn, dest, src, len, pe)
+#define hps_shmem_ctx_put_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_PUT_NBI, ctx, fn, dest, src, len, pe)
+#define hps_shmem_ctx_get(ctx, fn, dest, src, len, pe)     hps_rma(HPS_GET, ctx, fn, dest, src, len, pe)
+#define hps_shmem_ctx_get_nbi(ctx, fn, dest, src, len, pe) hps_rma(HPS_GET_NBI, ctx, fn, dest, src, len, pe)
 /* The same on the default context (the collectives' and the library's own). */
-#define hps_put(...)     hps_ctx_put(SHMEM_CTX_DEFAULT, __VA_ARGS__)
-#define hps_put_nbi(...) hps_ctx_put_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
-#define hps_get(...)     hps_ctx_get(SHMEM_CTX_DEFAULT, __VA_ARGS__)
-#define hps_get_nbi(...) hps_ctx_get_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_put(...)     hps_shmem_ctx_put(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_put_nbi(...) hps_shmem_ctx_put_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_get(...)     hps_shmem_ctx_get(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_get_nbi(...) hps_shmem_ctx_get_nbi(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* Strided: element size es, strides in elements (OpenSHMEM's dst/sst). */
-void hps_ctx_iput(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
+void hps_shmem_ctx_iput(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t es, int pe);
-void hps_ctx_iget(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
+void hps_shmem_ctx_iget(shmem_ctx_t ctx, const char *fn, void *dest, const void *src, ptrdiff_t dst,
                   ptrdiff_t sst, size_t nelems, size_t es, int pe);
-#define hps_iput(...) hps_ctx_iput(SHMEM_CTX_DEFAULT, __VA_ARGS__)
-#define hps_iget(...) hps_ctx_iget(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_iput(...) hps_shmem_ctx_iput(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_iget(...) hps_shmem_ctx_iget(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* ---- atomics ---------------------------------------------------------------------- */
 
 /* One AMO of size 4 or 8 (see ofi.h for the operands); nbi: a fetching
  * result may arrive as late as the next quiet. */
-HPS_INLINE void hps_ctx_amo(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op, void *dest,
+HPS_INLINE void hps_shmem_ctx_amo(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op, void *dest,
                             const void *operand, const void *compare, void *result, size_t size,
                             int pe, int nbi)
 {
@@ -343,25 +343,25 @@ HPS_INLINE void hps_ctx_amo(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op
     size_t o;
     char *p = hps_target_raw(fn, dest, size, pe, &r, &o);
     if (hps_likely(!hps_peer_is_ofi(p)))
-        hps_shm_amo(op, p + o, operand, compare, result, size);
+        hps_shmem_shm_amo(op, p + o, operand, compare, result, size);
     else if (__builtin_constant_p(result == NULL) && result == NULL)
-        HPS_OFI(fn, hps_ofi_amo_fast(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, size));
+        HPS_OFI(fn, hps_ofi_amo_fast(hps_shmem_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, size));
     else if (nbi)
-        HPS_OFI(fn, hps_ofi_atomic_nbi(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand,
+        HPS_OFI(fn, hps_ofi_atomic_nbi(hps_shmem_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand,
                                        compare, result, size));
     else
-        HPS_OFI(fn, hps_ofi_atomic(hps_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, compare,
+        HPS_OFI(fn, hps_ofi_atomic(hps_shmem_ctx_ofi(fn, ctx), op, hps_peer_row(p), o, operand, compare,
                                    result, size));
 }
-#define hps_amo(...) hps_ctx_amo(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_amo(...) hps_shmem_ctx_amo(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* Internal 64-bit helpers (barriers, locks, signals). */
-HPS_INLINE void hps_ctx_amo64(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op,
+HPS_INLINE void hps_shmem_ctx_amo64(shmem_ctx_t ctx, const char *fn, enum hps_ofi_aop op,
                               uint64_t *dest, uint64_t v, int pe)
 {
-    hps_ctx_amo(ctx, fn, op, dest, &v, NULL, NULL, 8, pe, 0);
+    hps_shmem_ctx_amo(ctx, fn, op, dest, &v, NULL, NULL, 8, pe, 0);
 }
-#define hps_amo64(...) hps_ctx_amo64(SHMEM_CTX_DEFAULT, __VA_ARGS__)
+#define hps_amo64(...) hps_shmem_ctx_amo64(SHMEM_CTX_DEFAULT, __VA_ARGS__)
 
 /* A barrier's signal (HPS_AOP_ADD or HPS_AOP_SET of v) on the default
  * context: a non-fetching atomic its target waits for, which the next
@@ -374,54 +374,54 @@ HPS_INLINE void hps_signal64(const char *fn, enum hps_ofi_aop op, uint64_t *dest
     size_t o;
     char *p = hps_target_raw(fn, dest, sizeof v, pe, &r, &o);
     if (hps_likely(!hps_peer_is_ofi(p)))
-        hps_shm_amo(op, p + o, &v, NULL, NULL, sizeof v);
+        hps_shmem_shm_amo(op, p + o, &v, NULL, NULL, sizeof v);
     else
         HPS_OFI(fn, hps_ofi_signal_fast(&hps_ofi_dflt, op, hps_peer_row(p), o, &v));
 }
 
 /* ---- ordering ------------------------------------------------------------------------ */
 
-HPS_INLINE void hps_ctx_fence(shmem_ctx_t ctx, const char *fn)
+HPS_INLINE void hps_shmem_ctx_fence(shmem_ctx_t ctx, const char *fn)
 {
-    if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_fence(hps_ctx_ofi(fn, ctx)));
+    if (hps_unlikely(hps_shmem_sh.ofi))
+        HPS_OFI(fn, hps_ofi_fence(hps_shmem_ctx_ofi(fn, ctx)));
     /* On-node puts are plain stores: order them before later ones. */
     hps_fence_release();
 }
 
-HPS_INLINE void hps_ctx_quiet(shmem_ctx_t ctx, const char *fn)
+HPS_INLINE void hps_shmem_ctx_quiet(shmem_ctx_t ctx, const char *fn)
 {
-    if (hps_unlikely(hps_sh.ofi))
-        HPS_OFI(fn, hps_ofi_quiet_fast(hps_ctx_ofi(fn, ctx)));
+    if (hps_unlikely(hps_shmem_sh.ofi))
+        HPS_OFI(fn, hps_ofi_quiet_fast(hps_shmem_ctx_ofi(fn, ctx)));
     /* Full fence: a later load (say, of a flag the target answers in) must
      * not pass this PE's stores into the target (StoreLoad). */
     hps_fence_seq_cst();
 }
-#define hps_fence(fn) hps_ctx_fence(SHMEM_CTX_DEFAULT, fn)
-#define hps_quiet(fn) hps_ctx_quiet(SHMEM_CTX_DEFAULT, fn)
+#define hps_fence(fn) hps_shmem_ctx_fence(SHMEM_CTX_DEFAULT, fn)
+#define hps_quiet(fn) hps_shmem_ctx_quiet(SHMEM_CTX_DEFAULT, fn)
 
 /* ---- waiting (sync.c) --------------------------------------------------------------- */
 
 /* One step of wait.h's policy, driving libfabric's progress when it is in
  * use.  (Named apart from libhpsync's hps_wait_step in src/lock/wait.c, so
  * both static libraries link into one program.) */
-void hps_shmem_wait_step(hps_waiter_t *w);
+void hps_shmem_wait_step(hps_shmem_waiter_t *w);
 /* Wait until *v (this PE's memory, written by others) >= goal. */
-void hps_wait_ge64(const uint64_t *v, uint64_t goal);
+void hps_shmem_wait_ge64(const uint64_t *v, uint64_t goal);
 
 /* ---- set-up pieces ---------------------------------------------------------------- */
 
 /* heap.c: the symmetric allocator over [reserved, size) of the heap. */
-void hps_heap_init(size_t heap_size, size_t reserved);
+void hps_shmem_heap_init(size_t heap_size, size_t reserved);
 /* heap.c: how the heap must be mapped (transport/shm.c): base + *lead
  * aligned to the value returned, on every PE. */
-size_t hps_heap_map_align(size_t heap_size, size_t page, size_t *lead);
-size_t hps_heap_free_bytes(void);
+size_t hps_shmem_heap_map_align(size_t heap_size, size_t page, size_t *lead);
+size_t hps_shmem_heap_free_bytes(void);
 /* team.c: world and shared teams, after the transports are up. */
-void hps_teams_init(void);
-void hps_teams_fini(void);
+void hps_shmem_teams_init(void);
+void hps_shmem_teams_fini(void);
 /* team.c: shmem_barrier_all for the library's own use (heap, finalize). */
-void hps_barrier_all_internal(const char *fn);
+void hps_shmem_barrier_all_internal(const char *fn);
 
 /* The internal symmetric area at the heap's start: one block per team
  * slot for the point-to-point algorithms (barrier flags, collective
@@ -433,17 +433,17 @@ typedef struct hps_team_sync {
     uint64_t count;                   /* collect: this PE's element count */
     uint64_t pad[7];
 } hps_team_sync_t;
-#define HPS_HEAP_RESERVED (HPS_TEAM_SLOTS * sizeof(hps_team_sync_t) + sizeof(hps_node_area_t))
+#define HPS_HEAP_RESERVED (HPS_TEAM_SLOTS * sizeof(hps_team_sync_t) + sizeof(hps_shmem_node_area_t))
 
 HPS_INLINE hps_team_sync_t *hps_slot_sync(int slot)
 {
-    return (hps_team_sync_t *)hps_sh.base[HPS_REG_HEAP] + slot;
+    return (hps_team_sync_t *)hps_shmem_sh.base[HPS_REG_HEAP] + slot;
 }
 
 /* The node area of a heap (this PE's, or a peer's as mapped here). */
-HPS_INLINE hps_node_area_t *hps_node_area(char *heap)
+HPS_INLINE hps_shmem_node_area_t *hps_shmem_node_area(char *heap)
 {
-    return (hps_node_area_t *)(heap + HPS_TEAM_SLOTS * sizeof(hps_team_sync_t));
+    return (hps_shmem_node_area_t *)(heap + HPS_TEAM_SLOTS * sizeof(hps_team_sync_t));
 }
 
 #endif

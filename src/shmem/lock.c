@@ -18,14 +18,14 @@
 
 static uint64_t try_take(const char *fn, long *lock)
 {
-    uint64_t mine = (uint64_t)hps_sh.me + 1, free_ = 0, old;
+    uint64_t mine = (uint64_t)hps_shmem_sh.me + 1, free_ = 0, old;
     hps_amo(fn, HPS_AOP_CSWAP, lock, &mine, &free_, &old, sizeof(long), LOCK_HOME, 0);
     return old;
 }
 
 HPS_API void shmem_set_lock(long *lock)
 {
-    hps_waiter_t w = { 0 };
+    hps_shmem_waiter_t w = { 0 };
     uint64_t v, unused = 0;
     while (try_take(__func__, lock) != 0) {
         do {

@@ -38,19 +38,19 @@ typedef struct slot_users {
     int n, chan;
     const hps_au32 *ack[HPS_NODE_MAX];
     uint32_t msg[HPS_NODE_MAX];
-    const hps_park_t *park[HPS_NODE_MAX];
+    const hps_shmem_park_t *park[HPS_NODE_MAX];
 } slot_users_t;
 static slot_users_t g_users[HPS_RING_SLOTS];
 
-static hps_node_area_t *g_mine;
+static hps_shmem_node_area_t *g_mine;
 static chan_priv_t g_priv[HPS_NODE_CHANS];
 /* Payload messages posted; the ring slot is this modulo HPS_RING_SLOTS. */
 static hps_au64 g_ring_next;
 
-void hps_node_init(char *my_heap)
+void hps_shmem_node_init(char *my_heap)
 {
-    g_mine = hps_node_area(my_heap);
-    hps_park_self = &g_mine->park;
+    g_mine = hps_shmem_node_area(my_heap);
+    hps_shmem_park_self = &g_mine->park;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         for (int c = 0; c < HPS_NODE_CPU_WORDS * 64 && c < CPU_SETSIZE; c++)
@@ -58,26 +58,26 @@ void hps_node_init(char *my_heap)
                 g_mine->cpus[c / 64] |= 1ull << (c % 64);
 }
 
-int hps_node_cpus(const hps_node_peer_t *m, int n)
+int hps_shmem_node_cpus(const hps_shmem_node_peer_t *m, int n)
 {
     int count = 0;
     for (int w = 0; w < HPS_NODE_CPU_WORDS; w++) {
         uint64_t any = 0;
         for (int k = 0; k < n; k++)
-            any |= hps_node_area(m[k].heap)->cpus[w];
+            any |= hps_shmem_node_area(m[k].heap)->cpus[w];
         count += __builtin_popcountll(any);
     }
     return count;
 }
 
-void hps_node_chan_reset(int chan)
+void hps_shmem_node_chan_reset(int chan)
 {
     memset(&g_mine->chan[chan], 0, sizeof g_mine->chan[chan]);
     memset(&g_priv[chan], 0, sizeof g_priv[chan]);
-    hps_node_chan_retire(chan);
+    hps_shmem_node_chan_retire(chan);
 }
 
-void hps_node_chan_retire(int chan)
+void hps_shmem_node_chan_retire(int chan)
 {
     /* Every message on the channel was consumed (its team's last barrier),
      * and the receivers will zero their acks for the channel's next team. */
@@ -89,12 +89,12 @@ void hps_node_chan_retire(int chan)
 /* Member k's channel, its doorbell, its ring. */
 static hps_chan_t *chan_of(const hps_ngrp_t *g, int k)
 {
-    return &hps_node_area(g->m[k].heap)->chan[g->chan];
+    return &hps_shmem_node_area(g->m[k].heap)->chan[g->chan];
 }
 
-static hps_park_t *park_of(const hps_ngrp_t *g, int k)
+static hps_shmem_park_t *park_of(const hps_ngrp_t *g, int k)
 {
-    return &hps_node_area(g->m[k].heap)->park;
+    return &hps_shmem_node_area(g->m[k].heap)->park;
 }
 
 /* Counters wrap: a has reached b when a - b is not negative. */
@@ -106,18 +106,18 @@ HPS_INLINE int reached(const hps_au32 *word, uint32_t goal)
 
 /* Wait until *word reaches goal; peer is the doorbell line of the PE that
  * will write it (its last CPU decides spin or yield). */
-static void wait_for(const hps_au32 *word, uint32_t goal, const hps_park_t *peer)
+static void wait_for(const hps_au32 *word, uint32_t goal, const hps_shmem_park_t *peer)
 {
     if (hps_likely(reached(word, goal)))
         return;
-    hps_waiter_t w = { .self = hps_park_self, .peer = peer };
+    hps_shmem_waiter_t w = { .self = hps_shmem_park_self, .peer = peer };
     for (;;) {
         /* Peers behind libfabric still need this PE's polls (wait.h). */
-        if (hps_unlikely(hps_sh.ofi))
+        if (hps_unlikely(hps_shmem_sh.ofi))
             (void)hps_ofi_poll();
-        if (hps_waiter_step(&w, 0, 0) == HPS_WAIT_PARK) {
-            uint32_t bell = hps_park_arm(w.self);
-            hps_park_finish(w.self, bell, !reached(word, goal));
+        if (hps_shmem_waiter_step(&w, 0, 0) == HPS_WAIT_PARK) {
+            uint32_t bell = hps_shmem_park_arm(w.self);
+            hps_shmem_park_finish(w.self, bell, !reached(word, goal));
         }
         if (reached(word, goal))
             return;
@@ -134,52 +134,52 @@ static void send_one(const hps_ngrp_t *g, int k)
     hps_store_release(&g_mine->chan[g->chan].pair[i].sig, ++g_priv[g->chan].sent[i]);
 }
 
-void hps_node_signal(const hps_ngrp_t *g, int k)
+void hps_shmem_node_signal(const hps_ngrp_t *g, int k)
 {
     send_one(g, k);
-    /* Dekker with a member going to sleep (hps_park_arm): either it sees
+    /* Dekker with a member going to sleep (hps_shmem_park_arm): either it sees
      * the count, or this PE sees it parked. */
     hps_fence_seq_cst();
-    hps_park_wake(park_of(g, k));
+    hps_shmem_park_wake(park_of(g, k));
 }
 
-void hps_node_signal_all(const hps_ngrp_t *g)
+void hps_shmem_node_signal_all(const hps_ngrp_t *g)
 {
     for (int k = 0; k < g->n; k++)
         if (k != g->me)
             send_one(g, k);
-    hps_fence_seq_cst();              /* as in hps_node_signal */
+    hps_fence_seq_cst();              /* as in hps_shmem_node_signal */
     for (int k = 0; k < g->n; k++)
         if (k != g->me)
-            hps_park_wake(park_of(g, k));
+            hps_shmem_park_wake(park_of(g, k));
 }
 
-void hps_node_wait(const hps_ngrp_t *g, int k)
+void hps_shmem_node_wait(const hps_ngrp_t *g, int k)
 {
     uint32_t goal = ++g_priv[g->chan].seen[g->m[k].idx];
     wait_for(&chan_of(g, k)->pair[g->m[g->me].idx].sig, goal, park_of(g, k));
 }
 
-void hps_node_wait_all(const hps_ngrp_t *g)
+void hps_shmem_node_wait_all(const hps_ngrp_t *g)
 {
     /* Starting with the next member spreads the first looks over the
      * senders' lines instead of everyone reading member 0's at once. */
     for (int d = 1; d < g->n; d++)
-        hps_node_wait(g, (g->me + d) % g->n);
+        hps_shmem_node_wait(g, (g->me + d) % g->n);
 }
 
-void hps_node_barrier(const hps_ngrp_t *g)
+void hps_shmem_node_barrier(const hps_ngrp_t *g)
 {
     if (g->n <= HPS_NODE_FLAT) {
-        hps_node_signal_all(g);
-        hps_node_wait_all(g);
+        hps_shmem_node_signal_all(g);
+        hps_shmem_node_wait_all(g);
         return;
     }
     /* Round d: tell the member d ahead, hear from the one d behind.  A pair
      * meets in at most one round, so the counts match the rounds. */
     for (int d = 1; d < g->n; d <<= 1) {
-        hps_node_signal(g, (g->me + d) % g->n);
-        hps_node_wait(g, (g->me - d % g->n + g->n) % g->n);
+        hps_shmem_node_signal(g, (g->me + d) % g->n);
+        hps_shmem_node_wait(g, (g->me - d % g->n + g->n) % g->n);
     }
 }
 
@@ -190,18 +190,18 @@ void hps_node_barrier(const hps_ngrp_t *g)
  * parkable (a receiver does not ring after an ack, which keeps the
  * receive path free of fences): a sender waits here only when it is
  * HPS_PAIRQ messages or HPS_RING_SLOTS posts ahead of a receiver. */
-static void wait_ack(const hps_au32 *ack, uint32_t n, const hps_park_t *peer)
+static void wait_ack(const hps_au32 *ack, uint32_t n, const hps_shmem_park_t *peer)
 {
     if (reached(ack, n))
         return;
-    hps_waiter_t w = { .peer = peer };
+    hps_shmem_waiter_t w = { .peer = peer };
     do {
-        uint64_t t = hps_sh.ofi ? hps_ofi_poll() : 0;
-        hps_waiter_step(&w, hps_sh.ofi, t);
+        uint64_t t = hps_shmem_sh.ofi ? hps_ofi_poll() : 0;
+        hps_shmem_waiter_step(&w, hps_shmem_sh.ofi, t);
     } while (!reached(ack, n));
 }
 
-void *hps_node_post_begin(const hps_ngrp_t *g, int *slot)
+void *hps_shmem_node_post_begin(const hps_ngrp_t *g, int *slot)
 {
     (void)g;
     /* Relaxed: the counter only hands out slots in turn. */
@@ -227,7 +227,7 @@ static void put_inline(hps_pair_t *pr, uint32_t n, const unsigned char *part, si
     hps_store_release(&pr->itag, n);
 }
 
-void hps_node_post(const hps_ngrp_t *g, int slot, size_t len, size_t stride)
+void hps_shmem_node_post(const hps_ngrp_t *g, int slot, size_t len, size_t stride)
 {
     chan_priv_t *p = &g_priv[g->chan];
     hps_chan_t *mine = &g_mine->chan[g->chan];
@@ -260,19 +260,19 @@ void hps_node_post(const hps_ngrp_t *g, int slot, size_t len, size_t stride)
          * come first. */
         hps_store_release(&pr->sig, n);
     }
-    hps_fence_seq_cst();              /* as in hps_node_signal */
+    hps_fence_seq_cst();              /* as in hps_shmem_node_signal */
     for (int k = 0; k < g->n; k++)
         if (k != g->me)
-            hps_park_wake(park_of(g, k));
+            hps_shmem_park_wake(park_of(g, k));
 }
 
-void hps_node_recv(const hps_ngrp_t *g, int k, hps_node_msg_t *msg, size_t off, size_t want)
+void hps_shmem_node_recv(const hps_ngrp_t *g, int k, hps_shmem_node_msg_t *msg, size_t off, size_t want)
 {
-    hps_node_wait(g, k);
+    hps_shmem_node_wait(g, k);
     uint32_t n = g_priv[g->chan].seen[g->m[k].idx];
     const hps_pair_t *pr = &chan_of(g, k)->pair[g->m[g->me].idx];
     int s = pr->q[n % HPS_PAIRQ];
-    msg->ring = hps_node_area(g->m[k].heap)->ring[s].data + off;
+    msg->ring = hps_shmem_node_area(g->m[k].heap)->ring[s].data + off;
     msg->data = msg->ring;
     msg->inl = 0;
     msg->from = k;
@@ -291,7 +291,7 @@ void hps_node_recv(const hps_ngrp_t *g, int k, hps_node_msg_t *msg, size_t off, 
     }
 }
 
-void hps_node_release(const hps_ngrp_t *g, const hps_node_msg_t *msg)
+void hps_shmem_node_release(const hps_ngrp_t *g, const hps_shmem_node_msg_t *msg)
 {
     /* Release: our reads of the queue entry and the slot come first. */
     hps_store_release(&g_mine->chan[g->chan].pair[g->m[msg->from].idx].ack, msg->n);

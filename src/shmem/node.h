@@ -75,66 +75,66 @@ typedef struct hps_ring_slot {
 } __attribute__((aligned(HPS_CACHELINE))) hps_ring_slot_t;
 
 #define HPS_NODE_CPU_WORDS 16    /* 1024 CPUs */
-typedef struct hps_node_area {
-    hps_park_t park;                 /* this PE's doorbell (wait.h) */
+typedef struct hps_shmem_node_area {
+    hps_shmem_park_t park;                 /* this PE's doorbell (wait.h) */
     uint64_t cpus[HPS_NODE_CPU_WORDS]; /* the CPUs this PE may run on */
     hps_ring_slot_t ring[HPS_RING_SLOTS];
     hps_chan_t chan[HPS_NODE_CHANS];
-} __attribute__((aligned(HPS_CACHELINE))) hps_node_area_t;
+} __attribute__((aligned(HPS_CACHELINE))) hps_shmem_node_area_t;
 
 /* One member of an on-node group. */
-typedef struct hps_node_peer {
+typedef struct hps_shmem_node_peer {
     char *heap;                     /* its symmetric heap as mapped here */
     int pe;                         /* world PE */
     int idx;                        /* its pair index on the channel */
-} hps_node_peer_t;
+} hps_shmem_node_peer_t;
 
 /* A collective's view of its group on the on-node path. */
 typedef struct hps_ngrp {
     int n, me, chan;
-    const hps_node_peer_t *m;       /* n members */
+    const hps_shmem_node_peer_t *m;       /* n members */
 } hps_ngrp_t;
 
 /* A received payload message: data is the part asked for (from the line
  * when inl, else from the sender's ring, which ring always points into),
- * valid until hps_node_release. */
-typedef struct hps_node_msg {
+ * valid until hps_shmem_node_release. */
+typedef struct hps_shmem_node_msg {
     const unsigned char *data, *ring;
     int inl;
     int from;                       /* member */
     uint32_t n;                     /* its number on the pair */
     uint64_t buf[HPS_INLINE_BYTES / 8];
-} hps_node_msg_t;
+} hps_shmem_node_msg_t;
 
 /* Payload-free messages: to every other member, to one, and waiting for
  * the next one from a member (or from all). */
-void hps_node_signal_all(const hps_ngrp_t *g);
-void hps_node_signal(const hps_ngrp_t *g, int k);
-void hps_node_wait(const hps_ngrp_t *g, int k);
-void hps_node_wait_all(const hps_ngrp_t *g);
+void hps_shmem_node_signal_all(const hps_ngrp_t *g);
+void hps_shmem_node_signal(const hps_ngrp_t *g, int k);
+void hps_shmem_node_wait(const hps_ngrp_t *g, int k);
+void hps_shmem_node_wait_all(const hps_ngrp_t *g);
 /* Every member arrives before any leaves: flat up to HPS_NODE_FLAT
  * members, dissemination above. */
-void hps_node_barrier(const hps_ngrp_t *g);
+void hps_shmem_node_barrier(const hps_ngrp_t *g);
 
 /* A payload message to every other member: begin returns the slot's data
  * (HPS_RING_BYTES) once it is free, post sends len bytes of it; member k's
  * part starts at k * stride (stride 0: all read the same bytes). */
-void *hps_node_post_begin(const hps_ngrp_t *g, int *slot);
-void hps_node_post(const hps_ngrp_t *g, int slot, size_t len, size_t stride);
+void *hps_shmem_node_post_begin(const hps_ngrp_t *g, int *slot);
+void hps_shmem_node_post(const hps_ngrp_t *g, int slot, size_t len, size_t stride);
 /* The next message from member k (a payload message), the part at off
  * (this member's: me * stride) of which want bytes are needed; then its
  * release. */
-void hps_node_recv(const hps_ngrp_t *g, int k, hps_node_msg_t *msg, size_t off, size_t want);
-void hps_node_release(const hps_ngrp_t *g, const hps_node_msg_t *msg);
+void hps_shmem_node_recv(const hps_ngrp_t *g, int k, hps_shmem_node_msg_t *msg, size_t off, size_t want);
+void hps_shmem_node_release(const hps_ngrp_t *g, const hps_shmem_node_msg_t *msg);
 
 /* Set-up: this PE's node area and doorbell, once its heap exists; a
  * channel back to zero for a new team (no member signals on it yet); a
  * channel whose team is gone (after its last barrier). */
-void hps_node_init(char *my_heap);
+void hps_shmem_node_init(char *my_heap);
 /* The number of CPUs in the union of the n members' CPU sets (each PE
- * publishes its own at hps_node_init; read them after a barrier). */
-int hps_node_cpus(const hps_node_peer_t *m, int n);
-void hps_node_chan_reset(int chan);
-void hps_node_chan_retire(int chan);
+ * publishes its own at hps_shmem_node_init; read them after a barrier). */
+int hps_shmem_node_cpus(const hps_shmem_node_peer_t *m, int n);
+void hps_shmem_node_chan_reset(int chan);
+void hps_shmem_node_chan_retire(int chan);
 
 #endif

@@ -3,7 +3,7 @@
  * Reductions: the 1.5 team forms (shmem_TYPENAME_OP_reduce) over the
  * reduction type tables, and the deprecated 1.3 *_to_all forms over active
  * sets.  One element-wise combiner per (type, operator), generated from the
- * tables; the algorithm is hps_coll_reduce (coll.c).  pWrk is not needed
+ * tables; the algorithm is hps_shmem_coll_reduce (coll.c).  pWrk is not needed
  * (the library has its own buffer) and is ignored.
  */
 #define _GNU_SOURCE
@@ -31,9 +31,9 @@
     HPS_API int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, \
                                           size_t nreduce) \
     { \
-        hps_group_t g; \
-        hps_group_team(__func__, &g, team); \
-        hps_coll_reduce(__func__, &g, dest, source, nreduce, sizeof(T), combine_##N##_##OP); \
+        hps_shmem_group_t g; \
+        hps_shmem_group_team(__func__, &g, team); \
+        hps_shmem_coll_reduce(__func__, &g, dest, source, nreduce, sizeof(T), combine_##N##_##OP); \
         return 0; \
     }
 #define DEF_REDUCE_BIT(T, N, A) DEF_REDUCE1(T, N, and) DEF_REDUCE1(T, N, or) DEF_REDUCE1(T, N, xor)
@@ -51,12 +51,12 @@ HPS_SHMEM_REDUCE_CPLX_TYPES(DEF_REDUCE_ARITH, _)
                                            int PE_start, int logPE_stride, int PE_size, \
                                            T *pWrk, long *pSync) \
     { \
-        hps_group_t g; \
+        hps_shmem_group_t g; \
         (void)pWrk; \
-        hps_group_aset(__func__, &g, PE_start, logPE_stride, PE_size, pSync); \
+        hps_shmem_group_aset(__func__, &g, PE_start, logPE_stride, PE_size, pSync); \
         if (nreduce < 0) \
-            hps_fatal(__func__, "nreduce %d is negative", nreduce); \
-        hps_coll_reduce(__func__, &g, dest, source, (size_t)nreduce, sizeof(T), \
+            hps_shmem_fatal(__func__, "nreduce %d is negative", nreduce); \
+        hps_shmem_coll_reduce(__func__, &g, dest, source, (size_t)nreduce, sizeof(T), \
                         combine_##N##_##OP); \
     }
 /* The bitwise 1.3 rows (short, int, long, long long) have no 1.5 combiner

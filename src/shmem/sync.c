@@ -10,14 +10,14 @@
 #include "internal.h"
 #include "settings.h"
 
-void hps_shmem_wait_step(hps_waiter_t *w)
+void hps_shmem_wait_step(hps_shmem_waiter_t *w)
 {
-    hps_waiter_step(w, hps_sh.ofi, hps_sh.ofi ? hps_ofi_poll() : 0);
+    hps_shmem_waiter_step(w, hps_shmem_sh.ofi, hps_shmem_sh.ofi ? hps_ofi_poll() : 0);
 }
 
-void hps_wait_ge64(const uint64_t *v, uint64_t goal)
+void hps_shmem_wait_ge64(const uint64_t *v, uint64_t goal)
 {
-    hps_waiter_t w = { 0 };
+    hps_shmem_waiter_t w = { 0 };
     /* Acquire: what the signalling PE wrote before its signal is visible
      * once the signal is. */
     while (hps_plain_load_acquire(v) < goal)
@@ -36,19 +36,19 @@ HPS_API void shmem_quiet(void)
 
 HPS_API void shmem_ctx_fence(shmem_ctx_t ctx)
 {
-    hps_ctx_fence(ctx, __func__);
+    hps_shmem_ctx_fence(ctx, __func__);
 }
 
 HPS_API void shmem_ctx_quiet(shmem_ctx_t ctx)
 {
-    hps_ctx_quiet(ctx, __func__);
+    hps_shmem_ctx_quiet(ctx, __func__);
 }
 
 /* ---- comparisons ---------------------------------------------------------------- */
 
 static void bad_cmp(const char *fn, int cmp)
 {
-    hps_fatal(fn, "comparison %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);
+    hps_shmem_fatal(fn, "comparison %d is not one of SHMEM_CMP_EQ/NE/GT/GE/LT/LE", cmp);
 }
 
 #define CMP_CASES(a, b) \
@@ -217,7 +217,7 @@ static size_t any_idle(size_t n, const int *st)
     } \
     static void wait_##N(const char *fn, T *ivar, int cmp, T v) \
     { \
-        hps_waiter_t w = { 0 }; \
+        hps_shmem_waiter_t w = { 0 }; \
         while (!cmp_##N(fn, ivar, cmp, v)) \
             hps_shmem_wait_step(&w); \
     } \
@@ -255,14 +255,14 @@ static size_t any_idle(size_t n, const int *st)
     HPS_API void shmem_##N##_wait_until_all##SUF(T *ivars, size_t n, const int *st, int cmp, \
                                                  VPARAM) \
     { \
-        hps_waiter_t w = { 0 }; \
+        hps_shmem_waiter_t w = { 0 }; \
         while (scan_##N(__func__, ivars, n, NULL, st, cmp, VALS, V, 1) == 0) \
             hps_shmem_wait_step(&w); \
     } \
     HPS_API size_t shmem_##N##_wait_until_any##SUF(T *ivars, size_t n, const int *st, \
                                                    int cmp, VPARAM) \
     { \
-        hps_waiter_t w = { 0 }; \
+        hps_shmem_waiter_t w = { 0 }; \
         any_pos_t *p = any_pos(ivars, n); \
         size_t r; \
         while ((r = any_##N(__func__, ivars, n, st, cmp, VALS, V, p->next)) == ANY_NONE) \
@@ -273,7 +273,7 @@ static size_t any_idle(size_t n, const int *st)
     HPS_API size_t shmem_##N##_wait_until_some##SUF(T *ivars, size_t n, size_t *idx, \
                                                     const int *st, int cmp, VPARAM) \
     { \
-        hps_waiter_t w = { 0 }; \
+        hps_shmem_waiter_t w = { 0 }; \
         size_t r; \
         while ((r = scan_##N(__func__, ivars, n, idx, st, cmp, VALS, V, 0)) == 0) \
             hps_shmem_wait_step(&w); \

@@ -43,7 +43,7 @@ static int g_crowd_pending;
 /* The doorbell lines of the other mapped PEs (wait.h's neighbours), at
  * most this many: a wait reads them all at every clock read. */
 #define HPS_NEIGHBOURS_MAX 64
-static const hps_park_t **g_neighbours;
+static const hps_shmem_park_t **g_neighbours;
 
 /* ---- synchronisation ------------------------------------------------------ */
 
@@ -72,7 +72,7 @@ static void team_sync(const char *fn, struct hps_shmem_team *t)
     if (t->node) {
         hps_ngrp_t ng;
         team_node(t, &ng);
-        hps_node_barrier(&ng);
+        hps_shmem_node_barrier(&ng);
         return;
     }
     uint64_t e = ++t->epoch;
@@ -80,34 +80,34 @@ static void team_sync(const char *fn, struct hps_shmem_team *t)
     for (int k = 0, d = 1; d < t->size; k++, d <<= 1) {
         int to = hps_team_pe(t, (t->me + d) % t->size);
         hps_signal64(fn, HPS_AOP_ADD, &s->flag[k], 1, to);
-        hps_wait_ge64(&s->flag[k], e);
+        hps_shmem_wait_ge64(&s->flag[k], e);
     }
 }
 
-static void aset_sync(const char *fn, const hps_group_t *g)
+static void aset_sync(const char *fn, const hps_shmem_group_t *g)
 {
     if (g->size <= 1)
         return;
     hps_ngrp_t ng;
-    hps_node_peer_t m[HPS_NODE_MAX];
-    if (hps_group_node(g, &ng, m)) {
-        hps_node_barrier(&ng);
+    hps_shmem_node_peer_t m[HPS_NODE_MAX];
+    if (hps_shmem_group_node(g, &ng, m)) {
+        hps_shmem_node_barrier(&ng);
         return;
     }
     uint64_t *ps = (uint64_t *)g->psync;
     if (g->me == 0) {
-        hps_wait_ge64(ps, (uint64_t)g->size - 1);
+        hps_shmem_wait_ge64(ps, (uint64_t)g->size - 1);
         hps_plain_store_relaxed(ps, 0);
         for (int i = 1; i < g->size; i++)
-            hps_amo64(fn, HPS_AOP_ADD, ps, 1, hps_group_pe(g, i));
+            hps_amo64(fn, HPS_AOP_ADD, ps, 1, hps_shmem_group_pe(g, i));
     } else {
         hps_amo64(fn, HPS_AOP_ADD, ps, 1, g->start);
-        hps_wait_ge64(ps, 1);
+        hps_shmem_wait_ge64(ps, 1);
         hps_plain_store_relaxed(ps, 0);
     }
 }
 
-void hps_group_sync(const char *fn, const hps_group_t *g)
+void hps_shmem_group_sync(const char *fn, const hps_shmem_group_t *g)
 {
     if (g->team)
         team_sync(fn, g->team);
@@ -115,7 +115,7 @@ void hps_group_sync(const char *fn, const hps_group_t *g)
         aset_sync(fn, g);
 }
 
-int hps_group_node(const hps_group_t *g, hps_ngrp_t *ng, hps_node_peer_t *buf)
+int hps_shmem_group_node(const hps_shmem_group_t *g, hps_ngrp_t *ng, hps_shmem_node_peer_t *buf)
 {
     if (g->team) {
         if (!g->team->node)
@@ -126,7 +126,7 @@ int hps_group_node(const hps_group_t *g, hps_ngrp_t *ng, hps_node_peer_t *buf)
     if (g->size < 2 || g->size > HPS_NODE_MAX)
         return 0;
     for (int i = 0; i < g->size; i++) {
-        int pe = hps_group_pe(g, i);
+        int pe = hps_shmem_group_pe(g, i);
         buf[i].heap = hps_peer_map(HPS_REG_HEAP, pe);
         buf[i].pe = pe;
         buf[i].idx = g_node_rank[pe];
@@ -140,18 +140,18 @@ int hps_group_node(const hps_group_t *g, hps_ngrp_t *ng, hps_node_peer_t *buf)
     return 1;
 }
 
-uint64_t *hps_group_scratch(const hps_group_t *g)
+uint64_t *hps_shmem_group_scratch(const hps_shmem_group_t *g)
 {
     return g->team ? &hps_slot_sync(g->team->slot)->count : (uint64_t *)&g->psync[1];
 }
 
-void hps_group_team(const char *fn, hps_group_t *g, shmem_team_t team)
+void hps_shmem_group_team(const char *fn, hps_shmem_group_t *g, shmem_team_t team)
 {
     hps_check_running(fn);
     if (!team)
-        hps_fatal(fn, "SHMEM_TEAM_INVALID is not a team");
+        hps_shmem_fatal(fn, "SHMEM_TEAM_INVALID is not a team");
     if (team->me < 0)
-        hps_fatal(fn, "this PE is not a member of the team");
+        hps_shmem_fatal(fn, "this PE is not a member of the team");
     g->team = team;
     g->start = g->stride = 0;
     g->size = team->size;
@@ -159,7 +159,7 @@ void hps_group_team(const char *fn, hps_group_t *g, shmem_team_t team)
     g->psync = NULL;
 }
 
-void hps_group_aset(const char *fn, hps_group_t *g, int start, int log_stride, int size,
+void hps_shmem_group_aset(const char *fn, hps_shmem_group_t *g, int start, int log_stride, int size,
                     long *psync)
 {
     hps_check_running(fn);
@@ -169,35 +169,35 @@ void hps_group_aset(const char *fn, hps_group_t *g, int start, int log_stride, i
     g->size = size;
     g->psync = psync;
     long last = (long)start + (long)(size - 1) * g->stride;
-    if (log_stride < 0 || log_stride > 30 || size < 1 || start < 0 || last >= (long)hps_sh.npes)
-        hps_fatal(fn, "active set (PE_start %d, logPE_stride %d, PE_size %d) is outside 0..%u",
-                  start, log_stride, size, hps_sh.npes - 1);
-    g->me = strided_index((int)hps_sh.me, start, g->stride, size);
+    if (log_stride < 0 || log_stride > 30 || size < 1 || start < 0 || last >= (long)hps_shmem_sh.npes)
+        hps_shmem_fatal(fn, "active set (PE_start %d, logPE_stride %d, PE_size %d) is outside 0..%u",
+                  start, log_stride, size, hps_shmem_sh.npes - 1);
+    g->me = strided_index((int)hps_shmem_sh.me, start, g->stride, size);
     if (g->me < 0)
-        hps_fatal(fn, "PE %d is not in the active set (PE_start %d, logPE_stride %d, "
-                  "PE_size %d)", hps_sh.me, start, log_stride, size);
+        hps_shmem_fatal(fn, "PE %d is not in the active set (PE_start %d, logPE_stride %d, "
+                  "PE_size %d)", hps_shmem_sh.me, start, log_stride, size);
     size_t off;
     if (hps_region_of(psync, &off) < 0)
-        hps_bad_target(fn, psync, sizeof(long), hps_sh.me);
+        hps_shmem_bad_target(fn, psync, sizeof(long), hps_shmem_sh.me);
 }
 
-/* The PEs of this node have published their CPU sets (hps_node_init)
+/* The PEs of this node have published their CPU sets (hps_shmem_node_init)
  * before the barrier that ends shmem_init: count the CPUs they share. */
 static void settle_crowding(const char *fn)
 {
-    int n = (int)hps_sh.npes, k = 0;
-    hps_node_peer_t *m = malloc((size_t)hps_wait_cfg.local_pes * sizeof *m);
+    int n = (int)hps_shmem_sh.npes, k = 0;
+    hps_shmem_node_peer_t *m = malloc((size_t)hps_shmem_wait_cfg.local_pes * sizeof *m);
     if (!m)
-        hps_fatal(fn, "out of memory");
+        hps_shmem_fatal(fn, "out of memory");
     for (int pe = 0; pe < n; pe++)
         if (g_node_rank[pe] >= 0)
             m[k++].heap = hps_peer_map(HPS_REG_HEAP, pe);
-    hps_wait_set_node_cpus(hps_node_cpus(m, k));
+    hps_shmem_wait_set_node_cpus(hps_shmem_node_cpus(m, k));
     free(m);
     g_crowd_pending = 0;
 }
 
-void hps_barrier_all_internal(const char *fn)
+void hps_shmem_barrier_all_internal(const char *fn)
 {
     hps_quiet(fn);
     team_sync(fn, &hps_shmem_team_world);
@@ -208,7 +208,7 @@ void hps_barrier_all_internal(const char *fn)
 HPS_API void shmem_barrier_all(void)
 {
     hps_check_running(__func__);
-    hps_barrier_all_internal(__func__);
+    hps_shmem_barrier_all_internal(__func__);
 }
 
 HPS_API void shmem_sync_all(void)
@@ -219,24 +219,24 @@ HPS_API void shmem_sync_all(void)
 
 HPS_API int shmem_team_sync(shmem_team_t team)
 {
-    hps_group_t g;
-    hps_group_team(__func__, &g, team);
+    hps_shmem_group_t g;
+    hps_shmem_group_team(__func__, &g, team);
     team_sync(__func__, team);
     return 0;
 }
 
 HPS_API void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-    hps_group_t g;
-    hps_group_aset(__func__, &g, PE_start, logPE_stride, PE_size, pSync);
+    hps_shmem_group_t g;
+    hps_shmem_group_aset(__func__, &g, PE_start, logPE_stride, PE_size, pSync);
     hps_quiet(__func__);
     aset_sync(__func__, &g);
 }
 
 HPS_API void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-    hps_group_t g;
-    hps_group_aset(__func__, &g, PE_start, logPE_stride, PE_size, pSync);
+    hps_shmem_group_t g;
+    hps_shmem_group_aset(__func__, &g, PE_start, logPE_stride, PE_size, pSync);
     aset_sync(__func__, &g);
 }
 
@@ -249,23 +249,23 @@ static void team_set(struct hps_shmem_team *t, int start, int stride, int size, 
     t->stride = stride;
     t->size = size;
     t->slot = slot;
-    t->me = strided_index((int)hps_sh.me, start, stride, size);
+    t->me = strided_index((int)hps_shmem_sh.me, start, stride, size);
 }
 
 /* The on-node view of a team this PE belongs to (pair index = team rank),
  * or NULL when some member is reached through libfabric or the team is
  * too small or too large for it.  The same answer on every member: each
  * maps exactly the heaps of the PEs on its node. */
-static hps_node_peer_t *node_view(const char *fn, const struct hps_shmem_team *t)
+static hps_shmem_node_peer_t *node_view(const char *fn, const struct hps_shmem_team *t)
 {
     if (t->me < 0 || t->size < 2 || t->size > HPS_NODE_MAX || t->slot >= HPS_NODE_TEAM_CHANS)
         return NULL;
     for (int i = 0; i < t->size; i++)
         if (!hps_peer_map(HPS_REG_HEAP, hps_team_pe(t, i)))
             return NULL;
-    hps_node_peer_t *m = malloc((size_t)t->size * sizeof *m);
+    hps_shmem_node_peer_t *m = malloc((size_t)t->size * sizeof *m);
     if (!m)
-        hps_fatal(fn, "out of memory");
+        hps_shmem_fatal(fn, "out of memory");
     for (int i = 0; i < t->size; i++) {
         m[i].pe = hps_team_pe(t, i);
         m[i].heap = hps_peer_map(HPS_REG_HEAP, m[i].pe);
@@ -274,9 +274,9 @@ static hps_node_peer_t *node_view(const char *fn, const struct hps_shmem_team *t
     return m;
 }
 
-void hps_teams_init(void)
+void hps_shmem_teams_init(void)
 {
-    int n = (int)hps_sh.npes, me = hps_sh.me;
+    int n = (int)hps_shmem_sh.npes, me = hps_shmem_sh.me;
     team_set(&hps_shmem_team_world, 0, 1, n, 0);
     /* The shared team: PEs whose memory this PE maps (shmem_ptr works). */
     struct hps_shmem_team *sh = &hps_shmem_team_shared;
@@ -295,7 +295,7 @@ void hps_teams_init(void)
     if (!strided) {
         sh->list = malloc((size_t)cnt * sizeof *sh->list);
         if (!sh->list)
-            hps_fatal("shmem_init", "out of memory");
+            hps_shmem_fatal("shmem_init", "out of memory");
         cnt = 0;
         for (int pe = 0; pe < n; pe++)
             if (pe == me || hps_peer_map(HPS_REG_HEAP, pe))
@@ -310,28 +310,28 @@ void hps_teams_init(void)
 
     /* The on-node path: this PE's doorbell and channels (the heap is fresh,
      * so every channel starts at zero), node ranks, the two teams' views. */
-    hps_node_init((char *)hps_sh.base[HPS_REG_HEAP]);
+    hps_shmem_node_init((char *)hps_shmem_sh.base[HPS_REG_HEAP]);
     g_node_rank = malloc((size_t)n * sizeof *g_node_rank);
     if (!g_node_rank)
-        hps_fatal("shmem_init", "out of memory");
+        hps_shmem_fatal("shmem_init", "out of memory");
     int mapped = 0;
     for (int pe = 0; pe < n; pe++)
         g_node_rank[pe] = hps_peer_map(HPS_REG_HEAP, pe) ? mapped++ : -1;
-    g_crowd_pending = mapped > 1 && mapped == hps_wait_cfg.local_pes;
+    g_crowd_pending = mapped > 1 && mapped == hps_shmem_wait_cfg.local_pes;
     g_neighbours = malloc(HPS_NEIGHBOURS_MAX * sizeof *g_neighbours);
     if (!g_neighbours)
-        hps_fatal("shmem_init", "out of memory");
+        hps_shmem_fatal("shmem_init", "out of memory");
     int k = 0;
     for (int pe = 0; pe < n && k < HPS_NEIGHBOURS_MAX; pe++)
         if (pe != me && g_node_rank[pe] >= 0)
-            g_neighbours[k++] = &hps_node_area(hps_peer_map(HPS_REG_HEAP, pe))->park;
-    hps_wait_cfg.neighbours = g_neighbours;
-    hps_wait_cfg.nneighbours = k;
+            g_neighbours[k++] = &hps_shmem_node_area(hps_peer_map(HPS_REG_HEAP, pe))->park;
+    hps_shmem_wait_cfg.neighbours = g_neighbours;
+    hps_shmem_wait_cfg.nneighbours = k;
     hps_shmem_team_world.node = node_view("shmem_init", &hps_shmem_team_world);
     sh->node = node_view("shmem_init", sh);
 }
 
-void hps_teams_fini(void)
+void hps_shmem_teams_fini(void)
 {
     free(hps_shmem_team_shared.list);
     hps_shmem_team_shared.list = NULL;
@@ -341,8 +341,8 @@ void hps_teams_fini(void)
     hps_shmem_team_world.node = NULL;
     free(g_node_rank);
     g_node_rank = NULL;
-    hps_wait_cfg.nneighbours = 0;
-    hps_wait_cfg.neighbours = NULL;
+    hps_shmem_wait_cfg.nneighbours = 0;
+    hps_shmem_wait_cfg.neighbours = NULL;
     free(g_neighbours);
     g_neighbours = NULL;
 }
@@ -351,9 +351,9 @@ void hps_teams_fini(void)
  * through the parent's scratch word), so a new team can take one. */
 static uint64_t slots_used_anywhere(const char *fn, struct hps_shmem_team *parent)
 {
-    hps_group_t g;
-    hps_group_team(fn, &g, parent);
-    uint64_t *scratch = hps_group_scratch(&g), all = 0, v;
+    hps_shmem_group_t g;
+    hps_shmem_group_team(fn, &g, parent);
+    uint64_t *scratch = hps_shmem_group_scratch(&g), all = 0, v;
     pthread_mutex_lock(&g_team_lock);
     *scratch = g_slots;
     pthread_mutex_unlock(&g_team_lock);
@@ -386,12 +386,12 @@ static shmem_team_t team_make(const char *fn, struct hps_shmem_team *parent, int
         return SHMEM_TEAM_INVALID;
     struct hps_shmem_team *t = malloc(sizeof *t);
     if (!t)
-        hps_fatal(fn, "out of memory");
+        hps_shmem_fatal(fn, "out of memory");
     if (parent->list) {
         team_set(t, 0, 1, size, slot);
         t->list = malloc((size_t)size * sizeof *t->list);
         if (!t->list)
-            hps_fatal(fn, "out of memory");
+            hps_shmem_fatal(fn, "out of memory");
         for (int i = 0; i < size; i++)
             t->list[i] = parent->list[start + i * stride];
         t->me = me;
@@ -408,7 +408,7 @@ static shmem_team_t team_make(const char *fn, struct hps_shmem_team *parent, int
      * member of the parent. */
     memset(hps_slot_sync(slot), 0, sizeof(hps_team_sync_t));
     if (slot < HPS_NODE_TEAM_CHANS)
-        hps_node_chan_reset(slot);
+        hps_shmem_node_chan_reset(slot);
     t->node = node_view(fn, t);
     return t;
 }
@@ -473,12 +473,12 @@ HPS_API void shmem_team_destroy(shmem_team_t team)
     if (!team)
         return;
     if (team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
-        hps_fatal(__func__, "the predefined teams cannot be destroyed");
+        hps_shmem_fatal(__func__, "the predefined teams cannot be destroyed");
     /* Nobody may still be signalling on the slot when it is handed out again. */
     hps_quiet(__func__);
     team_sync(__func__, team);
     if (team->node)
-        hps_node_chan_retire(team->slot);
+        hps_shmem_node_chan_retire(team->slot);
     pthread_mutex_lock(&g_team_lock);
     g_slots &= ~(1ull << team->slot);
     pthread_mutex_unlock(&g_team_lock);
@@ -531,7 +531,7 @@ HPS_API void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
     hps_check_running(__func__);
     if (!team || pe < 0 || pe >= team->size)
         return NULL;
-    return hps_local_ptr(dest, hps_team_pe(team, pe));
+    return hps_shmem_local_ptr(dest, hps_team_pe(team, pe));
 }
 
 /* Last: the profiling names (pshmem_X) of the routines defined above. */

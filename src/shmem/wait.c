@@ -12,8 +12,8 @@
 #include "../prim/clock.h"
 #include "wait.h"
 
-hps_wait_cfg_t hps_wait_cfg = { 100000, 1000000000ull, 0, 1, NULL, 0 };
-hps_park_t *hps_park_self;
+hps_shmem_wait_cfg_t hps_shmem_wait_cfg = { 100000, 1000000000ull, 0, 1, NULL, 0 };
+hps_shmem_park_t *hps_shmem_park_self;
 
 /* Polls before the first clock read (~1 us): most waits end here, and a
  * clock read costs as much as a poll in a VM (83 ns measured here). */
@@ -26,21 +26,21 @@ hps_park_t *hps_park_self;
 #define HPS_NAP_MIN_NS 50000
 #define HPS_NAP_MAX_NS 1000000
 
-void hps_wait_configure(int local_pes, uint32_t spin_us, uint32_t poll_ms)
+void hps_shmem_wait_configure(int local_pes, uint32_t spin_us, uint32_t poll_ms)
 {
     int cpus = hps_cpus_usable();
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (cpus == 1 && online > 1)
         cpus = (int)online;
-    hps_wait_cfg.local_pes = local_pes;
-    hps_wait_cfg.crowded = local_pes > cpus;
-    hps_wait_cfg.spin_ns = (uint64_t)spin_us * 1000u;
-    hps_wait_cfg.poll_ns = (uint64_t)poll_ms * 1000000ull;
+    hps_shmem_wait_cfg.local_pes = local_pes;
+    hps_shmem_wait_cfg.crowded = local_pes > cpus;
+    hps_shmem_wait_cfg.spin_ns = (uint64_t)spin_us * 1000u;
+    hps_shmem_wait_cfg.poll_ns = (uint64_t)poll_ms * 1000000ull;
 }
 
-void hps_wait_set_node_cpus(int cpus)
+void hps_shmem_wait_set_node_cpus(int cpus)
 {
-    hps_wait_cfg.crowded = hps_wait_cfg.local_pes > cpus;
+    hps_shmem_wait_cfg.crowded = hps_shmem_wait_cfg.local_pes > cpus;
 }
 
 /* Record the CPU this thread waits on in its PE's doorbell line (read by
@@ -48,11 +48,11 @@ void hps_wait_set_node_cpus(int cpus)
  * the same CPU: then it is runnable here, not running elsewhere.  When the
  * awaited PE is not known (a variable any PE may write), any other PE of
  * this node that last waited here counts. */
-static int same_cpu(const hps_park_t *peer)
+static int same_cpu(const hps_shmem_park_t *peer)
 {
     int cpu = sched_getcpu();
     uint32_t mine = cpu < 0 ? 0 : (uint32_t)cpu + 1;
-    hps_park_t *self = hps_park_self;
+    hps_shmem_park_t *self = hps_shmem_park_self;
     /* Written only when it changed: every write takes the line away from
      * the PEs that read it. */
     if (self && hps_load_relaxed(&self->cpu) != mine)
@@ -61,8 +61,8 @@ static int same_cpu(const hps_park_t *peer)
         return 0;
     if (peer)
         return hps_load_relaxed(&peer->cpu) == mine;
-    for (int i = 0; i < hps_wait_cfg.nneighbours; i++)
-        if (hps_load_relaxed(&hps_wait_cfg.neighbours[i]->cpu) == mine)
+    for (int i = 0; i < hps_shmem_wait_cfg.nneighbours; i++)
+        if (hps_load_relaxed(&hps_shmem_wait_cfg.neighbours[i]->cpu) == mine)
             return 1;
     return 0;
 }
@@ -90,7 +90,7 @@ static void nap(uint64_t ns)
 static __thread uint64_t t_late_until;
 static __thread uint32_t t_late_run;      /* late yields in a row */
 
-int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
+int hps_shmem_waiter_step(hps_shmem_waiter_t *w, int ofi, uint64_t traffic)
 {
     uint32_t n = w->n++;
     if (n < HPS_WAIT_FAST_POLLS || (!w->share && n % HPS_WAIT_CLOCK_EVERY)) {
@@ -113,10 +113,10 @@ int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
         w->since = now;
     }
     /* Asked again at every clock read: the PEs migrate. */
-    w->share = hps_wait_cfg.crowded || same_cpu(w->peer);
+    w->share = hps_shmem_wait_cfg.crowded || same_cpu(w->peer);
     uint64_t waited = now - w->since;
     int may_yield = now >= t_late_until;
-    if (waited < hps_wait_cfg.spin_ns) {
+    if (waited < hps_shmem_wait_cfg.spin_ns) {
         if (!w->share) {
             hps_cpu_relax();
             return HPS_WAIT_POLL;
@@ -131,7 +131,7 @@ int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
     }
     if (w->self)
         return HPS_WAIT_PARK;
-    if ((w->share || ofi) && waited < hps_wait_cfg.poll_ns && may_yield) {
+    if ((w->share || ofi) && waited < hps_shmem_wait_cfg.poll_ns && may_yield) {
         w->share = 1;                 /* no clock-read skipping between yields */
         sched_yield();
         w->yielded = 1;
@@ -148,7 +148,7 @@ int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
 
 /* ---- doorbells -------------------------------------------------------------- */
 
-uint32_t hps_park_arm(hps_park_t *p)
+uint32_t hps_shmem_park_arm(hps_shmem_park_t *p)
 {
     uint32_t bell = hps_load_acquire(&p->bell);
     hps_faa_relaxed(&p->parked, 1);
@@ -159,15 +159,15 @@ uint32_t hps_park_arm(hps_park_t *p)
     return bell;
 }
 
-void hps_park_finish(hps_park_t *p, uint32_t bell, int still_waiting)
+void hps_shmem_park_finish(hps_shmem_park_t *p, uint32_t bell, int still_waiting)
 {
-    /* Returns at once if the bell rang after hps_park_arm read it. */
+    /* Returns at once if the bell rang after hps_shmem_park_arm read it. */
     if (still_waiting)
         hps_futex_wait((void *)&p->bell, bell, CLOCK_MONOTONIC, NULL, 1);
     hps_fas_release(&p->parked, 1);
 }
 
-void hps_park_ring(hps_park_t *p)
+void hps_shmem_park_ring(hps_shmem_park_t *p)
 {
     hps_faa_release(&p->bell, 1);
     hps_futex_wake((void *)&p->bell, INT_MAX, 1);

@@ -22,7 +22,7 @@
  * (collectives, barriers) parks: it sleeps on its PE's doorbell, a futex
  * in the PE's symmetric heap, and whoever publishes what it waits for
  * rings the doorbell, paying a system call only when someone sleeps
- * (hps_park_*), and the sleeper is runnable the moment it may go on,
+ * (hps_shmem_park_*), and the sleeper is runnable the moment it may go on,
  * where a spinner whose time slice ended waits for its next one.  Waits
  * nobody will wake (a user's variable, libfabric counters) keep yielding
  * until HPSYNC_SHMEM_POLL_MS on a crowded node or over libfabric, then nap
@@ -40,8 +40,8 @@
 #include <stdint.h>
 #include "hpsync/pr.h"
 
-/* Set by shmem_init (hps_wait_configure) before any wait. */
-typedef struct hps_wait_cfg {
+/* Set by shmem_init (hps_shmem_wait_configure) before any wait. */
+typedef struct hps_shmem_wait_cfg {
     uint64_t spin_ns;           /* HPSYNC_SHMEM_SPIN_US */
     uint64_t poll_ns;           /* HPSYNC_SHMEM_POLL_MS */
     int crowded;                /* more PEs on this node than CPUs they may run on */
@@ -50,18 +50,18 @@ typedef struct hps_wait_cfg {
      * for waits that do not know whom they wait for (node.c sets them). */
     const struct hps_park *const *neighbours;
     int nneighbours;
-} hps_wait_cfg_t;
-extern hps_wait_cfg_t hps_wait_cfg __attribute__((visibility("hidden")));
+} hps_shmem_wait_cfg_t;
+extern hps_shmem_wait_cfg_t hps_shmem_wait_cfg __attribute__((visibility("hidden")));
 
 /* From this job's PEs on this node and the settings (HPSYNC_SHMEM_SPIN_US,
  * HPSYNC_SHMEM_POLL_MS: passed in, so this file needs nothing else of the
  * library).  Until the PEs' CPU sets are known, a PE held to one CPU counts
  * the machine's: a launcher that binds gives each PE a CPU of its own, and
  * taking that for a crowded node would make every PE yield. */
-void hps_wait_configure(int local_pes, uint32_t spin_us, uint32_t poll_ms);
+void hps_shmem_wait_configure(int local_pes, uint32_t spin_us, uint32_t poll_ms);
 /* The CPUs this node's PEs may use together (the union of their sets),
  * once every one of them has published its set. */
-void hps_wait_set_node_cpus(int cpus);
+void hps_shmem_wait_set_node_cpus(int cpus);
 
 /*
  * A PE's doorbell: one cache line in its symmetric heap, so the PEs that
@@ -74,46 +74,46 @@ typedef struct hps_park {
     hps_au32 parked;
     hps_au32 cpu;
     uint32_t pad_[13];
-} hps_park_t;
+} hps_shmem_park_t;
 
 /* This PE's doorbell (node.c sets it once the heap exists; NULL before,
  * and then nothing parks). */
-extern hps_park_t *hps_park_self __attribute__((visibility("hidden")));
+extern hps_shmem_park_t *hps_shmem_park_self __attribute__((visibility("hidden")));
 
 /* The waker's side, after it published what a waiter may wait for and a
  * full fence (hps_fence_seq_cst): wake p's owner if it sleeps. */
-void hps_park_ring(hps_park_t *p);
-HPS_INLINE void hps_park_wake(hps_park_t *p)
+void hps_shmem_park_ring(hps_shmem_park_t *p);
+HPS_INLINE void hps_shmem_park_wake(hps_shmem_park_t *p)
 {
     if (hps_unlikely(hps_load_relaxed(&p->parked) != 0))
-        hps_park_ring(p);
+        hps_shmem_park_ring(p);
 }
 
 /* One wait's state: zero it (or set only self and peer) before the first
  * step.  self: park on this doorbell when polling is over (someone will
  * ring it); peer: the awaited PE's doorbell line, or NULL if unknown. */
-typedef struct hps_waiter {
+typedef struct hps_shmem_waiter {
     uint32_t n;
     int share;                  /* the awaited PE may need this CPU: yield */
     int yielded;                /* the last step yielded, at time last */
     uint64_t last;
     uint64_t traffic, since;    /* last traffic stamp seen, and when */
-    hps_park_t *self;
-    const hps_park_t *peer;
-} hps_waiter_t;
+    hps_shmem_park_t *self;
+    const hps_shmem_park_t *peer;
+} hps_shmem_waiter_t;
 
 enum { HPS_WAIT_POLL = 0, HPS_WAIT_PARK = 1 };
 
 /* Called after each unsuccessful poll.  ofi: libfabric is in use, and
  * traffic is its current stamp (ignored otherwise).  Returns HPS_WAIT_PARK
  * when a parkable wait (self set) should sleep: the caller then arms the
- * doorbell, checks its condition once more and sleeps (hps_park_sleep). */
-int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic);
+ * doorbell, checks its condition once more and sleeps (hps_shmem_park_sleep). */
+int hps_shmem_waiter_step(hps_shmem_waiter_t *w, int ofi, uint64_t traffic);
 
 /* Parking: arm p (returns the bell to sleep on), check the condition once
  * more, then finish: sleep (if still waiting) until the bell rings, and
  * disarm. */
-uint32_t hps_park_arm(hps_park_t *p);
-void hps_park_finish(hps_park_t *p, uint32_t bell, int still_waiting);
+uint32_t hps_shmem_park_arm(hps_shmem_park_t *p);
+void hps_shmem_park_finish(hps_shmem_park_t *p, uint32_t bell, int still_waiting);
 
 #endif

@@ -45,6 +45,7 @@ hps_au64 hps_tm_epoch = 1;
 
 static hps_aptr g_ops;                        /* const hps_tm_ops_t * */
 static uint32_t g_retries, g_stats, g_auto, g_auto_cpus;
+static int g_auto_hybrid;                     /* auto: RTM speculates, hybrid always */
 static const char *g_why = "";                /* how the backend was chosen */
 static hps_au32 g_init;                       /* 0, 2 ready */
 static pthread_key_t g_key;
@@ -109,12 +110,16 @@ static const hps_tm_ops_t *choose_backend(void)
     if (!strcmp(v, "stm"))
         return &hps_tm_stm_ops;
     if (!strcmp(v, "htm") || !strcmp(v, "hybrid")) {
-        /* The hardware backends reuse the elision layer (next step); until
-         * then they run their software side, and never an RTM instruction. */
+        /* Hardware sections run through the elision layer: on RTM, or on its
+         * injected backend in tests; otherwise their software side runs. */
         int htm = !strcmp(v, "htm");
+        if (hps_tm_hw_usable()) {
+            g_why = hps_tm_hw_speculates() ? "RTM" : "injected aborts (HPSYNC_ELIDE_BACKEND)";
+            return htm ? &hps_tm_htm_ops : &hps_tm_hybrid_ops;
+        }
         char line[200];
         snprintf(line, sizeof line, "hpsync: HPSYNC_TM=%s: %s; running %s (software) instead\n", v,
-                 hps_cpu_rtm_usable() ? "the hardware TM backends are not built yet"
+                 hps_cpu_rtm_usable() ? "HPSYNC_ELIDE_BACKEND turns hardware transactions off"
                                       : "this CPU has no usable RTM",
                  htm ? "sgl" : "norec");
         (void)!write(2, line, strlen(line));
@@ -125,6 +130,7 @@ static const hps_tm_ops_t *choose_backend(void)
         hps_env_bad_value("HPSYNC_TM", v, "is not a TM backend (sgl, htm, stm, norec, hybrid, auto)",
                           "auto");
     g_auto = 1;
+    g_auto_hybrid = hps_tm_hw_speculates();
     return auto_choice(0, &g_why);
 }
 
@@ -210,6 +216,10 @@ static void clear_logs(hps_tm_desc_t *d)
 /* auto's rule: the backend for this many threads that use TM. */
 static const hps_tm_ops_t *auto_choice(uint32_t active, const char **why)
 {
+    if (g_auto_hybrid) {
+        *why = "auto: hybrid when RTM is usable";
+        return &hps_tm_hybrid_ops;
+    }
     if (active <= 1) {
         *why = "auto: one thread uses TM (sgl without the lock)";
         return &hps_tm_solo_ops;
@@ -453,9 +463,10 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
     d->ops = ops;
     f->read = ops->read;
     f->write = ops->write;
-    f->mode = section_mode(d, ops);
     ops->begin(d);
-    hps_tm_rd_ = ops->instrument_reads ? f : NULL;
+    /* After begin: the hardware backends choose d->ops per section. */
+    f->mode = section_mode(d, d->ops);
+    hps_tm_rd_ = d->ops->instrument_reads ? f : NULL;   /* hw backends pick per section */
     hps_tm_wr_ = f;
 }
 
@@ -474,11 +485,12 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
         int c = d->ops->commit(d);
         if (c != HPS_TM_COMMITTED)
             hps_tm_abort(d, c);
-        /* sgl logs one undo entry per write, two for a sub-word one (and no
-         * reads); the others
-         * count their redo log (stm's ulog holds locked orecs). */
+        /* sgl-style sections (plain reads: sgl, solo, hardware ones) log one
+         * undo entry per whole-word write, two per sub-word one, and no
+         * reads; the others count their redo log (stm's ulog holds locked
+         * orecs). */
         uint32_t reads = d->rlog.n;
-        uint32_t writes = d->ops->mode == HPS_TM_MODE_SGL ? d->ulog.n - d->ulog_masks : d->ws.n;
+        uint32_t writes = d->ops->read == NULL ? d->ulog.n - d->ulog_masks : d->ws.n;
         d->st.commits++;
         d->st.commits_ro += writes == 0;
         d->st.reads += reads;

@@ -89,6 +89,24 @@ typedef struct hps_tm_ops {
 extern const hps_tm_ops_t hps_tm_sgl_ops, hps_tm_norec_ops, hps_tm_stm_ops;
 /* auto's backend for one thread: sgl's accesses, no lock (sgl.c). */
 extern const hps_tm_ops_t hps_tm_solo_ops;
+/* The hardware backends (htm.c, hybrid.c): sections in hardware
+ * transactions through the elision layer, falling back to sgl or norec. */
+extern const hps_tm_ops_t hps_tm_htm_ops, hps_tm_hybrid_ops;
+/* 1 when hardware sections can run: RTM, or the elision layer's injected
+ * backend (HPSYNC_ELIDE_BACKEND=inject:SEQ); sets the elision layer up. */
+int hps_tm_hw_usable(void);
+/* 1 when they would really speculate (RTM): auto's choice of hybrid. */
+int hps_tm_hw_speculates(void);
+
+/* sgl.c: the global lock (an hps_lock_state_t used as an adaptive lock),
+ * and the replay of the undo log that sgl-style writes keep. */
+extern union hps_lock_state hps_tm_sgl_lock;
+void hps_tm_undo(hps_tm_desc_t *d);
+/* sgl's write: store, with an undo entry (the hardware sections' write too;
+ * the one for a whole word is also inline in tm.h, HPS_TM_MODE_SGL). */
+void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask);
+/* norec.c: the sequence lock, which hybrid's hardware sections advance. */
+extern hps_au64 *const hps_tm_norec_seq;
 
 /* Settings the backends read (set once at init). */
 extern uint32_t hps_tm_etl, hps_tm_privatize;

@@ -121,3 +121,6 @@ const hps_tm_ops_t hps_tm_norec_ops = {
     .mode = HPS_TM_MODE_NOREC,
     .mode_ro = HPS_TM_MODE_NOREC_RO,
 };
+
+/* hybrid.c: hardware sections read it and advance it when they commit. */
+hps_au64 *const hps_tm_norec_seq = &g_seq;

@@ -9,16 +9,18 @@
  * (0, mask), so that a rollback restores only the bytes it stored.
  */
 #include "internal.h"
-#include "hpsync/lock/adaptive.h"
+#include "hpsync/lock.h"
 
-static hps_adaptive_t g_sgl = HPS_ADAPTIVE_INITIALIZER;
+/* A lock state (not only an adaptive lock) so that the htm backend can
+ * hand it to the elision layer, whose transactions subscribe to it. */
+hps_lock_state_t hps_tm_sgl_lock = { .adaptive = HPS_ADAPTIVE_INITIALIZER };
 
 static void sgl_begin(hps_tm_desc_t *d)
 {
-    hps_adaptive_lock(&g_sgl);
+    hps_adaptive_lock(&hps_tm_sgl_lock.adaptive);
 }
 
-static void sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
+void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     if (hps_unlikely(d->ro))
@@ -39,12 +41,11 @@ static void sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
  * it outside also sees the lock free. */
 static int sgl_commit(hps_tm_desc_t *d)
 {
-    hps_adaptive_unlock(&g_sgl);
+    hps_adaptive_unlock(&hps_tm_sgl_lock.adaptive);
     return HPS_TM_COMMITTED;
 }
 
-/* Put back what the section's writes overwrote. */
-static void undo(hps_tm_desc_t *d)
+void hps_tm_undo(hps_tm_desc_t *d)
 {
     /* Newest first; bytes outside the mask may belong to data that other
      * threads write outside sections, so they are not stored.  A mask
@@ -65,8 +66,8 @@ static void undo(hps_tm_desc_t *d)
 
 static void sgl_rollback(hps_tm_desc_t *d)
 {
-    undo(d);
-    hps_adaptive_unlock(&g_sgl);
+    hps_tm_undo(d);
+    hps_adaptive_unlock(&hps_tm_sgl_lock.adaptive);
 }
 
 static int solo_commit(hps_tm_desc_t *d)
@@ -80,7 +81,7 @@ const hps_tm_ops_t hps_tm_sgl_ops = {
     .instrument_reads = 0,
     .begin = sgl_begin,
     .read = NULL,
-    .write = sgl_write,
+    .write = hps_tm_sgl_write,
     .commit = sgl_commit,
     .rollback = sgl_rollback,
     .end = hps_tm_op_none,
@@ -98,9 +99,9 @@ const hps_tm_ops_t hps_tm_solo_ops = {
     .instrument_reads = 0,
     .begin = hps_tm_op_none,
     .read = NULL,
-    .write = sgl_write,
+    .write = hps_tm_sgl_write,
     .commit = solo_commit,
-    .rollback = undo,
+    .rollback = hps_tm_undo,
     .end = hps_tm_op_none,
     .mode = HPS_TM_MODE_SGL,
     .mode_ro = HPS_TM_MODE_CALL,

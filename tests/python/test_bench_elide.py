@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from hpsync import runs, schema
-from hpsync.bench import elide
+from hpsync.bench import elide, locks
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = Path(os.environ.get("HPSYNC_BUILD", REPO / "build")) / "bin" / "hps-bench-elide"
@@ -250,7 +250,7 @@ def test_cli_tiny_real_run(hpsync: Run, tmp_path: Path) -> None:
             assert key in r, (key, r)
         assert r["ns_per_op"] is None or r["ns_per_op"] > 0
     locks_measured = {r["lock"] for r in rows if r["mode"] == "layer-overhead"}
-    assert locks_measured == {"adaptive", "ttas", "ticket", "mcs", "hemlock"}
+    assert locks_measured == set(locks.algorithms())
     ids = {t["id"] for t in doc["targets"]}
     assert {"layer-overhead_adaptive", "interposer-overhead", "low-conflict-speedup",
             "high-conflict-slowdown"} <= ids

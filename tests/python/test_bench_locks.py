@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import pytest
 
-from hpsync import runs, schema
+from hpsync import doctor, runs, schema
 from hpsync.bench import locks
 from hpsync.errors import CliError
 
@@ -107,7 +107,7 @@ def test_params() -> None:
     ns = argparse.Namespace(quick=True, threads=None, duration_ms=None, reps=None, iters=None)
     p = locks.make_params(ns, cores=2)
     assert (p.rounds, p.tp_rounds, p.threads, p.cores) == (3, 1, [1, 2, 8, 16], 2)
-    assert p.configs == ["glibc", "ttas", "ticket", "mcs", "hemlock", "adaptive"]
+    assert p.configs == ["glibc", *locks.algorithms()]
 
 
 def test_warnings_for_few_rounds(canned: Callable[[str], Any]) -> None:
@@ -131,4 +131,21 @@ def test_program_output_extraction(canned: Callable[[str], Any]) -> None:
 
 
 def test_lock_names_include_alias() -> None:
-    assert locks.lock_names() == ["ttas", "ticket", "mcs", "hemlock", "adaptive", "clh"]
+    published = doctor.lock_algorithms()
+    assert locks.lock_names() == [*locks.algorithms(), *published.aliases]
+    assert all(published.resolve(a) in locks.algorithms() for a in published.aliases)
+    assert locks.configs() == (locks.BASELINE, *locks.algorithms())
+
+
+def test_published_locks_parse() -> None:
+    """doctor.parse_locks on a canned "locks" object; a list without its
+    default is refused."""
+    canned = {"default": "b", "algorithms": [
+        {"name": "a", "aliases": [], "description": "x"},
+        {"name": "b", "aliases": ["bee"], "description": "y"}]}
+    p = doctor.parse_locks(canned)
+    assert (p.names, p.default, p.accepted(), p.resolve("bee")) == (("a", "b"), "b", ["a", "b", "bee"], "b")
+    with pytest.raises(CliError):
+        doctor.parse_locks({"default": "c", "algorithms": canned["algorithms"]})
+    with pytest.raises(CliError):
+        doctor.parse_locks({})

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from hpsync import runner
+from hpsync import doctor, runner
+from hpsync.bench import locks
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -58,6 +60,38 @@ def test_doctor_json(hpsync: Run) -> None:
     for p in fabric["providers"]:
         assert p["ep_type"] in ("msg", "rdm", "dgram", "other") and p["inject_size"] >= 0
     assert "shm" in doc["peers"]["fabric_providers"]
+    # The lock algorithms, which the CLI reads (doctor.lock_algorithms()).
+    published = doctor.parse_locks(doc["locks"])
+    assert published.names == locks.algorithms() and published.aliases == {"clh": "hemlock"}
+    setting = next(s for s in doc["settings"] if s["name"] == "HPSYNC_LOCK")
+    assert setting["default"] == published.default
+
+
+def test_published_locks_are_the_documented_ones(repo: Path) -> None:
+    """The one place lock names are written out in the tests: what the build
+    publishes must be what docs/locks.md and docs/cli.md promise."""
+    promised = ["ttas", "ticket", "mcs", "hemlock", "adaptive"]
+    assert list(locks.algorithms()) == promised and locks.default_lock() == "adaptive"
+    assert locks.lock_names() == promised + ["clh"]
+    for doc in ("locks.md", "cli.md"):
+        text = (repo / "docs" / doc).read_text()
+        assert all(f"`{n}`" in text for n in promised + ["clh"]), doc
+
+
+def test_run_help_lists_the_published_locks(hpsync: Run) -> None:
+    proc = hpsync("run", "--help")
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())
+    assert f"lock algorithm: {', '.join(locks.lock_names())} (default {locks.default_lock()})" in flat
+
+
+def test_run_default_lock_is_the_librarys(hpsync: Run) -> None:
+    """Without --lock the library's own default runs (HPSYNC_LOCK=default)."""
+    proc = hpsync("run", "--stats", "--", sys.executable, "-c",
+                  "import os; print(os.environ['HPSYNC_LOCK'])")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["default"]
+    assert f", lock {locks.default_lock()}, " in proc.stderr
 
 
 def test_doctor_human(hpsync: Run) -> None:
@@ -70,7 +104,8 @@ def test_doctor_human(hpsync: Run) -> None:
 def test_run_bad_lock(hpsync: Run) -> None:
     proc = hpsync("run", "--lock", "x", "--", "true")
     assert proc.returncode == 2
-    assert one_line_error(proc).startswith("hpsync: unknown lock 'x' (choose from ttas,")
+    names = ", ".join(locks.lock_names() + [locks.BASELINE])
+    assert one_line_error(proc) == f"hpsync: unknown lock 'x' (choose from {names})"
 
 
 def test_run_missing_program(hpsync: Run) -> None:

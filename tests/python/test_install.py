@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""`make install PREFIX=...` gives a usable tree: headers + pkg-config for C, the CLI."""
+"""`make install PREFIX=...` gives a usable tree: headers + pkg-config for C (the STAMP
+header included), the CLI."""
 import os
 import subprocess
 from pathlib import Path
@@ -41,6 +42,16 @@ def test_installed_tree_works(tmp_path: Path) -> None:
                    check=True, capture_output=True)
     assert subprocess.run([str(exe)], check=True, capture_output=True,
                           text=True).stdout == "1 1\n"
+    # The STAMP header is installed, and a STAMP-style program builds against
+    # the installed tree as a STAMP application would: its "tm.h" is ours.
+    stamp = tmp_path / "stamp_app"
+    subprocess.run(["cc", str(REPO / "tests" / "c" / "tm" / "stamp_app.c"), "-o", str(stamp),
+                    f"-I{prefix}/include/hpsync/stamp", *flags, "-pthread",
+                    f"-Wl,-rpath,{libdir}"], check=True, capture_output=True)
+    r = subprocess.run([str(stamp), "4", "500"], env=dict(os.environ, HPSYNC_TM="norec"),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "norec, 4 threads x 500 items: every check passed" in r.stdout
     # The installed CLI runs a program on the installed interposer.
     r = subprocess.run([str(prefix / "bin" / "hpsync"), "run", "--lock", "ticket", "--stats",
                         "--", "python3", "-c", "import threading; print('ok')"],

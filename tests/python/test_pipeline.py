@@ -15,6 +15,7 @@ from typing import Any, Callable
 import pytest
 
 from hpsync import characterize, compare, plots, report, runs, schema
+from hpsync.bench import locks
 from test_characterize import run_of
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -105,7 +106,7 @@ def check_locks_document(doc: dict[str, Any]) -> None:
     assert len(ctx) == 1 and ctx[0]["schema_version"] == 1 and ctx[0]["programs"] == ["hps-bench-locks"]
     assert ctx[0]["processes"] == 6 * (1 + 2)     # uncontended, then 1 and 2 threads, per config
     rows = doc["extra"]["rows"]
-    assert {r["lock"] for r in rows} == {"glibc", "ttas", "ticket", "mcs", "hemlock", "adaptive"}
+    assert {r["lock"] for r in rows} == set(locks.configs())
     for r in rows:
         assert r["ops_per_sec"] > 0 and r["ns_per_op"] > 0 and r["threads"] >= 1
     unc = [r for r in rows if r["mode"] == "uncontended"]

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from hpsync.bench import locks
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("HPSYNC_BUILD", REPO / "build")) / "bin"
 ORDER = ("min", "p1", "median", "p90", "p99", "p999", "max")
@@ -26,8 +28,7 @@ PROBES: dict[str, list[str]] = {
 # (metric, variant) latency rows and (x, y, variant) pairs rows each probe must have.
 LATENCY: dict[str, list[tuple[str, str]]] = {
     "create": [(m, v) for m in ("create_return", "thread_start") for v in ("joinable", "detached")],
-    "mutex": [("lock_unlock", v) for v in
-              ("glibc", "glibc_adaptive_np", "ttas", "ticket", "mcs", "hemlock", "adaptive")],
+    "mutex": [("lock_unlock", v) for v in ("glibc", "glibc_adaptive_np", *locks.algorithms())],
     "handoff": [(m, v) for m in ("unlock", "wake") for v in ("glibc", "adaptive")],
     "condvar": [(m, v) for m in ("call", "wake") for v in ("signal", "broadcast_1", "broadcast_3")]
     + [("wake_last", "broadcast_3")],

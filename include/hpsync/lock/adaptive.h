@@ -27,17 +27,24 @@
 #include <time.h>
 #include "hpsync/pr.h"
 
+HPS_EXTERN_C_BEGIN
+
 typedef struct hps_adaptive {
     hps_au32 locked;
     hps_au32 parked;                    /* parkers | HPS_ADAPTIVE_FENCED */
     hps_au32 waking;                    /* fork tag: a woken thread has not run yet */
-    _Atomic uint16_t spin_est;          /* learned spin rounds (a hint only) */
+    hps_au16 spin_est;                  /* learned spin rounds (a hint only) */
     uint16_t reserved;
 } hps_adaptive_t;
-#define HPS_ADAPTIVE_INITIALIZER { 0, 0, 0, 0, 0 }
+#define HPS_ADAPTIVE_INITIALIZER \
+    { HPS_ATOMIC_INIT(0), HPS_ATOMIC_INIT(0), HPS_ATOMIC_INIT(0), HPS_ATOMIC_INIT(0), 0 }
 #define HPS_ADAPTIVE_FENCED 0x80000000u
 
+/* abstime NULL: wait without limit (hps_adaptive_lock's slow path). */
 int  hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t clock, const struct timespec *abstime);
+/* The timed slow path: EINVAL for a NULL or malformed deadline or another
+ * clock than CLOCK_REALTIME / CLOCK_MONOTONIC, as every algorithm. */
+int  hps_adaptive_timedlock_slow(hps_adaptive_t *l, clockid_t clock, const struct timespec *abstime);
 void hps_adaptive_wake(hps_adaptive_t *l);
 
 HPS_INLINE void hps_adaptive_init(hps_adaptive_t *l)
@@ -68,7 +75,7 @@ HPS_INLINE int hps_adaptive_timedlock(hps_adaptive_t *l, clockid_t clock,
 {
     if (hps_likely(hps_xchg_acquire(&l->locked, 1) == 0))
         return 0;
-    return hps_adaptive_lock_slow(l, clock, abstime);
+    return hps_adaptive_timedlock_slow(l, clock, abstime);
 }
 
 HPS_INLINE void hps_adaptive_unlock(hps_adaptive_t *l)
@@ -83,5 +90,7 @@ HPS_INLINE void hps_adaptive_unlock(hps_adaptive_t *l)
 }
 
 HPS_INLINE bool hps_adaptive_is_locked(hps_adaptive_t *l) { return hps_load_relaxed(&l->locked) != 0; }
+
+HPS_EXTERN_C_END
 
 #endif

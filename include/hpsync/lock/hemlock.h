@@ -17,16 +17,18 @@
 #include <stddef.h>
 #include "hpsync/lock/queued.h"
 
+HPS_EXTERN_C_BEGIN
+
 struct hps_hemlock;
 typedef struct hps_hem_thread {
-    _Atomic(struct hps_hemlock *) grant;
+    HPS_ATOMIC(struct hps_hemlock *) grant;
 } __attribute__((aligned(HPS_CACHELINE))) hps_hem_thread_t;
 
 typedef struct hps_hemlock {
     hps_qword_t q;
-    _Atomic(hps_hem_thread_t *) tail;
+    HPS_ATOMIC(hps_hem_thread_t *) tail;
 } hps_hemlock_t;
-#define HPS_HEMLOCK_INITIALIZER { { 0, 0 }, NULL }
+#define HPS_HEMLOCK_INITIALIZER { HPS_QWORD_INITIALIZER, HPS_ATOMIC_INIT(NULL) }
 
 HPS_INLINE void hps_hemlock_init(hps_hemlock_t *l)
 {
@@ -35,5 +37,7 @@ HPS_INLINE void hps_hemlock_init(hps_hemlock_t *l)
 }
 
 HPS_QUEUED_LOCK_API(hemlock)
+
+HPS_EXTERN_C_END
 
 #endif

@@ -16,16 +16,18 @@
 #include <stddef.h>
 #include "hpsync/lock/queued.h"
 
+HPS_EXTERN_C_BEGIN
+
 typedef struct hps_mcs_node {
-    _Atomic(struct hps_mcs_node *) next;
+    HPS_ATOMIC(struct hps_mcs_node *) next;
     hps_au32 wait;                      /* 1 while queued, 0 at the head */
 } hps_mcs_node_t;
 
 typedef struct hps_mcs {
     hps_qword_t q;
-    _Atomic(hps_mcs_node_t *) tail;     /* last queued node, NULL if none */
+    HPS_ATOMIC(hps_mcs_node_t *) tail;   /* last queued node, NULL if none */
 } hps_mcs_t;
-#define HPS_MCS_INITIALIZER { { 0, 0 }, NULL }
+#define HPS_MCS_INITIALIZER { HPS_QWORD_INITIALIZER, HPS_ATOMIC_INIT(NULL) }
 
 HPS_INLINE void hps_mcs_init(hps_mcs_t *l)
 {
@@ -34,5 +36,7 @@ HPS_INLINE void hps_mcs_init(hps_mcs_t *l)
 }
 
 HPS_QUEUED_LOCK_API(mcs)
+
+HPS_EXTERN_C_END
 
 #endif

@@ -31,10 +31,13 @@
 #include "hpsync/pr.h"
 #include "hpsync/lock/wait.h"
 
+HPS_EXTERN_C_BEGIN
+
 typedef struct hps_qword {
     hps_au32 locked;        /* 0 free, 1 held */
     hps_au32 head;          /* hps_fork_tag while the room's head spins on `locked` */
 } hps_qword_t;
+#define HPS_QWORD_INITIALIZER { HPS_ATOMIC_INIT(0), HPS_ATOMIC_INIT(0) }
 
 /* Take `locked` as the room's head (out of line, in src/lock/queued.c). */
 void hps_qword_head_acquire(hps_qword_t *q);
@@ -94,5 +97,7 @@ HPS_INLINE int hps_qword_timedlock(hps_qword_t *q, clockid_t clock, const struct
     {                                                                           \
         return hps_qword_timedlock(&l->q, clock, abstime);                      \
     }
+
+HPS_EXTERN_C_END
 
 #endif

@@ -13,12 +13,14 @@
 
 #include "hpsync/lock/queued.h"
 
+HPS_EXTERN_C_BEGIN
+
 typedef struct hps_ticket {
     hps_qword_t q;
     hps_au32 next;          /* next ticket to hand out */
     hps_au32 owner;         /* ticket now at the head */
 } hps_ticket_t;
-#define HPS_TICKET_INITIALIZER { { 0, 0 }, 0, 0 }
+#define HPS_TICKET_INITIALIZER { HPS_QWORD_INITIALIZER, HPS_ATOMIC_INIT(0), HPS_ATOMIC_INIT(0) }
 
 HPS_INLINE void hps_ticket_init(hps_ticket_t *l)
 {
@@ -28,5 +30,7 @@ HPS_INLINE void hps_ticket_init(hps_ticket_t *l)
 }
 
 HPS_QUEUED_LOCK_API(ticket)
+
+HPS_EXTERN_C_END
 
 #endif

@@ -14,8 +14,10 @@
 #include "hpsync/pr.h"
 #include "hpsync/lock/queued.h"
 
+HPS_EXTERN_C_BEGIN
+
 typedef struct hps_ttas { hps_au32 word; } hps_ttas_t;
-#define HPS_TTAS_INITIALIZER { 0 }
+#define HPS_TTAS_INITIALIZER { HPS_ATOMIC_INIT(0) }
 
 void hps_ttas_lock_slow(hps_ttas_t *l);
 int  hps_ttas_timedlock(hps_ttas_t *l, clockid_t clock, const struct timespec *abstime);
@@ -39,5 +41,7 @@ HPS_INLINE void hps_ttas_lock(hps_ttas_t *l)
 HPS_INLINE void hps_ttas_unlock(hps_ttas_t *l) { hps_store_release(&l->word, 0); }
 
 HPS_INLINE bool hps_ttas_is_locked(hps_ttas_t *l) { return hps_load_relaxed(&l->word) != 0; }
+
+HPS_EXTERN_C_END
 
 #endif

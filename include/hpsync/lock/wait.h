@@ -10,6 +10,8 @@
  * threads only: while the head of a queue yields or naps, a newcomer may take
  * the free lock (hpsync/lock/queued.h says why), so the naps bound how late a
  * long-waiting thread sees its turn, not the order of turns.
+ * No step is a cancellation point (a lock must not be one): the naps are
+ * raw system calls, not nanosleep.
  */
 #ifndef HPSYNC_LOCK_WAIT_H
 #define HPSYNC_LOCK_WAIT_H
@@ -17,6 +19,8 @@
 #include <stdint.h>
 #include <time.h>
 #include "hpsync/pr.h"
+
+HPS_EXTERN_C_BEGIN
 
 typedef struct hps_wait { uint32_t n; } hps_wait_t;
 #define HPS_WAIT_INIT { 0 }
@@ -38,10 +42,19 @@ void hps_wait_step(hps_wait_t *w);
 
 /*
  * Deadline helpers shared by the timed locks.  A deadline is an absolute time
- * on `clock` as in pthread_mutex_clocklock.  hps_deadline_valid() applies the
- * POSIX rule (0 <= tv_nsec < 1e9); hps_deadline_passed() reads the clock.
+ * on `clock` as in pthread_mutex_clocklock.
+ *  - hps_deadline_valid(): non-zero when abstime is non-NULL and follows the
+ *    POSIX rule (0 <= tv_nsec < 1e9).
+ *  - hps_deadline_check(): 0, or EINVAL when abstime is not valid or `clock`
+ *    is neither CLOCK_REALTIME nor CLOCK_MONOTONIC (what every timed lock
+ *    accepts).
+ *  - hps_deadline_passed(): reads `clock`; 0 while the deadline is ahead,
+ *    ETIMEDOUT once it is reached, EINVAL when the clock cannot be read.
  */
 int hps_deadline_valid(const struct timespec *abstime);
+int hps_deadline_check(clockid_t clock, const struct timespec *abstime);
 int hps_deadline_passed(clockid_t clock, const struct timespec *abstime);
+
+HPS_EXTERN_C_END
 
 #endif

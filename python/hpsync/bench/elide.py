@@ -53,7 +53,8 @@ VARIANTS: tuple[str, ...] = ("plain", "elided")
 
 
 def default_algos() -> list[str]:
-    return [locks.DEFAULT_LOCK] + [a for a in locks.algorithms() if a != locks.DEFAULT_LOCK]
+    first = locks.default_lock()
+    return [first] + [a for a in locks.algorithms() if a != first]
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def measure(params: Params, session: Session) -> dict[str, Any]:
     for name, setting, want in settings:
         session.log(f"elided lock+unlock, HPSYNC_ELIDE_BACKEND={setting}")
         doc, cid = session.run([prog, "--mode", "elided", "--iters", it, "--reps", reps,
-                                "--algo", locks.DEFAULT_LOCK], _env(setting))
+                                "--algo", locks.default_lock()], _env(setting))
         _expect_backend(doc, want, setting)
         row = doc["rows"][0]
         samples["elided"].append({
@@ -164,13 +165,13 @@ def measure(params: Params, session: Session) -> dict[str, Any]:
     for rnd in range(params.interposer_rounds):
         for variant in interleaved(rnd, VARIANTS):
             flag = "1" if variant == "elided" else "0"
-            env = runner.preload_env(locks.DEFAULT_LOCK)
+            env = runner.preload_env(locks.default_lock())
             env["HPSYNC_ELIDE"] = flag
             doc, cid = session.run(locks.uncontended_argv(params.iters, params.interposer_batches), env)
-            locks.check_provider(locks.DEFAULT_LOCK, doc)
+            locks.check_provider(locks.default_lock(), doc)
             multi = locks.uncontended_row(doc, "multi_threaded_process")
             samples["interposer"].append({
-                "variant": variant, "setting": f"HPSYNC_ELIDE={flag}", "lock": locks.DEFAULT_LOCK,
+                "variant": variant, "setting": f"HPSYNC_ELIDE={flag}", "lock": locks.default_lock(),
                 "round": rnd, "ns_per_op": multi["ns_per_op_min"],
                 "backend": ("rtm" if rtm else "off") if variant == "elided" else "off",
                 "context": cid})
@@ -187,7 +188,7 @@ def measure(params: Params, session: Session) -> dict[str, Any]:
                         doc, cid = session.run(
                             [prog, "--mode", "throughput", "--workload", workload.split("-")[0],
                              "--threads", str(threads), "--duration-ms", str(params.duration_ms),
-                             "--variant", variant, "--algo", locks.DEFAULT_LOCK,
+                             "--variant", variant, "--algo", locks.default_lock(),
                              "--keys", str(params.high_conflict_keys)], _env(backend))
                         _expect_backend(doc, backend, f"{workload} {variant}")
                         row = doc["rows"][0]

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .. import render as text
 from .. import args as argtypes
-from .. import runner, schema, stats
+from .. import doctor, runner, schema, stats
 from ..errors import CliError
 from .base import Analysis, Bench, Option, Row, Session, interleaved, per_round, round_ratios
 from .base import context_of, warn_few_and_noisy
@@ -30,23 +30,26 @@ from .base import context_of, warn_few_and_noisy
 PROGRAM = "hps-bench-locks"
 KIND = "bench-locks"
 BASELINE = "glibc"
-DEFAULT_LOCK = "adaptive"
-# "clh" is an alias the library accepts for hemlock; not a separate configuration.
-ALIASES: dict[str, str] = {"clh": "hemlock"}
 OVERSUB_FACTOR = 8                # "8 x cores" threads: the oversubscribed figure
 MIN_ROUNDS = 3
 NOISY = 0.5
 
 
 def algorithms() -> tuple[str, ...]:
-    """The interposer's algorithms, in the order tables show them.  The one
-    place the CLI learns them (`run --lock`, this benchmark, bench elide)."""
-    return ("ttas", "ticket", "mcs", "hemlock", "adaptive")
+    """The interposer's algorithms, in the order tables show them, as the
+    build publishes them (doctor.lock_algorithms(); aliases such as "clh"
+    are not separate configurations)."""
+    return doctor.lock_algorithms().names
+
+
+def default_lock() -> str:
+    """What HPSYNC_LOCK selects when unset."""
+    return doctor.lock_algorithms().default
 
 
 def lock_names() -> list[str]:
     """Every name `--lock` accepts."""
-    return list(algorithms()) + list(ALIASES)
+    return doctor.lock_algorithms().accepted()
 
 
 def configs() -> tuple[str, ...]:
@@ -163,9 +166,11 @@ def measure(params: Params, session: Session) -> dict[str, Any]:
 # ---- analyse (pure) -------------------------------------------------------------------
 
 def ordered(names: Iterable[str]) -> list[str]:
-    present = set(names)
-    known = [c for c in configs() if c in present]
-    return known + sorted(present - set(known))
+    """glibc first, then the locks in the order they first appear (a run's
+    first round measures them in the published order): analysis needs no
+    build, so a stored run renders anywhere."""
+    seen = list(dict.fromkeys(names))
+    return [BASELINE] * (BASELINE in seen) + [n for n in seen if n != BASELINE]
 
 
 def summarise(samples: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Row]:

@@ -153,7 +153,7 @@ typedef struct hps_ofi_core {
     int (*rt_get)(int pe, const char *key, void *val, size_t len);
     int (*rt_barrier)(void);
     void (*verrline)(const char *fn, const char *fmt, va_list ap);
-    int (*waiter_step)(hps_waiter_t *w, int ofi, uint64_t traffic);
+    int (*waiter_step)(hps_shmem_waiter_t *w, int ofi, uint64_t traffic);
     size_t ctx_size, target_size;  /* sizeof the shared structures (ofi_inline.h) */
 } hps_ofi_core_t;
 

@@ -38,7 +38,7 @@ static const hps_ofi_core_t core = {
     .rt_get = hps_rt_get,
     .rt_barrier = hps_rt_barrier,
     .verrline = hps_shmem_verrline,
-    .waiter_step = hps_waiter_step,
+    .waiter_step = hps_shmem_waiter_step,
     .ctx_size = sizeof(hps_ofi_ctx_t),
     .target_size = sizeof(hps_ofi_target_t),
 };

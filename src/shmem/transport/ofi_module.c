@@ -32,7 +32,7 @@ void hps_shmem_verrline(const char *fn, const char *fmt, va_list ap)
     core.verrline(fn, fmt, ap);
 }
 
-int hps_waiter_step(hps_waiter_t *w, int ofi, uint64_t traffic)
+int hps_shmem_waiter_step(hps_shmem_waiter_t *w, int ofi, uint64_t traffic)
 {
     return core.waiter_step(w, ofi, traffic);
 }

@@ -67,7 +67,7 @@ static uint64_t ctx_traffic(hps_ofi_cstate_t *s)
  * each waiting for the other's main endpoint, would otherwise wait for
  * their progress threads, which keep away while the application calls
  * in). */
-static void pause_once(hps_ofi_cstate_t *s, hps_waiter_t *w, uint64_t seen)
+static void pause_once(hps_ofi_cstate_t *s, hps_shmem_waiter_t *w, uint64_t seen)
 {
     if (!s->single)
         hps_faa_relaxed(&hps_ofi.progress_calls, 1);
@@ -77,7 +77,7 @@ static void pause_once(hps_ofi_cstate_t *s, hps_waiter_t *w, uint64_t seen)
         fi_cntr_read(hps_ofi.remote_cntr);
     /* Never told to park: the transport's waiters have no doorbell (only
      * the fabric can end them, and it rings none). */
-    (void)hps_waiter_step(w, 1, seen);
+    (void)hps_shmem_waiter_step(w, 1, seen);
 }
 
 int hps_ofi_progress(void)
@@ -113,7 +113,7 @@ uint64_t hps_ofi_poll(void)
 }
 
 #define HPS_OFI_DRAIN 32
-static void drain(hps_ofi_cstate_t *s, hps_waiter_t *b)
+static void drain(hps_ofi_cstate_t *s, hps_shmem_waiter_t *b)
 {
     uint64_t issued = hps_load_relaxed(&s->c->put_issued) + hps_load_relaxed(&s->c->get_issued);
     for (;;) {
@@ -128,7 +128,7 @@ static void drain(hps_ofi_cstate_t *s, hps_waiter_t *b)
 int hps_ofi_issue(const char *call, const char *what, hps_ofi_cstate_t *s, hps_ofi_issue_fn op,
                   void *arg)
 {
-    hps_waiter_t b = { 0 };
+    hps_shmem_waiter_t b = { 0 };
     for (;;) {
         ssize_t rc = op(s, arg);
         if (hps_likely(rc == 0))
@@ -159,7 +159,7 @@ static int wait_cntr(const char *call, hps_ofi_cstate_t *s, struct fid_cntr *c, 
                      hps_au64 *issued)
 {
     uint64_t target = hps_load_relaxed(issued);
-    hps_waiter_t b = { 0 };
+    hps_shmem_waiter_t b = { 0 };
     int failed = 0;
     for (;;) {
         uint64_t ok = fi_cntr_read(c), err = fi_cntr_readerr(c);

@@ -40,7 +40,7 @@ static void errline(const char *what, const char *name)
 
 /* A new named segment of size bytes; a stale one of the same name (a job id
  * reused after a crash the launcher could not clean) is replaced. */
-static int seg_create(hps_shm_seg_t *seg, const char *what, size_t size)
+static int seg_create(hps_shmem_shm_seg_t *seg, const char *what, size_t size)
 {
     seg_name(seg->name, sizeof seg->name, what, hps_rt_rank());
     int fd = shm_open(seg->name, O_RDWR | O_CREAT | O_EXCL, 0600);
@@ -56,7 +56,7 @@ static int seg_create(hps_shm_seg_t *seg, const char *what, size_t size)
     if (ftruncate(fd, (off_t)size) != 0) {
         errline("cannot size", seg->name);
         close(fd);
-        hps_shm_unlink(seg);
+        hps_shmem_shm_unlink(seg);
         return -1;
     }
     return fd;
@@ -64,18 +64,18 @@ static int seg_create(hps_shm_seg_t *seg, const char *what, size_t size)
 
 /*
  * A heap mapping (this PE's or a peer's) at an address p with p + lead
- * aligned as heap.c asks (hps_heap_map_align: to the heap size rounded up
+ * aligned as heap.c asks (hps_shmem_heap_map_align: to the heap size rounded up
  * to a power of two), so that shmem_align's alignment holds for the address
  * every PE sees, not only for the offset.  prim/map.h places it.
  */
 static void *map_heap_aligned(size_t size, int flags, int fd)
 {
-    size_t lead, align = hps_heap_map_align(size, (size_t)sysconf(_SC_PAGESIZE), &lead);
+    size_t lead, align = hps_shmem_heap_map_align(size, (size_t)sysconf(_SC_PAGESIZE), &lead);
     void *p = hps_map_aligned(size, align, lead, flags, fd);
     return p ? p : MAP_FAILED;
 }
 
-void *hps_shm_heap_create(size_t size, int shared, hps_shm_seg_t *seg)
+void *hps_shmem_shm_heap_create(size_t size, int shared, hps_shmem_shm_seg_t *seg)
 {
     seg->name[0] = 0;
     void *p;
@@ -90,7 +90,7 @@ void *hps_shm_heap_create(size_t size, int shared, hps_shm_seg_t *seg)
     }
     if (p == MAP_FAILED) {
         errline("cannot map the symmetric heap", seg->name[0] ? seg->name : "(anonymous)");
-        hps_shm_unlink(seg);
+        hps_shmem_shm_unlink(seg);
         return NULL;
     }
     return p;
@@ -155,7 +155,7 @@ static void copy_data(char *dst, const data_span_t *d)
     free(vec);
 }
 
-int hps_shm_data_setup(int shared, uintptr_t *base, size_t *size, hps_shm_seg_t *seg)
+int hps_shmem_shm_data_setup(int shared, uintptr_t *base, size_t *size, hps_shmem_shm_seg_t *seg)
 {
     hps_page = (uintptr_t)sysconf(_SC_PAGESIZE);
     seg->name[0] = 0;
@@ -188,11 +188,11 @@ int hps_shm_data_setup(int shared, uintptr_t *base, size_t *size, hps_shm_seg_t 
     return 0;
 fail:
     close(fd);
-    hps_shm_unlink(seg);
+    hps_shmem_shm_unlink(seg);
     return -1;
 }
 
-void *hps_shm_map_peer(const char *what, int pe, size_t size)
+void *hps_shmem_shm_map_peer(const char *what, int pe, size_t size)
 {
     char name[96];
     seg_name(name, sizeof name, what, pe);
@@ -219,14 +219,14 @@ void *hps_shm_map_peer(const char *what, int pe, size_t size)
     return p;
 }
 
-void hps_shm_unlink(hps_shm_seg_t *seg)
+void hps_shmem_shm_unlink(hps_shmem_shm_seg_t *seg)
 {
     if (seg->name[0])
         shm_unlink(seg->name);
     seg->name[0] = 0;
 }
 
-void hps_shm_unmap(void *base, size_t size)
+void hps_shmem_shm_unmap(void *base, size_t size)
 {
     if (base)
         munmap(base, size);

@@ -28,12 +28,12 @@
 #include "hpsync/pr.h"
 #include "transport/ofi.h"      /* enum hps_ofi_aop: one operation code for both */
 
-HPS_INLINE void hps_shm_put(void *dst, const void *src, size_t len)
+HPS_INLINE void hps_shmem_shm_put(void *dst, const void *src, size_t len)
 {
     memcpy(dst, src, len);
 }
 
-HPS_INLINE void hps_shm_get(void *dst, const void *src, size_t len)
+HPS_INLINE void hps_shmem_shm_get(void *dst, const void *src, size_t len)
 {
     memcpy(dst, src, len);
 }
@@ -81,7 +81,7 @@ HPS_INLINE void hps_shm_get(void *dst, const void *src, size_t len)
 
 /* size is 4 or 8 (the AMO types); op and size are constants at every call
  * site, so this folds to the one instruction. */
-HPS_INLINE void hps_shm_amo(enum hps_ofi_aop op, void *t, const void *operand,
+HPS_INLINE void hps_shmem_shm_amo(enum hps_ofi_aop op, void *t, const void *operand,
                             const void *compare, void *result, size_t size)
 {
     if (size == 4)
@@ -93,20 +93,20 @@ HPS_INLINE void hps_shm_amo(enum hps_ofi_aop op, void *t, const void *operand,
 /* ---- set-up (transport/shm.c) -------------------------------------------- */
 
 /* A shared-memory segment of this PE that on-node peers map by name. */
-typedef struct hps_shm_seg {
+typedef struct hps_shmem_shm_seg {
     char name[96];          /* "/dev/shm/hpsync-shmem-<job>-<what>-<pe>" or "" */
-} hps_shm_seg_t;
+} hps_shmem_shm_seg_t;
 
 /* Create this PE's heap (size bytes, in a named segment when shared, else
  * anonymous); returns its base or NULL after one line. */
-void *hps_shm_heap_create(size_t size, int shared, hps_shm_seg_t *seg);
+void *hps_shmem_shm_heap_create(size_t size, int shared, hps_shmem_shm_seg_t *seg);
 /* Find the executable's writable data; with shared, move it onto a named
  * segment at the same address (contents kept).  0 or -1 after one line. */
-int hps_shm_data_setup(int shared, uintptr_t *base, size_t *size, hps_shm_seg_t *seg);
+int hps_shmem_shm_data_setup(int shared, uintptr_t *base, size_t *size, hps_shmem_shm_seg_t *seg);
 /* Map peer pe's segment `what` ("heap" or "data") of size bytes. */
-void *hps_shm_map_peer(const char *what, int pe, size_t size);
+void *hps_shmem_shm_map_peer(const char *what, int pe, size_t size);
 /* Remove a segment's name (peers keep their mappings). */
-void hps_shm_unlink(hps_shm_seg_t *seg);
-void hps_shm_unmap(void *base, size_t size);
+void hps_shmem_shm_unlink(hps_shmem_shm_seg_t *seg);
+void hps_shmem_shm_unmap(void *base, size_t size);
 
 #endif

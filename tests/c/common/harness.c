@@ -142,22 +142,27 @@ void hps_test_rss_check(const hps_test_rss_t *r, long max_growth_kb, unsigned lo
 
 int hps_test_gettid(void) { return (int)syscall(SYS_gettid); }
 
-void hps_test_wait_asleep(int tid)
+char hps_test_thread_state(int tid)
 {
     char path[64], buf[256];
     snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    /* The state follows the command name, which may hold spaces. */
+    const char *st = strrchr(buf, ')');
+    return st && st[1] == ' ' ? st[2] : 0;
+}
+
+void hps_test_wait_asleep(int tid)
+{
     for (int i = 0; i < 10000; i++) {
-        int fd = open(path, O_RDONLY);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-        if (fd >= 0)
-            close(fd);
-        if (n > 0) {
-            buf[n] = 0;
-            /* The state follows the command name, which may hold spaces. */
-            const char *st = strrchr(buf, ')');
-            if (st && st[1] == ' ' && st[2] == 'S')
-                return;
-        }
+        if (hps_test_thread_state(tid) == 'S')
+            return;
         usleep(1000);
     }
     hps_test_fail("thread %d never went to sleep", tid);

@@ -78,6 +78,8 @@ typedef struct hps_test_rss {
 void hps_test_rss_sample(hps_test_rss_t *r, int warmed_up);
 /* Fail if the peak exceeds the warm sample by more than max_growth_kb. */
 void hps_test_rss_check(const hps_test_rss_t *r, long max_growth_kb, unsigned long threads);
+/* The state letter of thread tid of this process (R, S, D, ...; 0 if gone). */
+char hps_test_thread_state(int tid);
 /* The calling thread's kernel id, and a wait until thread `tid` of this
  * process sleeps in the kernel (state S in /proc): it is then blocked in
  * the call it made, past any spinning.  Fails the test after 10 s. */
@@ -195,6 +197,19 @@ void hps_stress_args(int argc, char **argv, int first, hps_stress_cfg_t *cfg,
  * while other threads contend.  One type per process.
  */
 void hps_stress_pthread_ops(hps_stress_ops_t *ops, const char *name, int type);
+
+/*
+ * Deferred cancellation of a lock waiter (cancel.c).  A thread with deferred
+ * cancellation blocks in ops->lock on a lock the caller holds; once it
+ * sleeps in the kernel it is cancelled.  A lock is not a cancellation
+ * point, so it must stay blocked (checked for about 50 ms), take the lock
+ * when the caller releases it, and only then be cancelled, at a
+ * pthread_testcancel() after its unlock.  Then the lock must still serve a
+ * contended locker (a waiter cancelled inside a queue lock would leave its
+ * node behind and hang it).  `lock` starts unlocked; ops->lock and
+ * ops->unlock are used.  Fails the test itself.
+ */
+void hps_cancel_check(const hps_stress_ops_t *ops, void *lock);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,28 @@
  *   realloc  Growing a block from 256 KiB to 64 MiB, written as it grows,
  *          faults about once per page of the final size: spans grow in
  *          place, huge blocks move with mremap instead of being copied.
+ *   chain  A chain of threads, each allocating, writing and freeing a
+ *          working set and exiting before the next starts: the next one
+ *          takes the exited thread's heap whole and faults on almost none
+ *          of the pages it writes (an exit that gave the freed memory back
+ *          cost every new thread a fault per page).
+ *   parked That memory stays resident after the exit, for the next thread;
+ *          once the heap has waited HPSYNC_MALLOC_DECAY_MS for one, another
+ *          thread's later allocator call gives it back, and malloc_trim
+ *          gives it back at once.  (A thread keeps only part of its freed
+ *          page slots for the whole decay time; the rest goes after a 64th
+ *          of it, which both cases leave no time for.)
+ *   pagecache  Of the slots of small-block pages it freed, a thread keeps
+ *          about 1 MiB (an eighth of its pages, at least 1 MiB) for the
+ *          decay time; the rest goes back once idle for a 64th of it.
+ *   successor  A new thread whose first frees are of an exited thread's
+ *          blocks takes that thread's heap (not the one parked last), so
+ *          the rest of its frees of those blocks are local, not remote.
+ *   arena  Large blocks one thread freed serve another live thread while
+ *          still backed: threads share span arenas, one per CPU the process
+ *          may run on (pinned to one CPU here, so both threads share one;
+ *          with per-thread span memory the second thread faulted on every
+ *          page).
  *
  * Page counts come from malloc_stats() (stderr redirected to a file) and
  * the policies are hpsync's, so CTest runs this only against the CIA
@@ -36,6 +58,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +72,8 @@ struct counts {
     unsigned long long made, retired;
 };
 
-/* Pages made and retired so far, from malloc_stats()'s report. */
-static struct counts page_counts(void)
+/* malloc_stats()'s report. */
+static void stats_text(char *buf, size_t size)
 {
     char path[] = "/tmp/hpm-policy-XXXXXX";
     int fd = mkstemp(path);
@@ -62,11 +85,17 @@ static struct counts page_counts(void)
     malloc_stats();
     dup2(saved, 2);
     close(saved);
-    char buf[2048];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    ssize_t n = pread(fd, buf, size - 1, 0);
     close(fd);
     HPS_CHECK(n > 0, "malloc_stats printed nothing");
     buf[n] = 0;
+}
+
+/* Pages made and retired so far. */
+static struct counts page_counts(void)
+{
+    char buf[2048];
+    stats_text(buf, sizeof buf);
     struct counts c;
     const char *line = strstr(buf, "pages ");
     HPS_CHECK(line && sscanf(line, "pages %llu made, %llu retired", &c.made, &c.retired) == 2,
@@ -371,6 +400,227 @@ static void case_realloc(void)
               last / PAGE);
 }
 
+/* ---- exited threads' heaps and the span arena ----------------------------------- */
+
+enum { SET_BLOCKS = 4000 };
+static void *set_blk[SET_BLOCKS];
+static size_t set_pages;                 /* pages a working set writes */
+
+/* Allocate and write a working set of 64..1087-byte blocks (about 2 MiB in
+ * pages of many classes), then free it all. */
+static void *working_set(void *arg)
+{
+    (void)arg;
+    uint64_t rng = 0xc4a1;
+    size_t bytes = 0;
+    for (int i = 0; i < SET_BLOCKS; i++) {
+        size_t n = 64 + hps_xorshift64(&rng) % 1024;
+        set_blk[i] = malloc(n);
+        HPS_CHECK(set_blk[i], "malloc(%zu) returned NULL", n);
+        memset(set_blk[i], i, n);
+        bytes += n;
+    }
+    for (int i = 0; i < SET_BLOCKS; i++)
+        free(set_blk[i]);
+    set_pages = bytes / PAGE;
+    return NULL;
+}
+
+static void run_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    pthread_attr_t a;
+    /* One stack size throughout: glibc reuses a joined thread's stack, so
+     * thread creation itself faults on nothing new. */
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 256u << 10);
+    HPS_CHECK(pthread_create(&t, &a, fn, arg) == 0 && pthread_join(t, NULL) == 0, "thread failed");
+    pthread_attr_destroy(&a);
+}
+
+static void case_chain(void)
+{
+    /* A long decay: the test is about the heap handed over, not about how
+     * long a thread's freed page slots beyond its cap wait (a 64th of the
+     * decay time), which a loaded machine could stretch a generation past. */
+    hpm_rerun_with(prog_argv, "HPSYNC_MALLOC_DECAY_MS", "60000");
+    enum { WARM = 5, GENS = 50 };
+    for (int g = 0; g < WARM; g++)
+        run_thread(working_set, NULL);
+    long before = minor_faults();
+    for (int g = 0; g < GENS; g++)
+        run_thread(working_set, NULL);
+    long faults = minor_faults() - before;
+    printf("chain: %ld page faults in %d threads, each writing %zu pages\n", faults, GENS, set_pages);
+    HPS_CHECK((size_t)faults * 10 < set_pages * GENS,
+              "%ld page faults in %d threads writing %zu pages each: a new thread does not reuse "
+              "the memory the exited one freed", faults, GENS, set_pages);
+}
+
+/* Pages of the last working set's blocks resident now. */
+static size_t set_resident(void)
+{
+    size_t in = 0;
+    for (int i = 0; i < SET_BLOCKS; i++)
+        in += resident(set_blk[i], 64);
+    return in;
+}
+
+static void case_parked(void)
+{
+    hpm_rerun_with(prog_argv, "HPSYNC_MALLOC_DECAY_MS", "1000");
+    struct timespec idle = { 1, 300 * 1000 * 1000 };
+    for (int round = 0; round < 2; round++) {
+        run_thread(working_set, NULL);
+        size_t kept = set_resident();
+        if (round == 0) {
+            nanosleep(&idle, NULL);
+            free(malloc(200u << 10));    /* a later call looks at the clock */
+        } else {
+            malloc_trim(0);
+        }
+        size_t left = set_resident();
+        const char *how = round == 0 ? "1.3 s and one call" : "malloc_trim";
+        printf("parked: %zu of %d blocks' first pages resident after the exit, %zu after %s\n", kept,
+               SET_BLOCKS, left, how);
+        /* A quarter at least: the thread's freed slots beyond its cache
+         * (1 MiB of the working set's 2-3 MiB) go once idle for 15 ms,
+         * which a thread preempted between its frees and its exit reaches
+         * on a loaded machine; the cache itself stays. */
+        HPS_CHECK(kept >= SET_BLOCKS / 4, "an exited thread's freed memory went back at once "
+                  "(%zu of %d blocks resident): nothing left for the next thread", kept, SET_BLOCKS);
+        HPS_CHECK(left <= SET_BLOCKS / 10, "%zu of %d blocks still resident after %s", left,
+                  SET_BLOCKS, how);
+    }
+}
+
+static void case_pagecache(void)
+{
+    hpm_rerun_with(prog_argv, "HPSYNC_MALLOC_DECAY_MS", "1000");
+    enum { N = 16384 };
+    static void *blk[N];
+    uint64_t rng = 0x9a6e;
+    for (int i = 0; i < N; i++) {              /* about 10 MiB in pages of many classes */
+        size_t n = 64 + hps_xorshift64(&rng) % 1200;
+        blk[i] = malloc(n);
+        HPS_CHECK(blk[i], "malloc(%zu) returned NULL", n);
+        memset(blk[i], 1, n);
+    }
+    for (int i = 0; i < N; i++)
+        free(blk[i]);
+    size_t kept = 0, left = 0;
+    for (int i = 0; i < N; i++)
+        kept += resident(blk[i], 64) != 0;
+    struct timespec idle = { 0, 100 * 1000 * 1000 };
+    nanosleep(&idle, NULL);
+    free(malloc(200u << 10));                   /* a later call looks at the clock */
+    for (int i = 0; i < N; i++)
+        left += resident(blk[i], 64) != 0;
+    printf("pagecache: %zu of %d freed blocks resident after the frees, %zu 100 ms later\n", kept,
+           N, left);
+    HPS_CHECK(left <= N / 4, "%zu of %d freed blocks still resident: the thread keeps far more than "
+              "its page-slot cache", left, N);
+}
+
+/* Frees that came from another thread so far. */
+static unsigned long long remote_frees(void)
+{
+    char buf[2048];
+    stats_text(buf, sizeof buf);
+    unsigned long long refills, remote;
+    const char *line = strstr(buf, "slow paths ");
+    HPS_CHECK(line && sscanf(line, "slow paths %llu allocations refilled a page, %llu frees", &refills,
+                             &remote) == 2, "no remote-free count in malloc_stats output: %s", buf);
+    return remote;
+}
+
+enum { SUCC_N = 2000 };
+static void *succ_blk[SUCC_N];
+
+static pthread_barrier_t succ_bar;
+
+/* The first thread allocates the blocks and exits; the other, alive at
+ * the same time (so it has a heap of its own), exits after it. */
+static void *succ_alloc(void *arg)
+{
+    for (int i = 0; i < SUCC_N; i++) {
+        succ_blk[i] = malloc(200);
+        HPS_CHECK(succ_blk[i], "malloc failed");
+    }
+    pthread_barrier_wait(&succ_bar);
+    (void)arg;
+    return NULL;
+}
+
+static void *succ_other(void *arg)
+{
+    free(malloc(200));
+    pthread_barrier_wait(&succ_bar);
+    pthread_join(*(pthread_t *)arg, NULL);
+    return NULL;
+}
+
+/* Free the first thread's blocks, one malloc in between. */
+static void *succ_free(void *arg)
+{
+    free(succ_blk[0]);
+    free(malloc(200));
+    for (int i = 1; i < SUCC_N; i++)
+        free(succ_blk[i]);
+    (void)arg;
+    return NULL;
+}
+
+static void case_successor(void)
+{
+    pthread_t first, other;
+    HPS_CHECK(pthread_barrier_init(&succ_bar, NULL, 2) == 0, "pthread_barrier_init failed");
+    HPS_CHECK(pthread_create(&first, NULL, succ_alloc, NULL) == 0 &&
+              pthread_create(&other, NULL, succ_other, &first) == 0 && pthread_join(other, NULL) == 0,
+              "thread failed");
+    unsigned long long before = remote_frees();
+    run_thread(succ_free, NULL);
+    unsigned long long remote = remote_frees() - before;
+    printf("successor: %llu of %d frees of an exited thread's blocks were remote\n", remote, SUCC_N);
+    HPS_CHECK(remote <= 1, "%llu of %d frees were remote: the new thread did not take the heap of "
+              "the exited thread whose blocks it freed", remote, SUCC_N);
+}
+
+enum { ARENA_N = 16 };
+static void *arena_blk[ARENA_N];
+static pthread_barrier_t arena_bar;
+
+/* Write and free large blocks, then stay alive (idle) until told. */
+static void *arena_first(void *arg)
+{
+    (void)arg;
+    write_and_free(arena_blk, ARENA_N, BIG);
+    pthread_barrier_wait(&arena_bar);
+    pthread_barrier_wait(&arena_bar);
+    return NULL;
+}
+
+static void case_arena(void)
+{
+    /* One CPU allowed before the first large block: one arena. */
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+    HPS_CHECK(sched_setaffinity(0, sizeof one, &one) == 0, "sched_setaffinity failed");
+    pthread_t t;
+    HPS_CHECK(pthread_barrier_init(&arena_bar, NULL, 2) == 0, "pthread_barrier_init failed");
+    HPS_CHECK(pthread_create(&t, NULL, arena_first, NULL) == 0, "pthread_create failed");
+    pthread_barrier_wait(&arena_bar);
+    long before = minor_faults();
+    write_and_free(arena_blk, ARENA_N, BIG);
+    long faults = minor_faults() - before;
+    pthread_barrier_wait(&arena_bar);
+    pthread_join(t, NULL);
+    printf("arena: %ld page faults writing %zu pages another live thread freed\n", faults,
+           (size_t)BIG_PAGES);
+    HPS_CHECK((size_t)faults * 10 < BIG_PAGES, "%ld page faults for %zu pages: large blocks another "
+              "thread freed are not reused while backed", faults, (size_t)BIG_PAGES);
+}
 /* hover and trim take other window/size pairs, for exploring (W up to 256). */
 static void set_window(int argc, char **argv)
 {
@@ -406,6 +656,11 @@ static const hps_test_case_t cases[] = {
     { "cap", .run = case_cap },
     { "realloc", .run = case_realloc },
     { "requeue", .run = case_requeue },
+    { "chain", .run = case_chain },
+    { "parked", .run = case_parked },
+    { "pagecache", .run = case_pagecache },
+    { "successor", .run = case_successor },
+    { "arena", .run = case_arena },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("malloc_policy", cases, 60, 0);
 

@@ -91,6 +91,7 @@ struct waiter {
     enum wkind kind;
     _Atomic int tid;
     int rc;
+    _Atomic int done;           /* rc is set */
 };
 
 static void *waiter_main(void *arg)
@@ -104,6 +105,7 @@ static void *waiter_main(void *arg)
     case W_TIMED: w->rc = se(sem_timedwait(w->s, &rt)); break;
     case W_CLOCK: w->rc = se(sem_clockwait(w->s, CLOCK_MONOTONIC, &mono)); break;
     }
+    atomic_store(&w->done, 1);
     return NULL;
 }
 
@@ -118,7 +120,28 @@ static pthread_t start_waiter(struct waiter *w)
     return t;
 }
 
-static void on_usr1(int sig) { (void)sig; }
+static volatile sig_atomic_t g_usr1;
+static void on_usr1(int sig) { (void)sig; g_usr1++; }
+
+/* After the signal: wait until the waiter's handler ran and the call either
+ * returned or went back to sleep, so that our post comes after the call
+ * decided, however late the loaded machine runs the waiter (a fixed nap
+ * once let the post win and the call return 0 instead of EINTR). */
+static void wait_settled(struct waiter *w, int seen)
+{
+    int tid = atomic_load(&w->tid);
+    for (int i = 0; i < 10000 && g_usr1 == seen; i++)
+        usleep(1000);
+    if (g_usr1 == seen)
+        hps_test_fail("the waiter's SIGUSR1 handler never ran");
+    for (int i = 0, asleep = 0; i < 10000 && !atomic_load(&w->done); i++) {
+        /* Asleep twice 20 ms apart after its handler: waiting again. */
+        asleep = hps_test_thread_state(tid) == 'S' ? asleep + 1 : 0;
+        if (asleep == 2)
+            return;
+        usleep(asleep ? 20000 : 1000);
+    }
+}
 
 /* A blocked waiter gets a signal: EINTR, or restarted (then our later post
  * wakes it).  The value afterwards tells which. */
@@ -137,9 +160,9 @@ static void sem_signals(void)
             sem_init(&s, 0, 0);
             struct waiter w = { .s = &s, .kind = (enum wkind)k };
             pthread_t t = start_waiter(&w);
+            int seen = g_usr1;
             pthread_kill(t, SIGUSR1);
-            struct timespec nap = { 0, 50000000 };
-            nanosleep(&nap, NULL);
+            wait_settled(&w, seen);
             S(p, "post", sem_post(&s));
             pthread_join(t, NULL);
             SEM(p, "waiter", w.rc);

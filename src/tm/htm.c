@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * htm: a section runs as a hardware transaction that reads the sgl backend's
+ * lock word, so a section that really takes the lock aborts every
+ * transaction in flight, and none begins while it is held.  When the elision
+ * policy gives up (capacity, retries spent, a lock held too long, a skip
+ * period), the section takes that lock: it is then exactly an sgl section.
+ * The driver shared with hybrid is here too (see hw.h).
+ */
+#include <stdlib.h>
+#include <unistd.h>
+#include "hw.h"
+
+static void die(const char *msg)
+{
+    (void)!write(2, msg, __builtin_strlen(msg));
+    abort();
+}
+
+int hps_tm_hw_usable(void)
+{
+    hps_elide_setup();
+    return hps_elide_ops != &hps_elide_ops_off;
+}
+
+int hps_tm_hw_speculates(void)
+{
+    hps_elide_setup();
+    return hps_elide_ops->speculative;
+}
+
+/* ---- the driver shared with hybrid ----------------------------------------- */
+
+/* After a hardware abort for one of the section's own reasons: nothing is
+ * left to roll back (the hardware did), so the core's abort only counts it
+ * and goes back to the checkpoint. */
+static const hps_tm_ops_t hw_aborted_ops = {
+    .size = sizeof(hps_tm_ops_t),
+    .name = "hw-aborted",
+    .rollback = hps_tm_op_none,
+    .end = hps_tm_op_none,
+};
+
+static void own_abort(hps_tm_desc_t *d, unsigned status)
+{
+    if (!(status & HPS_TX_EXPLICIT))
+        return;
+    int cause;
+    switch (HPS_TX_CODE(status)) {
+    case HPS_ABORT_TM_RESTART: cause = HPS_TM_CAUSE_EXPLICIT; break;
+    case HPS_ABORT_TM_RO: cause = HPS_TM_CAUSE_RO_WRITE; break;
+    case HPS_ABORT_TM_IRREV: cause = HPS_TM_CAUSE_IRREVOCABLE; break;
+    default: return;
+    }
+    /* The request to become irrevocable was written inside the transaction
+     * and rolled back with it. */
+    if (cause == HPS_TM_CAUSE_IRREVOCABLE)
+        d->want_irrev = 1;
+    d->ops = &hw_aborted_ops;
+    hps_tm_abort(d, cause);
+}
+
+static void count_abort(hps_tm_desc_t *d, unsigned status)
+{
+    int c;
+    switch (hps_elide_cause(status)) {
+    case HPS_ELIDE_ABORT_CONFLICT:
+    case HPS_ELIDE_ABORT_BUSY: c = HPS_TM_CAUSE_HTM_CONFLICT; break;
+    case HPS_ELIDE_ABORT_CAPACITY: c = HPS_TM_CAUSE_HTM_CAPACITY; break;
+    default: c = HPS_TM_CAUSE_HTM_OTHER; break;
+    }
+    d->st.aborts++;
+    d->st.aborts_by_cause[c]++;
+    d->aborted = 1;
+}
+
+/* A write in a read-only section running in hardware: the section restarts
+ * read-write (with the cause counted as under the software backends). */
+static void write_ro_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
+{
+    (void)f; (void)w; (void)v; (void)mask;
+    hps_elide_ops->abort(HPS_ABORT_TM_RO);
+    die("hpsync: a TM hardware section was not in a transaction\n");
+}
+
+int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h)
+{
+    const hps_elide_ops_t *eo = hps_elide_ops;
+    /* Relaxed: the failure history is a per-lock hint, as in elision. */
+    uint32_t v = hps_load_relaxed(&h->skip->v);
+    if (hps_elide_take_skip(&v)) {
+        hps_store_relaxed(&h->skip->v, v);
+        return 0;
+    }
+    for (unsigned attempt = 0;; attempt++) {
+        /* With RTM every abort of the section resumes here, with the
+         * registers and memory of this point and the abort status. */
+        unsigned status = eo->begin(h->lock, HPS_LOCK_ADAPTIVE);
+        if (status == HPS_TX_STARTED) {
+            const hps_tm_ops_t *o = eo->speculative ? h->spec : h->emu;
+            d->ops = o;
+            d->fast.read = o->read;
+            d->fast.write = d->ro && eo->speculative ? write_ro_spec : o->write;
+            return 1;
+        }
+        own_abort(d, status);
+        count_abort(d, status);
+        if (hps_elide_next(h->lock, HPS_LOCK_ADAPTIVE, status, attempt, NULL) == HPS_ELIDE_RETRY)
+            continue;
+        hps_store_relaxed(&h->skip->v,
+                          hps_elide_after_fallback(&hps_elide_cfg, hps_load_relaxed(&h->skip->v)));
+        return 0;
+    }
+}
+
+void hps_tm_hw_end(const hps_tm_hw_t *h, int committed)
+{
+    unsigned r = hps_elide_ops->end(h->lock, HPS_LOCK_ADAPTIVE);
+    if ((r & HPS_ELIDE_END_COMMIT) && committed) {
+        uint32_t v = hps_load_relaxed(&h->skip->v);
+        if (v)                        /* written only when there is a history */
+            hps_store_relaxed(&h->skip->v, hps_elide_after_commit(v));
+    }
+    if (r & HPS_ELIDE_END_RELEASE)
+        hps_lockstate_unlock(h->lock, HPS_LOCK_ADAPTIVE);
+}
+
+void hps_tm_hw_rollback_spec(hps_tm_desc_t *d)
+{
+    hps_elide_ops->abort(d->want_irrev ? HPS_ABORT_TM_IRREV : HPS_ABORT_TM_RESTART);
+    die("hpsync: a TM hardware section was not in a transaction\n");
+}
+
+/* ---- htm ------------------------------------------------------------------- */
+
+static hps_elide_state_t g_skip;
+static const hps_tm_hw_t g_hw;
+
+static int htm_commit(hps_tm_desc_t *d)
+{
+    (void)d;
+    hps_tm_hw_end(&g_hw, 1);
+    return HPS_TM_COMMITTED;
+}
+
+static void htm_rollback_emu(hps_tm_desc_t *d)
+{
+    hps_tm_undo(d);
+    hps_tm_hw_end(&g_hw, 0);
+}
+
+static void htm_rollback_spec(hps_tm_desc_t *d)
+{
+    hps_tm_hw_rollback_spec(d);
+}
+
+static const hps_tm_ops_t htm_spec_ops = {
+    .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,
+    .begin = NULL, .read = NULL, .write = hps_tm_sgl_write,
+    .commit = htm_commit, .rollback = htm_rollback_spec, .end = hps_tm_op_none,
+};
+static const hps_tm_ops_t htm_emu_ops = {
+    .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,
+    .begin = NULL, .read = NULL, .write = hps_tm_sgl_write,
+    .commit = htm_commit, .rollback = htm_rollback_emu, .end = hps_tm_op_none,
+};
+static const hps_tm_hw_t g_hw = { &hps_tm_sgl_lock, &g_skip, &htm_spec_ops, &htm_emu_ops };
+
+static void htm_begin(hps_tm_desc_t *d)
+{
+    if (hps_tm_hw_begin(d, &g_hw))
+        return;
+    /* The fallback is an sgl section: taking the lock aborts the
+     * transactions in flight, and irrevocability is sgl's (it runs alone). */
+    d->ops = &hps_tm_sgl_ops;
+    d->fast.read = NULL;
+    d->fast.write = hps_tm_sgl_write;
+    hps_tm_sgl_ops.begin(d);
+}
+
+/* The table the core chooses: begin replaces d->ops (and the fast-path read
+ * and write) for each section, so its other entries serve only as defaults. */
+const hps_tm_ops_t hps_tm_htm_ops = {
+    .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,
+    .begin = htm_begin, .read = NULL, .write = hps_tm_sgl_write,
+    .commit = htm_commit, .rollback = htm_rollback_emu, .end = hps_tm_op_none,
+};

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hw.h - what the two hardware backends (htm.c, hybrid.c) share: a section
+ * run as a transaction of the elision layer (src/elide: RTM, or the injected
+ * backend in tests) that subscribes to one lock, driven by the elision
+ * policy (retries per abort cause, waiting for a busy lock, adaptive skip).
+ *
+ * A hardware section runs in one of two ways, and d->ops says which:
+ *   spec  the transaction really speculates (RTM): reads are plain loads,
+ *         writes are sgl's (a store plus an undo entry, never replayed: the
+ *         hardware rolls back); an abort resumes inside hps_tm_hw_begin()
+ *         with the status, and the section's own aborts (restart, a write in
+ *         a read-only section, irrevocability) leave by XABORT with a code.
+ *   emu   the injected backend "started" it: the subscribed lock is really
+ *         held, writes keep sgl's undo log and an abort replays it, exactly
+ *         like sgl.  Atomicity never depends on the injected outcomes.
+ */
+#ifndef HPS_TM_HW_H
+#define HPS_TM_HW_H
+
+#include "internal.h"
+#include "../elide/backend.h"
+
+typedef struct hps_tm_hw {
+    hps_lock_state_t *lock;          /* the word transactions read (subscribe to) */
+    hps_elide_state_t *skip;         /* elision's per-lock failure history */
+    const hps_tm_ops_t *spec, *emu;  /* the ops a started section runs on */
+} hps_tm_hw_t;
+
+/* Begin d's section as a hardware transaction: 1 when it runs as one (spec
+ * or emu, d->ops and d->fast set), 0 when the policy gave up or skipped and
+ * the caller runs its software path.  Hardware aborts are counted in d->st
+ * (htm_conflict: a data conflict or the lock found held; htm_capacity;
+ * htm_other); the section's own aborts go on to hps_tm_abort() with their
+ * cause and do not return. */
+int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h);
+/* End the transaction (commit, or after an emu rollback): XEND, or release
+ * the really held lock; a commit clears the lock's failure history. */
+void hps_tm_hw_end(const hps_tm_hw_t *h, int committed);
+/* spec rollback: leave the transaction with the code of the pending abort
+ * (it resumes in hps_tm_hw_begin); does not return. */
+void hps_tm_hw_rollback_spec(hps_tm_desc_t *d);
+
+#endif
