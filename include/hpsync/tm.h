@@ -15,30 +15,36 @@
  *
  * Fast paths.  Each access loads one initial-exec TLS pointer: NULL means
  * "access memory directly" (outside a section, inside an irrevocable one,
- * and reads under sgl); otherwise the access is one indirect call into the
- * backend through the thread's descriptor.  Sub-word and floating-point
- * accesses become the aligned 64-bit word that holds them plus a byte mask,
- * so backends only ever see words.
+ * and reads under sgl).  Otherwise the common cases run inline, chosen by
+ * the section's mode (HPS_TM_MODE_*, set at begin): a norec or stm read
+ * before the section's first write (load, clock check, read-log append;
+ * no append in a read-only section's first attempt), and an sgl whole-word
+ * write (undo-log append, plain store).  Everything else (a read after a
+ * write, norec and stm writes, sub-word sgl writes, a full log, a clock
+ * that moved) is one indirect call into the backend through the thread's
+ * descriptor.  Sub-word and floating-point accesses become the aligned
+ * 64-bit word that holds them plus a byte mask, so backends only see words.
  *
  * Budgets: instructions per access inside a section, measured with
  * callgrind on x86-64 (gcc 12 -O2) by tests/c/tm/tm_cost.c: one section of
  * N = 4000 accesses to distinct words, (3 sections - 2 sections) / N, so
  * a write's share of commit (locking, write-back, release) is included.
- * The totals contain ~11 instructions of the measuring loop itself (its
- * variables live on the stack across the checkpoint):
- *              read   write        access alone (total - 11)
- *   sgl          16      77        read 5 (plain load), write 66 (undo log)
- *   norec        48     120        read 37, write 109
- *   stm (CTL)    67     202        read 56, write 191
- *   stm (ETL)     -     199        write 188
- *   htm, hybrid  16      77        as sgl, in a hardware section (measured
- *                                  emulated, HPSYNC_ELIDE_BACKEND=inject:commit:
- *                                  the same access code as under RTM)
- * A read into a section that has written adds one probe of the hashed
- * write set.  A read is: TLS load (2 instructions through the GOT from an
- * executable), test, one indirect call into the backend.
- * Outside a section a read or write costs the TLS load, a test and the
- * plain access.
+ * The totals contain the measuring loop (its variables live on the stack
+ * across the checkpoint): about 13 instructions in the read-write loop and
+ * 8 in the read-only one, taking sgl's read (TLS load, test, plain load:
+ * 5) as the reference:
+ *              read   read (RO)   write     access alone: read, RO read
+ *   sgl          18          13      32                    5, 5
+ *   norec        41          25     131                   28, 17
+ *   stm (CTL)    45          29     213                   32, 21
+ *   stm (ETL)     -           -     209
+ *   htm, hybrid  18           -      75     as sgl, in a hardware section
+ *                                        (measured emulated, HPSYNC_ELIDE_BACKEND=
+ *                                        inject:commit: the access code of RTM)
+ * (Before the inline paths: read 16 / 56 / 70, write 70 / 121 / 203.)
+ * A read into a section that has written is a call that first probes the
+ * hashed write set.  Outside a section a read or write costs the TLS load,
+ * a test and the plain access.
  */
 #ifndef HPSYNC_TM_H
 #define HPSYNC_TM_H
@@ -56,14 +62,66 @@ extern "C" {
 #error "hpsync/tm.h: the word/mask split assumes a little-endian machine"
 #endif
 
-/* The part of a thread's descriptor that the inline fast paths touch. */
+/* ---- internals the inline fast paths use (not API) ------------------------ */
+
+/* A growable array of word pairs: read logs, undo logs, locked orecs. */
+typedef struct hps_tm_pair {
+    uintptr_t a;
+    uint64_t v;
+} hps_tm_pair_t;
+
+typedef struct hps_tm_log {
+    hps_tm_pair_t *e;
+    uint32_t n, cap;
+} hps_tm_log_t;
+
+/* The redo log: entries in program order; beyond 8 entries also an
+ * open-addressing index (slot = generation << 32 | entry), so that
+ * read-after-write is O(1) and clearing is one increment of the generation
+ * (up to 8 entries a scan is cheaper than the index). */
+typedef struct hps_tm_went {
+    uint64_t *addr;
+    uint64_t val, mask;
+} hps_tm_went_t;
+
+typedef struct hps_tm_wset {
+    hps_tm_went_t *e;
+    uint32_t n, cap;
+    uint64_t *slot;
+    uint32_t bits, gen;
+} hps_tm_wset_t;
+
+/* Which inline fast path serves the running section (hps_tm_fast_t.mode).
+ * A backend's first write in a section sets CALL, so reads never search an
+ * empty write set and a read after a write always does. */
+enum {
+    HPS_TM_MODE_CALL,                /* every access calls the backend */
+    HPS_TM_MODE_SGL,                 /* writes: undo-log entry and plain store */
+    HPS_TM_MODE_NOREC,               /* reads: load, clock check, log (addr, value) */
+    HPS_TM_MODE_NOREC_RO,            /* the same with no read log */
+    HPS_TM_MODE_STM,                 /* reads: orec, load, clock check, log (orec, version) */
+    HPS_TM_MODE_STM_RO               /* the same with no read log */
+};
+
+/* The part of a thread's descriptor that the inline fast paths touch; the
+ * library's descriptor begins with exactly these fields. */
+#define HPS_TM_FAST_FIELDS_                                                        \
+    uint64_t (*read)(struct hps_tm_fast *f, const uint64_t *w);                    \
+    /* Store the bytes of v selected by mask into word w. */                       \
+    void (*write)(struct hps_tm_fast *f, uint64_t *w, uint64_t v, uint64_t mask);  \
+    uint32_t depth;                  /* nesting depth; 0 outside a section */      \
+    uint32_t mode;                   /* HPS_TM_MODE_* */                            \
+    void *jb[5];                     /* the checkpoint (__builtin_setjmp) */        \
+    uint64_t snap;                   /* norec: sequence at begin; stm: clock */     \
+    hps_au64 *clock;                 /* norec's sequence or stm's clock */          \
+    uint32_t ro;                     /* BEGIN_RO (and not failed into read-write) */\
+    uint32_t nolog;                  /* a read-only section that logs no reads */  \
+    hps_tm_log_t rlog;               /* norec (addr, value); stm (orec, version) */ \
+    hps_tm_log_t ulog;               /* sgl undo log; stm locked orecs (orec, old) */ \
+    hps_tm_wset_t ws;                /* the redo log (norec, stm) */
+
 typedef struct hps_tm_fast {
-    uint64_t (*read)(struct hps_tm_fast *f, const uint64_t *w);
-    /* Store the bytes of v selected by mask into word w. */
-    void (*write)(struct hps_tm_fast *f, uint64_t *w, uint64_t v, uint64_t mask);
-    uint32_t depth;                  /* nesting depth; 0 outside a section */
-    uint32_t reserved;
-    void *jb[5];                     /* the checkpoint (__builtin_setjmp) */
+    HPS_TM_FAST_FIELDS_
 } hps_tm_fast_t;
 
 /* The calling thread's descriptor (NULL until its first section), and the
@@ -71,6 +129,10 @@ typedef struct hps_tm_fast {
 extern __thread hps_tm_fast_t *hps_tm_self_ __attribute__((tls_model("initial-exec")));
 extern __thread hps_tm_fast_t *hps_tm_rd_ __attribute__((tls_model("initial-exec")));
 extern __thread hps_tm_fast_t *hps_tm_wr_ __attribute__((tls_model("initial-exec")));
+
+/* stm's ownership records. */
+#define HPS_TM_ORECS_BITS_ 20
+extern hps_au64 hps_tm_stm_orecs_[1u << HPS_TM_ORECS_BITS_];
 
 hps_tm_fast_t *hps_tm_register_(void);
 void hps_tm_begin_(hps_tm_fast_t *f, int ro);
@@ -107,19 +169,78 @@ const char *hps_tm_backend_name(void);
 
 /* ---- accesses ------------------------------------------------------------ */
 
+/* A read inside a section.  The common cases run inline.  A norec or stm
+ * section that has written nothing yet loads the word and checks that its
+ * backend's clock (norec's sequence, stm's version clock) still equals its
+ * snapshot.  Under norec that proves the value current (a writer's
+ * sequence is odd while it stores).  Under stm every commit takes its
+ * version from the clock before it stores anything, and holds the word's
+ * orec until it has stored everything; so an orec seen unlocked before the
+ * load, with the clock unchanged after it, proves the value current at the
+ * snapshot, and (orec, version) goes into the read log for revalidation.
+ * A read-only section that keeps no read log (*_RO) stops before the log.  Anything
+ * else (a full log, a moved clock, a write set to search, another backend)
+ * is one call into the backend. */
+/* Append (a, v) to the read log; 0 when it is full (the backend grows it). */
+HPS_INLINE int hps_tm_rlog_push_(hps_tm_fast_t *f, uintptr_t a, uint64_t v)
+{
+    if (hps_unlikely(f->rlog.n == f->rlog.cap))
+        return 0;
+    hps_tm_pair_t *e = &f->rlog.e[f->rlog.n++];
+    e->a = a;
+    e->v = v;
+    return 1;
+}
+
+HPS_INLINE uint64_t hps_tm_read_in_(hps_tm_fast_t *f, const uint64_t *p)
+{
+    uint32_t m = f->mode;
+    if (m == HPS_TM_MODE_STM || m == HPS_TM_MODE_STM_RO) {
+        hps_au64 *orec = &hps_tm_stm_orecs_[((uintptr_t)p >> 3) & ((1u << HPS_TM_ORECS_BITS_) - 1)];
+        /* Acquire, acquire: orec, then word, then clock, in order. */
+        uint64_t o = hps_load_acquire(orec);
+        uint64_t v = hps_plain_load_acquire(p);
+        if (hps_likely(!(o & 1) && hps_load_relaxed(f->clock) == f->snap) &&
+            (m == HPS_TM_MODE_STM_RO || hps_tm_rlog_push_(f, (uintptr_t)orec, o)))
+            return v;
+    } else if (m == HPS_TM_MODE_NOREC || m == HPS_TM_MODE_NOREC_RO) {
+        /* Acquire: the word is read before the sequence. */
+        uint64_t v = hps_plain_load_acquire(p);
+        if (hps_likely(hps_load_relaxed(f->clock) == f->snap) &&
+            (m == HPS_TM_MODE_NOREC_RO || hps_tm_rlog_push_(f, (uintptr_t)p, v)))
+            return v;
+    }
+    return f->read(f, p);
+}
+
 HPS_INLINE uint64_t hps_tm_read_u64(const uint64_t *p)
 {
     hps_tm_fast_t *f = hps_tm_rd_;
     if (f)
-        return f->read(f, p);
+        return hps_tm_read_in_(f, p);
     return *p;
+}
+
+/* A write inside a section: sgl holds the lock, so a whole-word write is
+ * one undo-log entry (the address tagged with bit 0) and a plain store;
+ * everything else calls the backend. */
+HPS_INLINE void hps_tm_write_in_(hps_tm_fast_t *f, uint64_t *p, uint64_t v, uint64_t mask)
+{
+    if (f->mode == HPS_TM_MODE_SGL && mask == ~(uint64_t)0 && hps_likely(f->ulog.n != f->ulog.cap)) {
+        hps_tm_pair_t *e = &f->ulog.e[f->ulog.n++];
+        e->a = (uintptr_t)p | 1;
+        e->v = *p;
+        *p = v;
+        return;
+    }
+    f->write(f, p, v, mask);
 }
 
 HPS_INLINE void hps_tm_write_u64(uint64_t *p, uint64_t v)
 {
     hps_tm_fast_t *f = hps_tm_wr_;
     if (f)
-        f->write(f, p, v, ~(uint64_t)0);
+        hps_tm_write_in_(f, p, v, ~(uint64_t)0);
     else
         *p = v;
 }
@@ -132,7 +253,7 @@ HPS_INLINE void hps_tm_write_u64(uint64_t *p, uint64_t v)
         if (!f)                                                                        \
             return *p;                                                                 \
         uintptr_t a = (uintptr_t)p;                                                    \
-        uint64_t w = f->read(f, (const uint64_t *)(a & ~(uintptr_t)7));                \
+        uint64_t w = hps_tm_read_in_(f, (const uint64_t *)(a & ~(uintptr_t)7));                \
         return (T)(w >> ((a & 7) * 8));                                                \
     }                                                                                  \
     HPS_INLINE void hps_tm_write_u##bits(T *p, T v)                                    \
@@ -144,7 +265,7 @@ HPS_INLINE void hps_tm_write_u64(uint64_t *p, uint64_t v)
         }                                                                              \
         uintptr_t a = (uintptr_t)p;                                                    \
         unsigned sh = (unsigned)(a & 7) * 8;                                           \
-        f->write(f, (uint64_t *)(a & ~(uintptr_t)7), (uint64_t)v << sh,                \
+        hps_tm_write_in_(f, (uint64_t *)(a & ~(uintptr_t)7), (uint64_t)v << sh,        \
                  (uint64_t)(T)~(T)0 << sh);                                            \
     }
 HPS_TM_SUBWORD_(8, uint8_t)

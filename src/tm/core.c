@@ -33,19 +33,28 @@ uint32_t hps_tm_etl, hps_tm_privatize;
  * can mean "not in a section". */
 hps_au64 hps_tm_epoch = 1;
 
-/* auto: norec while at most this many threads use TM, stm beyond. */
+/* auto: solo (sgl without the lock) while one thread uses TM, norec up to
+ * this many, stm beyond.
+ * With fewer than HPS_TM_AUTO_MIN_CPUS CPUs, sgl from 2 threads on: a
+ * software section costs 2-5x an sgl one here (instrumented reads and
+ * writes, validation), which fewer parallel sections cannot win back (the
+ * benchmark on 2 CPUs: sgl is the best backend on 6 of 7 rows at 2 and 8
+ * threads). */
 #define HPS_TM_AUTO_NOREC_MAX 4
+#define HPS_TM_AUTO_MIN_CPUS 4
 
 static hps_aptr g_ops;                        /* const hps_tm_ops_t * */
-static uint32_t g_retries, g_stats, g_auto;
+static uint32_t g_retries, g_stats, g_auto, g_auto_cpus;
+static int g_auto_hybrid;                     /* auto: RTM speculates, hybrid always */
 static const char *g_why = "";                /* how the backend was chosen */
-static hps_au32 g_init;                       /* 0, 1 initializing, 2 ready */
+static hps_au32 g_init;                       /* 0, 2 ready */
 static pthread_key_t g_key;
 
 static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static hps_tm_desc_t *g_desc[HPS_TM_MAX_THREADS];
 static hps_au32 g_ndesc;
 static uint32_t g_nlive;                      /* under g_reg_mu */
+static uint32_t g_nactive;                    /* threads that ran a section; under g_reg_mu */
 static hps_tm_stats_t g_exited;               /* under g_reg_mu */
 
 static hps_adaptive_t g_gate = HPS_ADAPTIVE_INITIALIZER;
@@ -85,6 +94,7 @@ void hps_tm_wait(uint32_t *n)
 /* ---- settings and the backend choice ------------------------------------- */
 
 static void stats_at_exit(void);
+static const hps_tm_ops_t *auto_choice(uint32_t active, const char **why);
 static void thread_exit(void *p);
 static void fork_prepare(void);
 static void fork_parent(void);
@@ -120,26 +130,19 @@ static const hps_tm_ops_t *choose_backend(void)
         hps_env_bad_value("HPSYNC_TM", v, "is not a TM backend (sgl, htm, stm, norec, hybrid, auto)",
                           "auto");
     g_auto = 1;
-    if (hps_tm_hw_speculates()) { g_why = "auto: hybrid when RTM is usable"; return &hps_tm_hybrid_ops; }
-    g_why = "auto: at most 4 threads";
-    return &hps_tm_norec_ops;
+    g_auto_hybrid = hps_tm_hw_speculates();
+    return auto_choice(0, &g_why);
 }
 
-static void tm_init(void)
+static void tm_init_once(void)
 {
-    if (hps_likely(hps_load_acquire(&g_init) == 2))
-        return;
-    uint32_t e = 0;
-    if (!hps_cas_acq_rel(&g_init, &e, 1)) {
-        while (hps_load_acquire(&g_init) != 2)
-            sched_yield();
-        return;
-    }
     const hps_settings_t *s = hps_settings();
     g_retries = s->tm_retries;
     g_stats = s->tm_stats;
     hps_tm_etl = s->tm_etl;
     hps_tm_privatize = s->tm_privatize;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    g_auto_cpus = s->tm_auto_cpus ? s->tm_auto_cpus : (cpus > 0 ? (uint32_t)cpus : 1);
     hps_store_relaxed(&g_ops, (void *)choose_backend());
     pthread_key_create(&g_key, thread_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -147,6 +150,19 @@ static void tm_init(void)
         atexit(stats_at_exit);
     /* Release: a thread that sees 2 sees every setting above. */
     hps_store_release(&g_init, 2);
+}
+
+/* pthread_once rather than a flag of our own: a fork() while another
+ * thread initializes left the child waiting forever for an initializer it
+ * does not have (tm.fork caught it, about 1 run in 20 under load); glibc
+ * lets the child run an interrupted once routine again.  The fork handlers
+ * and the exit summary tolerate being registered twice that way. */
+static void tm_init(void)
+{
+    if (hps_likely(hps_load_acquire(&g_init) == 2))
+        return;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, tm_init_once);
 }
 
 HPS_EXPORT const char *hps_tm_backend_name(void)
@@ -193,24 +209,66 @@ static void clear_logs(hps_tm_desc_t *d)
 {
     d->rlog.n = 0;
     d->ulog.n = 0;
+    d->ulog_masks = 0;
     hps_tm_wset_clear(&d->ws);
 }
 
-static void maybe_switch(void)
+/* auto's rule: the backend for this many threads that use TM. */
+static const hps_tm_ops_t *auto_choice(uint32_t active, const char **why)
 {
-    /* auto moves to stm once more threads use TM than norec's one commit
-     * lock serves well; it switches with every section drained. */
-    if (!g_auto || ops_now() != &hps_tm_norec_ops)
+    if (g_auto_hybrid) {
+        *why = "auto: hybrid when RTM is usable";
+        return &hps_tm_hybrid_ops;
+    }
+    if (active <= 1) {
+        *why = "auto: one thread uses TM (sgl without the lock)";
+        return &hps_tm_solo_ops;
+    }
+    if (g_auto_cpus < HPS_TM_AUTO_MIN_CPUS) {
+        *why = "auto: fewer than 4 CPUs";
+        return &hps_tm_sgl_ops;
+    }
+    if (active <= HPS_TM_AUTO_NOREC_MAX) {
+        *why = "auto: 2 to 4 threads use TM";
+        return &hps_tm_norec_ops;
+    }
+    *why = "auto: more than 4 threads use TM";
+    return &hps_tm_stm_ops;
+}
+
+/* auto: switch to the backend for the present thread count, at a quiescent
+ * point (every other section drained; `self` is outside any). */
+static void maybe_switch(const hps_tm_desc_t *self)
+{
+    if (!g_auto)
         return;
+    const char *why;
     pthread_mutex_lock(&g_reg_mu);
-    uint32_t live = g_nlive;
+    const hps_tm_ops_t *want = auto_choice(g_nactive, &why);
     pthread_mutex_unlock(&g_reg_mu);
-    if (live <= HPS_TM_AUTO_NOREC_MAX)
+    if (want == ops_now())
         return;
-    gate_close(NULL);
-    g_why = "auto: more than 4 threads";
-    hps_store_release(&g_ops, (void *)&hps_tm_stm_ops);
+    gate_close(self);
+    /* Decided again with the gate closed: another thread may have switched
+     * (or counted itself in or out) meanwhile. */
+    pthread_mutex_lock(&g_reg_mu);
+    want = auto_choice(g_nactive, &why);
+    pthread_mutex_unlock(&g_reg_mu);
+    if (want != ops_now()) {
+        g_why = why;
+        hps_store_release(&g_ops, (void *)want);
+    }
     gate_open();
+}
+
+/* A thread counts as using TM from its first section until it exits. */
+static HPS_NOINLINE void count_in(hps_tm_desc_t *d)
+{
+    pthread_mutex_lock(&g_reg_mu);
+    d->counted = 1;
+    g_nactive++;
+    pthread_mutex_unlock(&g_reg_mu);
+    maybe_switch(d);
 }
 
 HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
@@ -240,7 +298,6 @@ HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
     d->rng = ((uint64_t)d->tid + 1) * 0x9E3779B97F4A7C15ull | 1;
     pthread_setspecific(g_key, d);
     hps_tm_self_ = &d->fast;
-    maybe_switch();
     return &d->fast;
 }
 
@@ -275,6 +332,11 @@ static void retire(hps_tm_desc_t *d)
     hps_store_relaxed(&d->rv_pub, 0);
     d->fast.depth = 0;
     g_nlive--;
+    g_nactive -= d->counted;
+    d->counted = 0;
+    d->nolog = d->nolog_skip = 0;
+    d->mode = HPS_TM_MODE_CALL;
+    hps_store_relaxed(&d->wb, 0);
     /* Release: the next owner sees the state above. */
     hps_store_release(&d->owner, 0);
 }
@@ -289,13 +351,20 @@ static void thread_exit(void *p)
     pthread_mutex_lock(&g_reg_mu);
     retire(d);
     pthread_mutex_unlock(&g_reg_mu);
+    maybe_switch(NULL);
 }
 
 /* fork(): the child must not wait for threads it does not have.  The parent
  * drains every section first (unless the forking thread is itself inside
  * one: then only an irrevocable section makes the child's memory whole). */
+/* Fork handlers registered twice (see tm_init) act once per fork: the
+ * depth counts in the forking thread, whose TLS the child inherits. */
+static __thread uint32_t t_fork_depth;
+
 static void fork_prepare(void)
 {
+    if (t_fork_depth++ != 0)
+        return;
     hps_tm_desc_t *self = (hps_tm_desc_t *)hps_tm_self_;
     g_fork_drained = !(self && self->fast.depth);
     if (g_fork_drained)
@@ -305,6 +374,8 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+    if (--t_fork_depth != 0)
+        return;
     pthread_mutex_unlock(&g_reg_mu);
     if (g_fork_drained)
         gate_open();
@@ -312,6 +383,8 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    if (--t_fork_depth != 0)
+        return;
     hps_tm_desc_t *self = (hps_tm_desc_t *)hps_tm_self_;
     uint32_t n = hps_load_relaxed(&g_ndesc);
     for (uint32_t i = 0; i < n; i++)
@@ -338,9 +411,35 @@ static void begin_irrevocable(hps_tm_desc_t *d)
     hps_tm_wr_ = NULL;
 }
 
+/* After a read-only section without a read log had to restart, this many
+ * read-only sections log their reads before the thread tries again. */
+#define HPS_TM_NOLOG_SKIP 32
+
+/* The inline fast path for the section about to run (see tm.h).  A
+ * read-only section keeps no read log on its first attempt, where the
+ * backend allows it and no recent attempt failed. */
+static uint32_t section_mode(hps_tm_desc_t *d, const hps_tm_ops_t *ops)
+{
+    d->nolog = 0;
+    if (!d->ro)
+        return ops->mode;
+    if (ops->mode_ro != HPS_TM_MODE_CALL && !d->aborted) {
+        if (d->nolog_skip == 0) {
+            d->nolog = 1;
+            return ops->mode_ro;
+        }
+        d->nolog_skip--;
+    }
+    /* A logged read-only section: its writes must reach the backend, which
+     * restarts it as read-write (sgl's inline write would not check). */
+    return ops->mode == HPS_TM_MODE_SGL ? HPS_TM_MODE_CALL : ops->mode;
+}
+
 HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
+    if (hps_unlikely(!d->counted))
+        count_in(d);
     f->depth = 1;
     d->ro = ro && !d->ro_failed;
     if (hps_unlikely(d->want_irrev || d->aborts_in_row >= g_retries)) {
@@ -365,6 +464,8 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
     f->read = ops->read;
     f->write = ops->write;
     ops->begin(d);
+    /* After begin: the hardware backends choose d->ops per section. */
+    f->mode = section_mode(d, d->ops);
     hps_tm_rd_ = d->ops->instrument_reads ? f : NULL;   /* hw backends pick per section */
     hps_tm_wr_ = f;
 }
@@ -384,11 +485,12 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
         int c = d->ops->commit(d);
         if (c != HPS_TM_COMMITTED)
             hps_tm_abort(d, c);
-        /* sgl and hardware sections (plain reads) log two undo entries per
-         * write and no reads; the others count their redo log (stm's ulog
-         * holds locked orecs). */
+        /* sgl-style sections (plain reads: sgl, solo, hardware ones) log one
+         * undo entry per whole-word write, two per sub-word one, and no
+         * reads; the others count their redo log (stm's ulog holds locked
+         * orecs). */
         uint32_t reads = d->rlog.n;
-        uint32_t writes = d->ops->read == NULL ? d->ulog.n / 2 : d->ws.n;
+        uint32_t writes = d->ops->read == NULL ? d->ulog.n - d->ulog_masks : d->ws.n;
         d->st.commits++;
         d->st.commits_ro += writes == 0;
         d->st.reads += reads;
@@ -397,10 +499,12 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
             d->st.max_read_set = reads;
         if (writes > d->st.max_write_set)
             d->st.max_write_set = writes;
-        hps_tm_mem_commit(d);
+        if (d->allocs.n | d->frees.n)
+            hps_tm_mem_commit(d);
         /* Release: the section is over; drains and reclaimers may go on. */
         hps_store_release(&d->in_sec, 0);
-        d->ops->end(d);
+        if (d->ops->end != hps_tm_op_none)
+            d->ops->end(d);
         clear_logs(d);
         d->irrev = 0;
     }
@@ -443,7 +547,7 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
     d->aborted = 1;
     if (cause == HPS_TM_CAUSE_RO_WRITE)
         d->ro_failed = 1;
-    if (cause == HPS_TM_CAUSE_CONFLICT || cause == HPS_TM_CAUSE_VALIDATION) {
+    if ((cause == HPS_TM_CAUSE_CONFLICT || cause == HPS_TM_CAUSE_VALIDATION) && !d->nolog) {
         d->aborts_in_row++;
         backoff(d);
     } else if (cause == HPS_TM_CAUSE_EXPLICIT) {
@@ -451,6 +555,12 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
     }
     d->fast.depth = 0;
     __builtin_longjmp(d->fast.jb, 1);
+}
+
+void hps_tm_nolog_abort(hps_tm_desc_t *d)
+{
+    d->nolog_skip = HPS_TM_NOLOG_SKIP;
+    hps_tm_abort(d, HPS_TM_CAUSE_VALIDATION);
 }
 
 HPS_EXPORT void hps_tm_restart(void)
@@ -473,7 +583,7 @@ HPS_EXPORT void hps_tm_irrevocable(void)
         fatal("hpsync: hps_tm_irrevocable() outside a TM section\n");
     if (d->irrev)
         return;
-    if (d->ops == &hps_tm_sgl_ops) {
+    if (d->ops->mode == HPS_TM_MODE_SGL) {
         /* sgl sections already run alone; stop undo logging (irrev 2:
          * irrevocable without the gate). */
         d->irrev = 2;
@@ -522,6 +632,10 @@ HPS_EXPORT const char *hps_tm_cause_name(int cause)
 
 static void stats_at_exit(void)
 {
+    static int printed;              /* registered twice after a fork during init */
+    if (printed)
+        return;
+    printed = 1;
     hps_tm_stats_t s;
     hps_tm_stats_total(&s);
     fprintf(stderr, "hpsync tm: backend %s (%s), threads %u\n", ops_now()->name, g_why,

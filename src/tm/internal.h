@@ -30,31 +30,8 @@
  * included, is a valid enum value. */
 #define HPS_TM_COMMITTED (-1)
 
-/* A growable array of word pairs: read logs, undo logs, locked orecs. */
-typedef struct hps_tm_pair {
-    uintptr_t a;
-    uint64_t v;
-} hps_tm_pair_t;
-
-typedef struct hps_tm_log {
-    hps_tm_pair_t *e;
-    uint32_t n, cap;
-} hps_tm_log_t;
-
-/* The redo log: entries in program order plus an open-addressing index
- * (slot = generation << 32 | entry), so that read-after-write is O(1) and
- * clearing is one increment of the generation. */
-typedef struct hps_tm_went {
-    uint64_t *addr;
-    uint64_t val, mask;
-} hps_tm_went_t;
-
-typedef struct hps_tm_wset {
-    hps_tm_went_t *e;
-    uint32_t n, cap;
-    uint64_t *slot;
-    uint32_t bits, gen;
-} hps_tm_wset_t;
+/* The logs (hps_tm_log_t, hps_tm_wset_t) are declared in hpsync/tm.h, where
+ * the inline fast paths use them. */
 
 /* A growable array of pointers (allocations and frees of the section). */
 typedef struct hps_tm_pvec {
@@ -63,22 +40,29 @@ typedef struct hps_tm_pvec {
 } hps_tm_pvec_t;
 
 typedef struct hps_tm_desc {
-    hps_tm_fast_t fast;              /* first: the public fast-path part */
+    /* First: the public fast-path part, reachable both as d->fast and by
+     * its fields' names (d->snap, d->rlog, ...). */
+    union {
+        hps_tm_fast_t fast;
+        struct {
+            HPS_TM_FAST_FIELDS_
+        };
+    };
     const struct hps_tm_ops *ops;    /* the backend this section runs on */
     hps_au64 in_sec;                 /* epoch at begin, 0 outside a section */
     hps_au64 rv_pub;                 /* stm: snapshot + 1 while in a section */
     hps_au32 owner;                  /* 1 while a thread owns the descriptor */
     uint32_t tid;                    /* index in the table, for orec lock words */
-    uint32_t ro, ro_failed;          /* BEGIN_RO; a write in it made it read-write */
+    uint32_t ro_failed;              /* a write in BEGIN_RO made it read-write */
+    uint32_t nolog_skip;             /* read-only sections to log before trying no log */
+    uint32_t counted;                /* counted among the threads that use TM (auto) */
+    hps_au64 wb;                     /* stm: 0, 1 committing, wv + 1 writing back */
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
     uint32_t aborts_in_row;          /* conflicts: irrevocable fallback, backoff */
     uint32_t aborted;                /* this section aborted at least once */
-    uint64_t snap;                   /* norec: sequence at begin; stm: read version */
     uint64_t wv;                     /* stm: version of the commit just made, or 0 */
     uint64_t rng;                    /* backoff randomness */
-    hps_tm_log_t rlog;               /* norec (addr, value); stm (orec, version) */
-    hps_tm_log_t ulog;               /* sgl undo log; stm locked orecs (orec, old) */
-    hps_tm_wset_t ws;
+    uint32_t ulog_masks;             /* sgl: mask entries in ulog (sub-word writes) */
     hps_tm_pvec_t allocs, frees;     /* this section's */
     hps_tm_log_t limbo;              /* (block, epoch it was retired in) */
     hps_tm_stats_t st;
@@ -96,9 +80,15 @@ typedef struct hps_tm_ops {
     /* After commit or rollback, once the thread is marked outside any
      * section (stm: the privatization wait). */
     void (*end)(hps_tm_desc_t *d);
+    /* The inline fast path (HPS_TM_MODE_*) of read-write sections, and of
+     * read-only ones that keep no read log (CALL: none; such a backend
+     * always logs).  A table that leaves them 0 is called for every access. */
+    uint32_t mode, mode_ro;
 } hps_tm_ops_t;
 
 extern const hps_tm_ops_t hps_tm_sgl_ops, hps_tm_norec_ops, hps_tm_stm_ops;
+/* auto's backend for one thread: sgl's accesses, no lock (sgl.c). */
+extern const hps_tm_ops_t hps_tm_solo_ops;
 /* The hardware backends (htm.c, hybrid.c): sections in hardware
  * transactions through the elision layer, falling back to sgl or norec. */
 extern const hps_tm_ops_t hps_tm_htm_ops, hps_tm_hybrid_ops;
@@ -112,7 +102,8 @@ int hps_tm_hw_speculates(void);
  * and the replay of the undo log that sgl-style writes keep. */
 extern union hps_lock_state hps_tm_sgl_lock;
 void hps_tm_undo(hps_tm_desc_t *d);
-/* sgl's write: store, with an undo entry (the hardware sections' write too). */
+/* sgl's write: store, with an undo entry (the hardware sections' write too;
+ * the one for a whole word is also inline in tm.h, HPS_TM_MODE_SGL). */
 void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask);
 /* norec.c: the sequence lock, which hybrid's hardware sections advance. */
 extern hps_au64 *const hps_tm_norec_seq;
@@ -125,6 +116,9 @@ extern hps_au64 hps_tm_epoch;
 /* Core services for backends. */
 void hps_tm_op_none(hps_tm_desc_t *d);   /* an ops entry with nothing to do */
 void hps_tm_abort(hps_tm_desc_t *d, int cause) __attribute__((noreturn));
+/* A read-only section without a read log found a commit since its snapshot:
+ * restart it (no backoff), logging for the next few read-only sections. */
+void hps_tm_nolog_abort(hps_tm_desc_t *d) __attribute__((noreturn));
 /* A thread by index (NULL past the end), and how many indices exist. */
 hps_tm_desc_t *hps_tm_desc_at(uint32_t i);
 uint32_t hps_tm_desc_count(void);

@@ -47,6 +47,11 @@ static void index_entry(hps_tm_wset_t *ws, uint32_t i)
     ws->slot[h] = (uint64_t)ws->gen << 32 | i;
 }
 
+/* Up to this many entries the write set is searched linearly and not
+ * indexed: most sections write a few words, and a scan of a few entries is
+ * cheaper than hashing each write into the index (24 instructions). */
+#define LINEAR_MAX 8
+
 /* The index keeps at least twice as many slots as entries can exist. */
 static void rebuild(hps_tm_wset_t *ws)
 {
@@ -61,14 +66,19 @@ static void rebuild(hps_tm_wset_t *ws)
         abort();
     }
     ws->gen = 1;
-    for (uint32_t i = 0; i < ws->n; i++)
-        index_entry(ws, i);
+    if (ws->n > LINEAR_MAX)
+        for (uint32_t i = 0; i < ws->n; i++)
+            index_entry(ws, i);
 }
 
 hps_tm_went_t *hps_tm_wset_find(hps_tm_wset_t *ws, const uint64_t *w)
 {
-    if (ws->n == 0)
+    if (ws->n <= LINEAR_MAX) {
+        for (uint32_t i = 0; i < ws->n; i++)
+            if (ws->e[i].addr == w)
+                return &ws->e[i];
         return NULL;
+    }
     uint32_t m = (1u << ws->bits) - 1, h = hash(w, ws->bits);
     for (;;) {
         uint64_t s = ws->slot[h];
@@ -95,7 +105,12 @@ hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint6
     }
     uint32_t i = ws->n++;
     ws->e[i] = (hps_tm_went_t){ w, v & mask, mask };
-    index_entry(ws, i);
+    if (ws->n == LINEAR_MAX + 1) {   /* leaving the linear range: index them all */
+        for (uint32_t j = 0; j <= i; j++)
+            index_entry(ws, j);
+    } else if (ws->n > LINEAR_MAX + 1) {
+        index_entry(ws, i);
+    }
     return &ws->e[i];
 }
 
@@ -103,7 +118,10 @@ void hps_tm_wset_clear(hps_tm_wset_t *ws)
 {
     if (ws->n == 0)
         return;
+    int indexed = ws->n > LINEAR_MAX;
     ws->n = 0;
+    if (!indexed)
+        return;                      /* no slot of this generation was used */
     if (++ws->gen == 0) {            /* wrapped: old slots would look current */
         memset(ws->slot, 0, sizeof *ws->slot << ws->bits);
         ws->gen = 1;

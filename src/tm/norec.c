@@ -11,10 +11,19 @@
  * and a reader's values are checked against the sequence after every read,
  * so data privatized by a committed section is never read stale or
  * overwritten late: privatization safety costs nothing here.
+ *
+ * The common read runs inline (hpsync/tm.h, HPS_TM_MODE_NOREC): a section
+ * that has written nothing loads the word, compares the sequence with its
+ * snapshot and appends to its read log.  A read-only section first runs
+ * with no read log at all (HPS_TM_MODE_NOREC_RO): while the sequence stays put every
+ * value it read is current; if it moves, the section cannot validate and
+ * restarts, logging (see hps_tm_nolog_abort).
  */
 #include "internal.h"
 
-static hps_au64 g_seq;
+/* Alone on its cache line; the inline fast path reaches it through the
+ * descriptor's `clock`. */
+static _Alignas(HPS_CACHELINE) hps_au64 g_seq;
 
 static uint64_t wait_even(void)
 {
@@ -44,6 +53,7 @@ static uint64_t validate(hps_tm_desc_t *d)
 
 static void norec_begin(hps_tm_desc_t *d)
 {
+    d->clock = &g_seq;
     d->snap = wait_even();
 }
 
@@ -59,10 +69,13 @@ static uint64_t norec_read(hps_tm_fast_t *f, const uint64_t *w)
     /* Acquire: the value is read before the sequence check below. */
     uint64_t v = hps_plain_load_acquire(w);
     while (hps_unlikely(hps_load_relaxed(&g_seq) != d->snap)) {
+        if (d->nolog)
+            hps_tm_nolog_abort(d);
         d->snap = validate(d);
         v = hps_plain_load_acquire(w);
     }
-    hps_tm_log_push(&d->rlog, (uintptr_t)w, v);
+    if (!d->nolog)
+        hps_tm_log_push(&d->rlog, (uintptr_t)w, v);
     return e ? (v & ~e->mask) | e->val : v;
 }
 
@@ -71,6 +84,8 @@ static void norec_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     if (hps_unlikely(d->ro))
         hps_tm_abort(d, HPS_TM_CAUSE_RO_WRITE);
+    /* From now on reads search the write set: leave the inline path. */
+    f->mode = HPS_TM_MODE_CALL;
     hps_tm_wset_put(&d->ws, w, v, mask);
 }
 
@@ -103,6 +118,8 @@ const hps_tm_ops_t hps_tm_norec_ops = {
     .commit = norec_commit,
     .rollback = hps_tm_op_none,
     .end = hps_tm_op_none,
+    .mode = HPS_TM_MODE_NOREC,
+    .mode_ro = HPS_TM_MODE_NOREC_RO,
 };
 
 /* hybrid.c: hardware sections read it and advance it when they commit. */

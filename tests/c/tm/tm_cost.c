@@ -2,9 +2,10 @@
 /*
  * tm_cost - the program behind tm.h's instruction budgets (not a test).
  *
- *   valgrind --tool=callgrind tm_cost read|write N ROUNDS
+ *   valgrind --tool=callgrind tm_cost read|readro|write N ROUNDS
  *
- * ROUNDS sections, each doing N reads (or writes) of distinct words.  The
+ * ROUNDS sections, each doing N reads (or writes) of distinct words;
+ * readro's sections are read-only ones (HPS_TM_BEGIN_RO).  The
  * budget per access is (instructions at ROUNDS=3 - at ROUNDS=2) / N: the
  * difference is one section whose logs have already grown to size, so it
  * cancels start-up, registration and log growth; what is left over one
@@ -19,11 +20,11 @@ static uint64_t g_words[1 << 16];
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || (strcmp(argv[1], "read") && strcmp(argv[1], "write"))) {
-        fprintf(stderr, "usage: tm_cost read|write N ROUNDS\n");
+    if (argc != 4 || (strcmp(argv[1], "read") && strcmp(argv[1], "readro") && strcmp(argv[1], "write"))) {
+        fprintf(stderr, "usage: tm_cost read|readro|write N ROUNDS\n");
         return 2;
     }
-    int wr = !strcmp(argv[1], "write");
+    int wr = !strcmp(argv[1], "write"), ro = !strcmp(argv[1], "readro");
     unsigned long n = strtoul(argv[2], NULL, 0);
     if (n == 0 || n > sizeof g_words / sizeof g_words[0]) {
         fprintf(stderr, "tm_cost: N must be 1..%zu\n", sizeof g_words / sizeof g_words[0]);
@@ -32,6 +33,14 @@ int main(int argc, char **argv)
     unsigned long rounds = strtoul(argv[3], NULL, 0);
     uint64_t sum = 0;
     for (unsigned long round = 0; round < rounds; round++) {
+        if (ro) {
+            HPS_TM_BEGIN_RO();
+            sum = 0;
+            for (unsigned long i = 0; i < n; i++)
+                sum += hps_tm_read_u64(&g_words[i]);
+            HPS_TM_END();
+            continue;
+        }
         HPS_TM_BEGIN();
         sum = 0;
         for (unsigned long i = 0; i < n; i++) {
