@@ -48,7 +48,7 @@
 #define HPS_MIN_ALIGN   16
 #define HPS_MIN_BLOCKS  8             /* a page holds at least this many blocks */
 #define HPS_ADOPT_TRIES 8             /* abandoned segments looked at per adoption */
-#define HPS_SPARE_SLOTS 16            /* spare pages per thread: at most 1 MiB */
+#define HPS_SPARE_SLOTS 8             /* spare pages per thread: at most 512 KiB */
 #define HPS_SPAN_ARENAS 8             /* span arenas at most (one per CPU allowed) */
 
 /* A set of a segment's slots, one bit per slot. */

@@ -160,7 +160,7 @@ uint32_t hps_malloc_cache_cap_slots(void)
 }
 
 /* What a thread keeps of its pages' freed slots for the decay time: an
- * eighth of the slots its pages hold, at least 1 MiB, at most the cap;
+ * eighth of the slots its pages hold, at least 512 KiB, at most the cap;
  * the rest goes back once idle for a 64th of the decay time (15 ms by
  * default).  Far less than spans need: a page is carved 4 KiB at a time
  * as it fills, so one made on purged slots faults a page at a time over
@@ -174,7 +174,7 @@ uint32_t hps_malloc_cache_cap_slots(void)
 static uint32_t page_cap_slots(const hps_malloc_heap_t *h)
 {
     uint32_t keep = h->used_slots / 8, cap = hps_malloc_cache_cap_slots();
-    keep = keep < (1u << (20 - HPS_SLOT_SHIFT)) ? 1u << (20 - HPS_SLOT_SHIFT) : keep;
+    keep = keep < (1u << (19 - HPS_SLOT_SHIFT)) ? 1u << (19 - HPS_SLOT_SHIFT) : keep;
     return keep < cap ? keep : cap;
 }
 
