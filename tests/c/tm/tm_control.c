@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tm_test's cases on how sections run: irrevocable, explicit restart,
+ * nesting, statistics, sub-word and floating-point accesses, fork and
+ * thread exit.
+ */
+#include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tm_test.h"
+#include "hpsync/elide.h"
+
+/* ---- irrevocable sections --------------------------------------------------- */
+
+static int g_log_fd;
+static hps_au64 g_irrev_done;
+
+static void *irrev_thread(void *arg)
+{
+    uint64_t s = (uintptr_t)arg * 13 + 5;
+    for (unsigned long i = 0; i < g_iters; i++) {
+        if ((uintptr_t)arg < 2 && i % 50 == 0) {
+            uint64_t snap[ACCOUNTS];
+            HPS_TM_BEGIN();
+            uint64_t x = hps_tm_read_u64(&g_acct[0]);
+            hps_tm_irrevocable();
+            x = hps_tm_read_u64(&g_acct[0]);
+            /* Alone: the bank is whole and nobody commits while we wait. */
+            uint64_t sum = 0;
+            for (int k = 0; k < ACCOUNTS; k++)
+                sum += snap[k] = g_acct[k];
+            HPS_CHECK(sum == (uint64_t)ACCOUNTS * START, "irrevocable section saw total %llu",
+                      (unsigned long long)sum);
+            usleep(200);
+            for (int k = 0; k < ACCOUNTS; k++)
+                HPS_CHECK(g_acct[k] == snap[k], "account %d changed during an irrevocable section", k);
+            char line[64];
+            int n = snprintf(line, sizeof line, "%lu %lu\n", (unsigned long)(uintptr_t)arg, i);
+            HPS_CHECK(write(g_log_fd, line, n) == n, "write failed");
+            hps_tm_write_u64(&g_acct[0], x);
+            HPS_TM_END();
+            atomic_fetch_add(&g_irrev_done, 1);
+        } else {
+            transfer(&s);
+        }
+    }
+    return NULL;
+}
+
+void case_irrevocable(void)
+{
+    char path[] = "/tmp/hps_tm_irrevXXXXXX";
+    g_log_fd = mkstemp(path);
+    HPS_CHECK(g_log_fd >= 0, "mkstemp failed");
+    unlink(path);
+    bank_init();
+    run_threads(THREADS, irrev_thread);
+    bank_check();
+    off_t len = lseek(g_log_fd, 0, SEEK_END);
+    char *buf = malloc(len + 1);
+    HPS_CHECK(pread(g_log_fd, buf, len, 0) == len, "read back failed");
+    unsigned long lines = 0;
+    for (off_t i = 0; i < len; i++)
+        lines += buf[i] == '\n';
+    free(buf);
+    uint64_t done = atomic_load(&g_irrev_done);
+    HPS_CHECK(done == 2 * ((g_iters + 49) / 50), "%llu irrevocable sections ran", (unsigned long long)done);
+    HPS_CHECK(lines == done, "%lu lines written by %llu irrevocable sections: I/O not exactly once",
+              lines, (unsigned long long)done);
+    hps_tm_stats_t st;
+    hps_tm_stats_total(&st);
+    HPS_CHECK(st.irrevocable >= done, "stats count %llu irrevocable sections, %llu ran",
+              (unsigned long long)st.irrevocable, (unsigned long long)done);
+}
+
+/* ---- explicit restart, nesting, statistics ---------------------------------- */
+
+
+static void *setter(void *arg)
+{
+    usleep(20000);
+    HPS_TM_BEGIN();
+    hps_tm_write_u64(&g_flag, 1);
+    HPS_TM_END();
+    return NULL;
+}
+
+void case_restart(void)
+{
+    int attempts = 0;
+    HPS_TM_BEGIN();
+    attempts++;
+    hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 1);
+    if (attempts < 3)
+        hps_tm_restart();
+    HPS_TM_END();
+    HPS_CHECK(g_x == 1 && attempts == 3, "x %llu after %d attempts: restart did not roll back",
+              (unsigned long long)g_x, attempts);
+    /* A restart as a wait for another thread's commit. */
+    pthread_t t;
+    pthread_create(&t, NULL, setter, NULL);
+    HPS_TM_BEGIN();
+    if (hps_tm_read_u64(&g_flag) == 0)
+        hps_tm_restart();
+    HPS_TM_END();
+    pthread_join(t, NULL);
+    HPS_CHECK(hps_tm_in_section() == 0, "in a section after END");
+    /* Whole-word and sub-word writes over the same words, undone newest
+     * first (sgl's undo log mixes one- and two-entry records). */
+    static uint64_t mix[2];
+    mix[0] = 0x1111111111111111ull;
+    mix[1] = 0x2222222222222222ull;
+    attempts = 0;
+    HPS_TM_BEGIN();
+    attempts++;
+    if (attempts == 1) {
+        hps_tm_write_u8((uint8_t *)&mix[0] + 1, 0xaa);
+        hps_tm_write_u64(&mix[0], 5);
+        hps_tm_write_u16((uint16_t *)&mix[1] + 2, 0xbbbb);
+        hps_tm_write_u64(&mix[1], 7);
+        hps_tm_write_u32((uint32_t *)&mix[0], 9);
+        hps_tm_write_u8((uint8_t *)&mix[1] + 7, 0xcc);
+        hps_tm_restart();
+    }
+    HPS_TM_END();
+    HPS_CHECK(mix[0] == 0x1111111111111111ull && mix[1] == 0x2222222222222222ull,
+              "after a rollback the words hold %016llx %016llx", (unsigned long long)mix[0],
+              (unsigned long long)mix[1]);
+}
+
+void case_nesting(void)
+{
+    int attempts = 0;
+    HPS_CHECK(!hps_tm_in_section(), "in a section before BEGIN");
+    HPS_TM_BEGIN();
+    attempts++;
+    HPS_CHECK(hps_tm_read_u64(&g_x) == 0 && hps_tm_read_u64(&g_y) == 0,
+              "attempt %d saw writes of an aborted attempt", attempts);
+    hps_tm_write_u64(&g_x, 1);
+    HPS_TM_BEGIN();
+    hps_tm_write_u64(&g_y, 1);
+    if (attempts == 1)
+        hps_tm_restart();            /* restarts the outermost section */
+    HPS_TM_END();
+    HPS_CHECK(hps_tm_in_section(), "an inner END left the section");
+    HPS_CHECK(hps_tm_read_u64(&g_y) == 1, "inner write lost at the inner END");
+    HPS_TM_END();
+    HPS_CHECK(!hps_tm_in_section(), "in a section after the outer END");
+    HPS_CHECK(attempts == 2 && g_x == 1 && g_y == 1, "attempts %d, x %llu, y %llu", attempts,
+              (unsigned long long)g_x, (unsigned long long)g_y);
+}
+
+static void *stats_thread(void *arg)
+{
+    for (int i = 0; i < 100; i++) {
+        HPS_TM_BEGIN();
+        hps_tm_write_u64(&g_y, hps_tm_read_u64(&g_y) + 1);
+        HPS_TM_END();
+    }
+    return NULL;
+}
+
+void case_stats(void)
+{
+    const char *b = hps_tm_backend_name();
+    /* Hardware sections read with plain loads and may abort for hardware
+     * causes (injected here); those aborts are counted apart, and hybrid's
+     * software sections log their reads. */
+    int hw = !strcmp(b, "htm") || !strcmp(b, "hybrid");
+    int instrumented = strcmp(b, "sgl") != 0 && strcmp(b, "htm") != 0 && strcmp(b, "solo") != 0;
+    for (int i = 0; i < 10; i++) {    /* 10 sections: 3 reads, 2 writes */
+        int tries = 0;
+        HPS_TM_BEGIN();
+        tries++;
+        uint64_t a = hps_tm_read_u64(&g_x), b = hps_tm_read_u64(&g_y);
+        (void)hps_tm_read_u64(&g_flag);
+        hps_tm_write_u64(&g_x, a + 1);
+        hps_tm_write_u64(&g_y, b + 1);
+        if (i < 4 && tries == 1)
+            hps_tm_restart();
+        HPS_TM_END();
+    }
+    for (int i = 0; i < 5; i++) {     /* 5 read-only sections */
+        HPS_TM_BEGIN_RO();
+        (void)hps_tm_read_u64(&g_x);
+        HPS_TM_END();
+    }
+    int tries = 0;                    /* a write in BEGIN_RO: one restart */
+    HPS_TM_BEGIN_RO();
+    tries++;
+    hps_tm_write_u64(&g_flag, 7);
+    HPS_TM_END();
+    hps_tm_stats_t st;
+    hps_tm_stats_get(&st);
+#define EQ(field, want) HPS_CHECK(st.field == (want), #field " is %llu, expected %llu", \
+                                  (unsigned long long)st.field, (unsigned long long)(want))
+    uint64_t hw_aborts = st.aborts_by_cause[HPS_TM_CAUSE_HTM_CONFLICT] +
+                         st.aborts_by_cause[HPS_TM_CAUSE_HTM_CAPACITY] +
+                         st.aborts_by_cause[HPS_TM_CAUSE_HTM_OTHER];
+    HPS_CHECK(hw || hw_aborts == 0, "%llu hardware aborts on a software backend",
+              (unsigned long long)hw_aborts);
+    EQ(commits, 16);
+    EQ(commits_ro, 5);
+    EQ(aborts - hw_aborts, 5);
+    EQ(aborts_by_cause[HPS_TM_CAUSE_EXPLICIT], 4);
+    EQ(aborts_by_cause[HPS_TM_CAUSE_RO_WRITE], 1);
+    if (hw)
+        HPS_CHECK(st.retries >= 5 && st.retries <= 16, "retries %llu", (unsigned long long)st.retries);
+    else
+        EQ(retries, 5);
+    EQ(writes, 21);
+    EQ(max_write_set, 2);
+    if (hw && instrumented) {          /* hybrid: only its software sections log reads */
+        HPS_CHECK(st.reads <= 35 && st.max_read_set <= 3, "reads %llu, largest read set %llu",
+                  (unsigned long long)st.reads, (unsigned long long)st.max_read_set);
+    } else {
+        /* The read-only sections' first attempts keep no read log. */
+        EQ(reads, instrumented ? 30 : 0);
+        EQ(max_read_set, instrumented ? 3 : 0);
+    }
+    HPS_CHECK(tries == 2 && g_flag == 7, "read-only write: %d tries", tries);
+    /* An exited thread's counts stay in the total. */
+    run_threads(1, stats_thread);
+    hps_tm_stats_total(&st);
+    EQ(commits, 116);
+    HPS_CHECK(!strcmp(hps_tm_cause_name(HPS_TM_CAUSE_EXPLICIT), "explicit"), "cause name");
+#undef EQ
+}
+
+/* ---- sub-word and floating-point accesses ------------------------------------ */
+
+static struct {
+    uint8_t b[8];
+    uint16_t h[4];
+    uint32_t w[2];
+    float f;
+    double d;
+    uint8_t mixed[8];                 /* [0] in sections, [7] plain by thread 0 */
+} g_sw;
+
+static void *subword_thread(void *arg)
+{
+    unsigned t = (uintptr_t)arg;
+    for (unsigned long i = 0; i < g_iters; i++) {
+        HPS_TM_BEGIN();
+        HPS_TM_WRITE(&g_sw.b[t], HPS_TM_READ(&g_sw.b[t]) + 1);
+        HPS_TM_WRITE(&g_sw.h[t % 4], HPS_TM_READ(&g_sw.h[t % 4]) + 1);
+        HPS_TM_WRITE(&g_sw.w[t % 2], HPS_TM_READ(&g_sw.w[t % 2]) + 1);
+        hps_tm_write_float(&g_sw.f, hps_tm_read_float(&g_sw.f) + 1.0f);
+        hps_tm_write_double(&g_sw.d, hps_tm_read_double(&g_sw.d) + 1.0);
+        hps_tm_write_u8(&g_sw.mixed[0], hps_tm_read_u8(&g_sw.mixed[0]) + 1);
+        HPS_TM_END();
+        if (t == 0)                  /* a neighbour byte that no section writes */
+            __atomic_store_n(&g_sw.mixed[7], (uint8_t)(i + 1), __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+void case_subword(void)
+{
+    g_iters = 200;                   /* the 8-bit counters must not wrap */
+    run_threads(THREADS, subword_thread);
+    for (int t = 0; t < 8; t++)
+        HPS_CHECK(g_sw.b[t] == 200, "b[%d] = %u", t, g_sw.b[t]);
+    for (int t = 0; t < 4; t++)
+        HPS_CHECK(g_sw.h[t] == 400, "h[%d] = %u", t, g_sw.h[t]);
+    HPS_CHECK(g_sw.w[0] == 800 && g_sw.w[1] == 800, "w = %u %u", g_sw.w[0], g_sw.w[1]);
+    HPS_CHECK(g_sw.f == 1600.0f && g_sw.d == 1600.0, "f %g d %g", g_sw.f, g_sw.d);
+    HPS_CHECK(g_sw.mixed[0] == (uint8_t)1600 && g_sw.mixed[7] == 200,
+              "mixed word: %u and %u: a write-back overwrote a neighbour", g_sw.mixed[0], g_sw.mixed[7]);
+}
+
+/* ---- fork and thread exit ------------------------------------------------------ */
+
+static void *fork_worker(void *arg)
+{
+    uint64_t s = (uintptr_t)arg + 11;
+    while (!atomic_load(&g_stop))
+        transfer(&s);
+    return NULL;
+}
+
+static void child_work(void)
+{
+    hps_test_watchdog(30);
+    g_iters = 300;
+    run_threads(2, bank_thread);
+    bank_check();
+    _exit(0);
+}
+
+void case_fork(void)
+{
+    bank_init();
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, fork_worker, (void *)i);
+    for (int i = 0; i < 20; i++) {
+        pid_t pid;
+        if (i % 4 == 3) {            /* from inside an irrevocable section */
+            HPS_TM_BEGIN();
+            hps_tm_irrevocable();
+            pid = fork();
+            HPS_TM_END();
+            if (pid == 0)
+                child_work();
+        } else {
+            pid = fork();
+            if (pid == 0)
+                child_work();
+        }
+        HPS_CHECK(pid > 0, "fork failed");
+        int status;
+        HPS_CHECK(waitpid(pid, &status, 0) == pid, "waitpid failed");
+        HPS_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed (status %#x)", i, status);
+        usleep(1000);
+    }
+    atomic_store(&g_stop, 1);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    bank_check();
+}
+
+static void *exit_thread(void *arg)
+{
+    uint64_t s = (uintptr_t)arg + 3;
+    for (int i = 0; i < 100; i++)
+        transfer(&s);
+    return NULL;
+}
+
+void case_thread_exit(void)
+{
+    bank_init();
+    for (int wave = 0; wave < 40; wave++)
+        run_threads(THREADS, exit_thread);
+    bank_check();
+    hps_tm_stats_t st;
+    hps_tm_stats_total(&st);
+    HPS_CHECK(st.commits == 40 * THREADS * 100, "total commits %llu after threads exited, expected %d",
+              (unsigned long long)st.commits, 40 * THREADS * 100);
+}

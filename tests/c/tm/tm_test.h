@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tm_test.h - what the parts of tm_test share: the thread count, the
+ * common state and helpers (tm_test.c), the bank (tm_consistency.c, also
+ * the workload of the control and backend cases) and every case.
+ */
+#ifndef HPS_TM_TEST_H
+#define HPS_TM_TEST_H
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include "harness.h"
+#include "hps_rand.h"
+#include "hpsync/tm.h"
+
+#define THREADS 8
+#define ACCOUNTS 64
+#define START 1000
+
+extern unsigned long g_iters;       /* per thread; scaled by cases */
+extern hps_au32 g_stop;
+extern uint64_t g_x, g_y, g_flag;   /* restart, nesting, hardware sections */
+extern uint64_t g_acct[ACCOUNTS];
+
+void gap(void);
+void run_threads(unsigned n, void *(*fn)(void *));
+
+/* The bank: transfers keep the total, audits check it inside sections. */
+void bank_init(void);
+void transfer(uint64_t *seed);
+void audit(void);
+void bank_check(void);
+void *bank_thread(void *arg);
+void on_fpe(int sig);
+
+void case_alloc(void);
+void case_auto(void);
+void case_auto_churn(void);
+void case_auto_small(void);
+void case_backend(const char *want);
+void case_bank(void);
+void case_chain(void);
+void case_counter(void);
+void case_fork(void);
+void case_hw_own(void);
+void case_hw_policy(void);
+void case_irrevocable(void);
+void case_nesting(void);
+void case_opacity_div(void);
+void case_opacity_sum(void);
+void case_privatize(void);
+void case_restart(void);
+void case_stats(void);
+void case_subword(void);
+void case_thread_exit(void);
+
+#endif
