@@ -9,9 +9,10 @@
  * in the brand string need not be the rate the guest's TSC runs at.
  *
  *   hps-doctor           the whole document
- *   hps-doctor --locks   only "program" and "locks" (the lock algorithms of
- *                        include/hpsync/lock/algorithms.def), without measuring
- *                        anything: what the Python CLI reads its names from.
+ *   hps-doctor --locks   only "program", "locks" (the lock algorithms of
+ *                        include/hpsync/lock/algorithms.def) and "tm_backends"
+ *                        (what HPSYNC_TM takes), without measuring anything:
+ *                        what the Python CLI reads those names from.
  */
 #define _GNU_SOURCE
 #include <gnu/libc-version.h>
@@ -22,6 +23,7 @@
 #include "env.h"
 #include "envparse.h"
 #include "prim/cpuid.h"
+#include "hpsync/tm.h"
 
 typedef struct cpu_info {
     char vendor[13];
@@ -145,12 +147,23 @@ static void locks_json(void)
     hps_json_end_object();
 }
 
+/* "tm_backends": what HPSYNC_TM takes, the default first. */
+static void tm_json(void)
+{
+    hps_json_begin_array("tm_backends");
+    for (const char *const *b = hps_tm_backend_choices(); *b; b++)
+        hps_json_str(NULL, *b);
+    hps_json_end_array();
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--locks") == 0) {
         hps_json_begin_object(NULL);
         hps_json_str("program", "hps-doctor");
         locks_json();
+    tm_json();
+        tm_json();
         hps_json_end_object();
         return hps_json_finish();
     }

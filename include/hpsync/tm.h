@@ -166,6 +166,8 @@ int hps_tm_in_section(void);
 void hps_tm_irrevocable(void);
 /* The backend in use now ("sgl", "norec", "stm", "htm", "hybrid"). */
 const char *hps_tm_backend_name(void);
+/* What HPSYNC_TM takes, the default first ("auto"), NULL-terminated. */
+const char *const *hps_tm_backend_choices(void);
 
 /* ---- accesses ------------------------------------------------------------ */
 

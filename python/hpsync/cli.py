@@ -86,6 +86,15 @@ def run_lock_help() -> str:
             f"glibc's own locks (no interposer)")
 
 
+def run_tm_help() -> str:
+    try:
+        backends = doctor.tm_backends()
+    except CliError as exc:
+        return f"transactional sections' backend, HPSYNC_TM ({exc})"
+    return (f"transactional sections' backend (HPSYNC_TM): {', '.join(backends)} "
+            f"(default {backends[0]})")
+
+
 def run_malloc_names() -> list[str]:
     return list(runner.MALLOC_LIBRARIES) + [runner.MALLOC_NONE]
 
@@ -102,10 +111,6 @@ def resolve_malloc(name: str) -> str:
     return name
 
 
-# What HPSYNC_TM takes (src/tm/core.c's choice of backend; docs/tm.md).
-TM_BACKENDS = ("auto", "sgl", "norec", "stm", "htm", "hybrid")
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
@@ -114,8 +119,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     # so a plain `hpsync run` needs no list of names.
     lock = resolve_lock(args.lock) if args.lock else "default"
     allocator = resolve_malloc(args.malloc)
-    if args.tm is not None and args.tm not in TM_BACKENDS:
-        raise CliError(f"unknown TM backend '{args.tm}' (choose from {', '.join(TM_BACKENDS)})", 2)
+    if args.tm is not None and args.tm not in doctor.tm_backends():
+        raise CliError(f"unknown TM backend '{args.tm}' "
+                       f"(choose from {', '.join(doctor.tm_backends())})", 2)
     glibc_locks = lock == locks.BASELINE
     if glibc_locks:
         # These are the interposer's; without it they would silently do nothing.
@@ -319,9 +325,7 @@ def build_parser() -> Parser:
                         "libhpsync-malloc-rand.so) or none (glibc's malloc, the default)")
     r.add_argument("--elide", action="store_true",
                    help="elide normal mutexes with Intel RTM where the CPU allows (HPSYNC_ELIDE=1)")
-    r.add_argument("--tm", metavar="BACKEND",
-                   help="transactional sections' backend (HPSYNC_TM): " + ", ".join(TM_BACKENDS)
-                        + " (default auto)")
+    r.add_argument("--tm", metavar="BACKEND", help=LazyHelp(run_tm_help))
     r.add_argument("--stats", action="store_true",
                    help="print statistics of mutexes, semaphores and barriers at exit (stderr); "
                         "with --tm, the TM summary too")

@@ -62,11 +62,28 @@ def parse_locks(locks: Mapping[str, Any]) -> LockAlgorithms:
 
 
 @functools.lru_cache(maxsize=None)
+def _names() -> Mapping[str, Any]:
+    """`hps-doctor --locks`: the names the library takes (lock algorithms,
+    TM backends), measured nothing, asked once per process."""
+    return runner.run_json([str(runner.program("hps-doctor")), "--locks"], timeout=60)
+
+
 def lock_algorithms() -> LockAlgorithms:
-    """The build's lock algorithms (`hps-doctor --locks`, the "locks" of
-    `hpsync doctor --json`), asked once per process."""
-    doc = runner.run_json([str(runner.program("hps-doctor")), "--locks"], timeout=60)
-    return parse_locks(doc.get("locks", {}))
+    """The build's lock algorithms (the "locks" of `hpsync doctor --json`)."""
+    return parse_locks(_names().get("locks", {}))
+
+
+def parse_tm_backends(backends: Any) -> tuple[str, ...]:
+    """The "tm_backends" array of hps-doctor's document, the default first (pure)."""
+    names = tuple(str(b) for b in backends or ())
+    if not names:
+        raise CliError("hps-doctor published no TM backends")
+    return names
+
+
+def tm_backends() -> tuple[str, ...]:
+    """What HPSYNC_TM takes (the "tm_backends" of `hpsync doctor --json`)."""
+    return parse_tm_backends(_names().get("tm_backends"))
 
 
 DEFAULT_LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")

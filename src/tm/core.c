@@ -100,6 +100,15 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+/* What HPSYNC_TM takes: the one list (the bad-value line, hps-doctor and
+ * through it the CLI's `run --tm` read it). */
+static const char *const g_choices[] = { "auto", "sgl", "norec", "stm", "htm", "hybrid", NULL };
+
+HPS_EXPORT const char *const *hps_tm_backend_choices(void)
+{
+    return g_choices;
+}
+
 static const hps_tm_ops_t *choose_backend(void)
 {
     const char *v = hps_settings()->tm;
@@ -126,9 +135,13 @@ static const hps_tm_ops_t *choose_backend(void)
         g_why = htm ? "htm requested, software fallback" : "hybrid requested, software fallback";
         return htm ? &hps_tm_sgl_ops : &hps_tm_norec_ops;
     }
-    if (*v && strcmp(v, "auto") != 0)
-        hps_env_bad_value("HPSYNC_TM", v, "is not a TM backend (sgl, htm, stm, norec, hybrid, auto)",
-                          "auto");
+    if (*v && strcmp(v, "auto") != 0) {
+        char why[128] = "is not a TM backend (";
+        for (int i = 0; g_choices[i]; i++)
+            snprintf(why + strlen(why), sizeof why - strlen(why), "%s%s", i ? ", " : "", g_choices[i]);
+        snprintf(why + strlen(why), sizeof why - strlen(why), ")");
+        hps_env_bad_value("HPSYNC_TM", v, why, "auto");
+    }
     g_auto = 1;
     g_auto_hybrid = hps_tm_hw_speculates();
     return auto_choice(0, &g_why);

@@ -211,6 +211,21 @@ def test_run_tm_bad_backend(hpsync: Run) -> None:
                                     "(choose from auto, sgl, norec, stm, htm, hybrid)")
 
 
+def test_published_tm_backends_are_the_librarys(repo: Path) -> None:
+    """The names `run --tm` takes come from the library (hps-doctor), and the
+    library takes every one of them without a bad-value line."""
+    from hpsync import doctor
+    backends = doctor.tm_backends()
+    assert backends[0] == "auto" and {"sgl", "norec", "stm", "htm", "hybrid"} <= set(backends)
+    prog = Path(os.environ.get("HPSYNC_BUILD", repo / "build")) / "bin" / "tm_test"
+    if not prog.is_file():
+        pytest.skip("tm_test is not built")
+    for b in backends:
+        r = subprocess.run([str(prog), "counter"], env=dict(os.environ, HPSYNC_TM=b),
+                           capture_output=True, text=True, timeout=120, check=False)
+        assert r.returncode == 0 and "is not a TM backend" not in r.stderr, (b, r.stderr)
+
+
 def test_run_tm_stats_names_the_backend_that_ran(hpsync: Run, repo: Path) -> None:
     """A TM program under `run --tm B --stats` says at exit which backend ran."""
     prog = Path(os.environ.get("HPSYNC_BUILD", repo / "build")) / "bin" / "tm_test"
