@@ -9,7 +9,7 @@
  *   TMB_ITM     GCC TM (-fgnu-tm, libitm): __transaction_atomic with plain
  *               accesses, the compiler instruments them; the method is
  *               libitm's choice, ITM_DEFAULT_METHOD=ml_wt|gl_wt|serialirr;
- *   TMB_HPSYNC  hpsync's sections (<hpsync/tm.h>, TM_API.md); the backend
+ *   TMB_HPSYNC  hpsync's sections (<hpsync/tm.h>, docs/api/tm.md); the backend
  *               is HPSYNC_TM's choice.
  *
  * The rules the structures keep so that every mapping is correct:

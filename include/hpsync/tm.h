@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hpsync/tm.h - transactional sections (issue 15; the contract is TM_API.md).
+ * hpsync/tm.h - transactional sections (reference: docs/api/tm.md).
  *
  *   HPS_TM_BEGIN();
  *   uint64_t a = HPS_TM_READ(&acct[i]);
@@ -348,6 +348,16 @@ void *hps_tm_malloc(size_t n);
 /* In a section: deferred to commit.  Always: the block is reused only when
  * no section that was running at the free can still read it (epochs). */
 void hps_tm_free(void *p);
+
+/* ---- section actions ------------------------------------------------------ */
+
+/* Run fn(arg) once the section commits, after it is over (in order of the
+ * calls; dropped if the section aborts).  Outside a section: at once. */
+void hps_tm_on_commit(void (*fn)(void *), void *arg);
+/* Run fn(arg) each time the section aborts, after its writes are undone and
+ * before it runs again (newest first; dropped when it commits).  Outside a
+ * section or in an irrevocable one (which cannot abort): nothing. */
+void hps_tm_on_abort(void (*fn)(void *), void *arg);
 
 /* ---- statistics ---------------------------------------------------------- */
 

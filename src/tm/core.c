@@ -339,6 +339,7 @@ static void retire(hps_tm_desc_t *d)
     memset(&d->st, 0, sizeof d->st);
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
     clear_logs(d);
+    d->on_commit.n = d->on_abort.n = 0;
     d->ro = d->ro_failed = d->irrev = d->want_irrev = d->aborted = d->aborts_in_row = 0;
     d->wv = 0;
     hps_store_relaxed(&d->in_sec, 0);
@@ -525,6 +526,9 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
     d->aborted = 0;
     d->aborts_in_row = 0;
     d->ro_failed = 0;
+    /* Last: an action may run sections of its own. */
+    if (hps_unlikely(d->on_commit.n | d->on_abort.n))
+        hps_tm_actions_commit(d);
 }
 
 /* Randomized exponential backoff: up to 2^k x 16 pauses after the k-th
@@ -553,6 +557,8 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
     d->ops->rollback(d);
     hps_tm_mem_abort(d);
     hps_store_release(&d->in_sec, 0);
+    if (d->on_commit.n | d->on_abort.n)
+        hps_tm_actions_abort(d);
     d->ops->end(d);
     clear_logs(d);
     d->st.aborts++;

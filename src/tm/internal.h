@@ -65,6 +65,7 @@ typedef struct hps_tm_desc {
     uint32_t ulog_masks;             /* sgl: mask entries in ulog (sub-word writes) */
     hps_tm_pvec_t allocs, frees;     /* this section's */
     hps_tm_log_t limbo;              /* (block, epoch it was retired in) */
+    hps_tm_log_t on_commit, on_abort;/* (fn, arg) actions (actions.c) */
     hps_tm_stats_t st;
 } hps_tm_desc_t;
 
@@ -147,6 +148,12 @@ void hps_tm_mem_commit(hps_tm_desc_t *d);
 void hps_tm_mem_abort(hps_tm_desc_t *d);
 /* Free the retired blocks no running section can still read. */
 void hps_tm_mem_reclaim(hps_tm_desc_t *d);
+
+/* Section actions (actions.c): run the commit list (after a commit, the
+ * section over) or the abort list (after rollback, newest first), dropping
+ * the other. */
+void hps_tm_actions_commit(hps_tm_desc_t *d);
+void hps_tm_actions_abort(hps_tm_desc_t *d);
 
 /* A wait step that spins briefly, then yields (robust when oversubscribed). */
 void hps_tm_wait(uint32_t *n);

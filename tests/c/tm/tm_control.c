@@ -344,3 +344,83 @@ void case_thread_exit(void)
     HPS_CHECK(st.commits == 40 * THREADS * 100, "total commits %llu after threads exited, expected %d",
               (unsigned long long)st.commits, 40 * THREADS * 100);
 }
+
+/* ---- section actions ------------------------------------------------------------ */
+
+static char g_act[32];
+static unsigned g_nact;
+static uint64_t g_act_x;
+
+static void act(void *arg)
+{
+    if (g_nact < sizeof g_act - 1)
+        g_act[g_nact++] = (char)(uintptr_t)arg;
+}
+
+/* A commit action that runs a section of its own (it runs after the
+ * section is over). */
+static void act_section(void *arg)
+{
+    HPS_TM_BEGIN();
+    hps_tm_write_u64(&g_act_x, hps_tm_read_u64(&g_act_x) + 1);
+    hps_tm_on_commit(act, arg);
+    HPS_TM_END();
+}
+
+static void act_expect(const char *want, const char *when)
+{
+    HPS_CHECK(g_nact == strlen(want) && memcmp(g_act, want, g_nact) == 0,
+              "%s: actions ran as \"%.*s\", expected \"%s\"", when, (int)g_nact, g_act, want);
+    g_nact = 0;
+}
+
+void case_actions(void)
+{
+    /* Outside a section: commit actions run at once, abort actions never. */
+    hps_tm_on_commit(act, (void *)'a');
+    hps_tm_on_abort(act, (void *)'X');
+    act_expect("a", "outside a section");
+    /* Commit actions in order after the commit, none on abort; abort actions
+     * newest first on each abort, after the writes are undone. */
+    int attempts = 0;
+    HPS_TM_BEGIN();
+    attempts++;
+    hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 10);
+    hps_tm_on_commit(act, (void *)'c');
+    hps_tm_on_commit(act, (void *)'d');
+    hps_tm_on_abort(act, (void *)'1');
+    hps_tm_on_abort(act, (void *)'2');
+    HPS_CHECK(g_nact == 2u * (attempts - 1), "%u actions ran by attempt %d", g_nact, attempts);
+    if (attempts < 3)
+        hps_tm_restart();
+    HPS_TM_END();
+    act_expect("2121cd", "two restarts then a commit");
+    HPS_CHECK(g_x == 10, "x is %llu after two rolled-back additions and one committed",
+              (unsigned long long)g_x);
+    /* Nested sections share the outermost section's actions. */
+    HPS_TM_BEGIN();
+    hps_tm_on_commit(act, (void *)'n');
+    HPS_TM_BEGIN();
+    hps_tm_on_commit(act, (void *)'m');
+    HPS_TM_END();
+    HPS_CHECK(g_nact == 0, "an inner END ran the actions");
+    HPS_TM_END();
+    act_expect("nm", "nested sections");
+    /* An irrevocable section defers its commit actions too, and has no
+     * abort actions. */
+    HPS_TM_BEGIN();
+    hps_tm_irrevocable();
+    hps_tm_on_commit(act, (void *)'i');
+    hps_tm_on_abort(act, (void *)'Y');
+    HPS_CHECK(g_nact == 0, "a commit action ran inside an irrevocable section");
+    HPS_TM_END();
+    act_expect("i", "irrevocable section");
+    /* A commit action may run a section with its own actions. */
+    HPS_TM_BEGIN();
+    hps_tm_on_commit(act_section, (void *)'s');
+    hps_tm_on_commit(act, (void *)'t');
+    HPS_TM_END();
+    act_expect("st", "a commit action that runs a section");
+    HPS_CHECK(g_act_x == 1 && !hps_tm_in_section(), "the action's section: x %llu",
+              (unsigned long long)g_act_x);
+}

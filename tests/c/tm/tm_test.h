@@ -34,6 +34,7 @@ void bank_check(void);
 void *bank_thread(void *arg);
 void on_fpe(int sig);
 
+void case_actions(void);
 void case_alloc(void);
 void case_auto(void);
 void case_auto_churn(void);
