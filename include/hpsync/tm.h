@@ -166,6 +166,9 @@ int hps_tm_in_section(void);
 void hps_tm_irrevocable(void);
 /* The backend in use now ("sgl", "norec", "stm", "htm", "hybrid"). */
 const char *hps_tm_backend_name(void);
+/* Why that backend runs (auto: its rule, or what it measured), copied into
+ * buf as snprintf would; returns the reason's length. */
+size_t hps_tm_backend_reason(char *buf, size_t n);
 /* What HPSYNC_TM takes, the default first ("auto"), NULL-terminated. */
 const char *const *hps_tm_backend_choices(void);
 

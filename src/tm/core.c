@@ -33,20 +33,9 @@ uint32_t hps_tm_etl, hps_tm_privatize;
  * can mean "not in a section". */
 hps_au64 hps_tm_epoch = 1;
 
-/* auto: solo (sgl without the lock) while one thread uses TM, norec up to
- * this many, stm beyond.
- * With fewer than HPS_TM_AUTO_MIN_CPUS CPUs, sgl from 2 threads on: a
- * software section costs 2-5x an sgl one here (instrumented reads and
- * writes, validation), which fewer parallel sections cannot win back (the
- * benchmark on 2 CPUs: sgl is the best backend on 6 of 7 rows at 2 and 8
- * threads). */
-#define HPS_TM_AUTO_NOREC_MAX 4
-#define HPS_TM_AUTO_MIN_CPUS 4
-
 static hps_aptr g_ops;                        /* const hps_tm_ops_t * */
-static uint32_t g_retries, g_stats, g_auto, g_auto_cpus;
-static int g_auto_hybrid;                     /* auto: RTM speculates, hybrid always */
-static const char *g_why = "";                /* how the backend was chosen */
+static uint32_t g_retries, g_stats, g_auto;
+static const char *g_why = "HPSYNC_TM";       /* how the backend was chosen (not auto) */
 static hps_au32 g_init;                       /* 0, 2 ready */
 static pthread_key_t g_key;
 
@@ -94,7 +83,6 @@ void hps_tm_wait(uint32_t *n)
 /* ---- settings and the backend choice ------------------------------------- */
 
 static void stats_at_exit(void);
-static const hps_tm_ops_t *auto_choice(uint32_t active, const char **why);
 static void thread_exit(void *p);
 static void fork_prepare(void);
 static void fork_parent(void);
@@ -143,8 +131,10 @@ static const hps_tm_ops_t *choose_backend(void)
         hps_env_bad_value("HPSYNC_TM", v, why, "auto");
     }
     g_auto = 1;
-    g_auto_hybrid = hps_tm_hw_speculates();
-    return auto_choice(0, &g_why);
+    const hps_settings_t *s = hps_settings();
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return hps_tm_auto_init(s->tm_auto_cpus ? s->tm_auto_cpus : (cpus > 0 ? (uint32_t)cpus : 1),
+                            s->tm_auto_trial, hps_tm_hw_speculates());
 }
 
 static void tm_init_once(void)
@@ -154,8 +144,6 @@ static void tm_init_once(void)
     g_stats = s->tm_stats;
     hps_tm_etl = s->tm_etl;
     hps_tm_privatize = s->tm_privatize;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    g_auto_cpus = s->tm_auto_cpus ? s->tm_auto_cpus : (cpus > 0 ? (uint32_t)cpus : 1);
     hps_store_relaxed(&g_ops, (void *)choose_backend());
     pthread_key_create(&g_key, thread_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -182,6 +170,14 @@ HPS_EXPORT const char *hps_tm_backend_name(void)
 {
     tm_init();
     return ops_now()->name;
+}
+
+HPS_EXPORT size_t hps_tm_backend_reason(char *buf, size_t n)
+{
+    tm_init();
+    if (g_auto)
+        return hps_tm_auto_reason(buf, n);
+    return (size_t)snprintf(buf, n, "%s", g_why);
 }
 
 /* ---- the gate: sections that run alone ------------------------------------ */
@@ -226,51 +222,24 @@ static void clear_logs(hps_tm_desc_t *d)
     hps_tm_wset_clear(&d->ws);
 }
 
-/* auto's rule: the backend for this many threads that use TM. */
-static const hps_tm_ops_t *auto_choice(uint32_t active, const char **why)
+const hps_tm_ops_t *hps_tm_ops_now(void)
 {
-    if (g_auto_hybrid) {
-        *why = "auto: hybrid when RTM is usable";
-        return &hps_tm_hybrid_ops;
-    }
-    if (active <= 1) {
-        *why = "auto: one thread uses TM (sgl without the lock)";
-        return &hps_tm_solo_ops;
-    }
-    if (g_auto_cpus < HPS_TM_AUTO_MIN_CPUS) {
-        *why = "auto: fewer than 4 CPUs";
-        return &hps_tm_sgl_ops;
-    }
-    if (active <= HPS_TM_AUTO_NOREC_MAX) {
-        *why = "auto: 2 to 4 threads use TM";
-        return &hps_tm_norec_ops;
-    }
-    *why = "auto: more than 4 threads use TM";
-    return &hps_tm_stm_ops;
+    return ops_now();
 }
 
-/* auto: switch to the backend for the present thread count, at a quiescent
- * point (every other section drained; `self` is outside any). */
-static void maybe_switch(const hps_tm_desc_t *self)
+uint32_t hps_tm_active_threads(void)
 {
-    if (!g_auto)
-        return;
-    const char *why;
     pthread_mutex_lock(&g_reg_mu);
-    const hps_tm_ops_t *want = auto_choice(g_nactive, &why);
+    uint32_t n = g_nactive;
     pthread_mutex_unlock(&g_reg_mu);
-    if (want == ops_now())
-        return;
+    return n;
+}
+
+void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops)
+{
     gate_close(self);
-    /* Decided again with the gate closed: another thread may have switched
-     * (or counted itself in or out) meanwhile. */
-    pthread_mutex_lock(&g_reg_mu);
-    want = auto_choice(g_nactive, &why);
-    pthread_mutex_unlock(&g_reg_mu);
-    if (want != ops_now()) {
-        g_why = why;
-        hps_store_release(&g_ops, (void *)want);
-    }
+    /* Release: begin reads the table after passing the gate (acquire). */
+    hps_store_release(&g_ops, (void *)ops);
     gate_open();
 }
 
@@ -281,7 +250,19 @@ static HPS_NOINLINE void count_in(hps_tm_desc_t *d)
     d->counted = 1;
     g_nactive++;
     pthread_mutex_unlock(&g_reg_mu);
-    maybe_switch(d);
+    if (g_auto)
+        hps_tm_auto_threads(d);
+}
+
+/* Every HPS_TM_TICK sections a thread lets auto's controller look at the
+ * clock (auto.c): one decrement per section otherwise. */
+#define HPS_TM_TICK 64
+
+static HPS_NOINLINE void tick(hps_tm_desc_t *d)
+{
+    d->tick = HPS_TM_TICK;
+    if (g_auto)
+        hps_tm_auto_tick(d);
 }
 
 HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
@@ -309,6 +290,7 @@ HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
     g_nlive++;
     pthread_mutex_unlock(&g_reg_mu);
     d->rng = ((uint64_t)d->tid + 1) * 0x9E3779B97F4A7C15ull | 1;
+    d->tick = HPS_TM_TICK;
     pthread_setspecific(g_key, d);
     hps_tm_self_ = &d->fast;
     return &d->fast;
@@ -365,7 +347,8 @@ static void thread_exit(void *p)
     pthread_mutex_lock(&g_reg_mu);
     retire(d);
     pthread_mutex_unlock(&g_reg_mu);
-    maybe_switch(NULL);
+    if (g_auto)
+        hps_tm_auto_threads(NULL);
 }
 
 /* fork(): the child must not wait for threads it does not have.  The parent
@@ -405,9 +388,13 @@ static void fork_child(void)
         if (g_desc[i] != self && hps_load_relaxed(&g_desc[i]->owner))
             retire(g_desc[i]);
     pthread_mutex_unlock(&g_reg_mu);
+    if (g_auto)
+        hps_tm_auto_fork_child();
     if (g_fork_drained) {
         gate_open();
         hps_adaptive_init(&g_gate);   /* no parked waiter survived the fork */
+        if (g_auto)
+            hps_tm_auto_threads(self);    /* the child's one thread: solo */
     }
 }
 
@@ -454,6 +441,8 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     if (hps_unlikely(!d->counted))
         count_in(d);
+    if (hps_unlikely(--d->tick == 0))
+        tick(d);
     f->depth = 1;
     d->ro = ro && !d->ro_failed;
     if (hps_unlikely(d->want_irrev || d->aborts_in_row >= g_retries)) {
@@ -657,7 +646,7 @@ static void stats_at_exit(void)
     printed = 1;
     hps_tm_stats_t s;
     hps_tm_stats_total(&s);
-    fprintf(stderr, "hpsync tm: backend %s (%s), threads %u\n", ops_now()->name, g_why,
+    fprintf(stderr, "hpsync tm: backend %s (%s), threads %u\n", ops_now()->name, g_auto ? hps_tm_auto_why() : g_why,
             hps_tm_desc_count());
     fprintf(stderr, "hpsync tm: commits %llu (read-only %llu), aborts %llu, retried sections %llu, "
             "irrevocable %llu\n", (unsigned long long)s.commits, (unsigned long long)s.commits_ro,

@@ -56,6 +56,7 @@ typedef struct hps_tm_desc {
     uint32_t ro_failed;              /* a write in BEGIN_RO made it read-write */
     uint32_t nolog_skip;             /* read-only sections to log before trying no log */
     uint32_t counted;                /* counted among the threads that use TM (auto) */
+    uint32_t tick;                   /* sections until auto's controller looks (core.c) */
     hps_au64 wb;                     /* stm: 0, 1 committing, wv + 1 writing back */
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
     uint32_t aborts_in_row;          /* conflicts: irrevocable fallback, backoff */
@@ -148,6 +149,22 @@ void hps_tm_mem_commit(hps_tm_desc_t *d);
 void hps_tm_mem_abort(hps_tm_desc_t *d);
 /* Free the retired blocks no running section can still read. */
 void hps_tm_mem_reclaim(hps_tm_desc_t *d);
+
+/* The backend switch (core.c): drain every section but self's (outside
+ * one), publish ops, reopen.  And what auto reads. */
+const hps_tm_ops_t *hps_tm_ops_now(void);
+void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops);
+uint32_t hps_tm_active_threads(void);
+
+/* auto (auto.c): the starting backend; the thread count changed (self is
+ * outside any section; never called with the gate held); a thread's tick
+ * at begin; the fork child's reset; how the present backend was chosen. */
+const hps_tm_ops_t *hps_tm_auto_init(uint32_t cpus, uint32_t trial_ms, int hybrid);
+void hps_tm_auto_threads(const hps_tm_desc_t *self);
+void hps_tm_auto_tick(hps_tm_desc_t *d);
+void hps_tm_auto_fork_child(void);
+const char *hps_tm_auto_why(void);
+size_t hps_tm_auto_reason(char *buf, size_t n);   /* a copy, under the controller's lock */
 
 /* Section actions (actions.c): run the commit list (after a commit, the
  * section over) or the abort list (after rollback, newest first), dropping

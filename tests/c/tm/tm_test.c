@@ -74,6 +74,7 @@ static const hps_test_case_t cases[] = {
     { "backend", .run_args = run_backend, .args = "BACKEND", .min_args = 1, .max_args = 1 },
     { "auto", .run = case_auto },
     { "auto_churn", .run = case_auto_churn },
+    { "auto_measure", .run = case_auto_measure },
     { "auto_small", .run = case_auto_small },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("tm_test", cases, 90, 0);

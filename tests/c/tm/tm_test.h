@@ -38,6 +38,7 @@ void case_actions(void);
 void case_alloc(void);
 void case_auto(void);
 void case_auto_churn(void);
+void case_auto_measure(void);
 void case_auto_small(void);
 void case_backend(const char *want);
 void case_bank(void);

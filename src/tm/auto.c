@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * auto: the backend that picks a backend, and keeps picking.
+ *
+ * A rule gives the starting point from the threads that use TM (T) and the
+ * CPUs (C): hybrid where RTM speculates (always); solo (sgl without the
+ * lock) while T = 1; else sgl when C < 4, norec for T <= 4, stm beyond.
+ * The rule is a guess: which software backend wins depends on the sections
+ * (read-set size, conflicts, allocation) as much as on T and C; on the
+ * benchmark here the rule's sgl lost 40-50 % to stm on hash sets.  So with
+ * T >= 2 auto measures: a trial runs each candidate (sgl, norec, stm; the
+ * rule's pick first) for a window (HPSYNC_TM_AUTO_TRIAL ms) and keeps the
+ * one that committed the most sections per second.  It then holds that
+ * backend, and tries again when
+ *   - T changes (a thread runs its first section or exits),
+ *   - the abort ratio drifts far from what the winner showed in its trial
+ *     (the input's conflict rate changed), checked every few windows,
+ *   - the hold ends: 64 windows after a trial, doubling up to 1024 while
+ *     the same backend keeps winning (a trial costs the time the losers
+ *     run: about 2 windows in 66 at worst, less as holds grow).
+ * Commits per second is the measure because it is what the program gets:
+ * aborted work, validation, lock hand-offs and waits all show in it, on a
+ * loaded machine too (the loser of a trial under load is still the one
+ * that made less progress under that load).
+ *
+ * Every switch happens at a quiescent point: the core's gate drains all
+ * sections (core.c, hps_tm_switch), so no section ever mixes backends.
+ * Decisions are taken by whichever thread notices a window has ended, at
+ * the begin of one of its sections (outside any section), under a mutex
+ * taken with trylock: a thread never waits for the controller at begin.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+#include "../prim/clock.h"
+
+#define HPS_TM_AUTO_NOREC_MAX 4     /* rule: norec up to this many threads */
+#define HPS_TM_AUTO_MIN_CPUS 4      /* rule: fewer CPUs, sgl from 2 threads */
+#define HOLD_MIN 64                 /* windows held after a trial */
+#define HOLD_MAX 1024               /* ... doubling to this while unchanged */
+#define CHECK_WINDOWS 4             /* abort-ratio checks during a hold */
+#define MIN_SECTIONS 64             /* a window measures at least this many */
+
+enum { P_RULE, P_TRIAL, P_HOLD };
+
+static const hps_tm_ops_t *const k_cand[] = { &hps_tm_sgl_ops, &hps_tm_norec_ops, &hps_tm_stm_ops };
+#define NCAND 3
+
+static uint32_t g_cpus, g_hybrid;
+static uint64_t g_window;           /* ns; 0: the rule alone */
+/* Before this time (ns) a tick returns at once: one load and a compare. */
+static hps_au64 g_next;
+
+static struct {
+    pthread_mutex_t mu;
+    int phase;
+    uint32_t threads;               /* T the present trial or hold is for */
+    int order[NCAND], step;         /* trial: candidates in order, the one running */
+    uint64_t t0, c0, a0;            /* the window's start: time, commits, aborts */
+    double rate[NCAND], ar[NCAND];  /* trial: commits/s and abort ratio */
+    int winner, last_winner;
+    double ref_ar;                  /* the winner's abort ratio in its trial */
+    uint64_t hold, hold_end;        /* windows held; when the hold ends */
+    uint64_t trials, switches, drifts;
+    char why[200];
+} g = { .mu = PTHREAD_MUTEX_INITIALIZER, .last_winner = -1 };
+
+/* ---- the rule ---------------------------------------------------------------- */
+
+static const hps_tm_ops_t *rule(uint32_t active, const char **why)
+{
+    if (g_hybrid) {
+        *why = "auto: hybrid when RTM is usable";
+        return &hps_tm_hybrid_ops;
+    }
+    if (active <= 1) {
+        *why = "auto: one thread uses TM (sgl without the lock)";
+        return &hps_tm_solo_ops;
+    }
+    if (g_cpus < HPS_TM_AUTO_MIN_CPUS) {
+        *why = "auto: fewer than 4 CPUs";
+        return &hps_tm_sgl_ops;
+    }
+    if (active <= HPS_TM_AUTO_NOREC_MAX) {
+        *why = "auto: 2 to 4 threads use TM";
+        return &hps_tm_norec_ops;
+    }
+    *why = "auto: more than 4 threads use TM";
+    return &hps_tm_stm_ops;
+}
+
+const hps_tm_ops_t *hps_tm_auto_init(uint32_t cpus, uint32_t trial_ms, int hybrid)
+{
+    const char *why;
+    g_cpus = cpus;
+    g_hybrid = (uint32_t)hybrid;
+    g_window = (uint64_t)trial_ms * 1000000u;
+    const hps_tm_ops_t *o = rule(0, &why);
+    snprintf(g.why, sizeof g.why, "%s", why);
+    return o;
+}
+
+/* ---- measuring ---------------------------------------------------------------- */
+
+/* Commits and aborts of the live threads.  Their counters are read while
+ * they run (each word by itself is never torn on the machines we build for);
+ * a trial restarts whenever a thread comes or goes, so exited threads'
+ * counts never enter a window. */
+static void counts(uint64_t *c, uint64_t *a)
+{
+    uint64_t sc = 0, sa = 0;
+    uint32_t n = hps_tm_desc_count();
+    for (uint32_t i = 0; i < n; i++) {
+        hps_tm_desc_t *d = hps_tm_desc_at(i);
+        if (!hps_load_relaxed(&d->owner))
+            continue;
+        sc += hps_plain_load_relaxed(&d->st.commits);
+        sa += hps_plain_load_relaxed(&d->st.aborts);
+    }
+    *c = sc;
+    *a = sa;
+}
+
+static void window_start(uint64_t now)
+{
+    g.t0 = now;
+    counts(&g.c0, &g.a0);
+}
+
+static int index_of(const hps_tm_ops_t *o)
+{
+    for (int i = 0; i < NCAND; i++)
+        if (k_cand[i] == o)
+            return i;
+    return -1;
+}
+
+static void switch_to(const hps_tm_desc_t *self, const hps_tm_ops_t *o)
+{
+    if (o != hps_tm_ops_now()) {
+        hps_tm_switch(self, o);
+        g.switches++;
+    }
+}
+
+/* A trial for the present thread count: the rule's pick runs first, so a
+ * trial that changes nothing costs no switch. */
+static void trial_start(const hps_tm_desc_t *self, const hps_tm_ops_t *first, uint64_t now)
+{
+    int f = index_of(first), k = 0;
+    g.order[k++] = f < 0 ? 0 : f;
+    for (int i = 0; i < NCAND; i++)
+        if (i != g.order[0])
+            g.order[k++] = i;
+    g.phase = P_TRIAL;
+    g.step = 0;
+    g.trials++;
+    snprintf(g.why, sizeof g.why, "auto: measuring at %u threads (trial %llu)", g.threads,
+             (unsigned long long)g.trials);
+    switch_to(self, k_cand[g.order[0]]);
+    window_start(hps_mono_ns());
+    hps_store_relaxed(&g_next, now + g_window);
+}
+
+static void hold_start(uint64_t now)
+{
+    g.phase = P_HOLD;
+    g.hold_end = now + g.hold * g_window;
+    window_start(now);
+    hps_store_relaxed(&g_next, now + CHECK_WINDOWS * g_window);
+}
+
+static void trial_end(const hps_tm_desc_t *self, uint64_t now)
+{
+    int best = g.order[0];
+    for (int i = 1; i < NCAND; i++)
+        if (g.rate[g.order[i]] > g.rate[best])
+            best = g.order[i];
+    if (best == g.last_winner)
+        g.hold = g.hold * 2 < HOLD_MAX ? g.hold * 2 : HOLD_MAX;
+    else
+        g.hold = HOLD_MIN;
+    g.last_winner = g.winner = best;
+    g.ref_ar = g.ar[best];
+    snprintf(g.why, sizeof g.why,
+             "auto: measured at %u threads, commits/s sgl %.3g, norec %.3g, stm %.3g "
+             "(trial %llu, %llu switches)", g.threads, g.rate[0], g.rate[1], g.rate[2],
+             (unsigned long long)g.trials, (unsigned long long)g.switches + (k_cand[best] != hps_tm_ops_now()));
+    switch_to(self, k_cand[best]);
+    hold_start(hps_mono_ns());
+}
+
+/* The abort ratio moved far from the winner's in its trial: the sections'
+ * conflicts changed, and another backend may now win. */
+static int drifted(double ar)
+{
+    double d = ar - g.ref_ar;
+    return (d > 0.2 && ar > 2 * g.ref_ar) || (d < -0.2 && ar < g.ref_ar / 2);
+}
+
+static void step(const hps_tm_desc_t *self, uint64_t now)
+{
+    uint64_t c, a;
+    counts(&c, &a);
+    uint64_t dc = c - g.c0, da = a - g.a0;
+    if (dc + da < MIN_SECTIONS) {
+        /* Too few sections to judge (slow sections, or threads asleep). */
+        hps_store_relaxed(&g_next, now + g_window);
+        return;
+    }
+    double ar = (double)da / (double)(dc + da);
+    if (g.phase == P_TRIAL) {
+        int i = g.order[g.step];
+        g.rate[i] = (double)dc * 1e9 / (double)(now - g.t0);
+        g.ar[i] = ar;
+        if (++g.step < NCAND) {
+            switch_to(self, k_cand[g.order[g.step]]);
+            uint64_t t = hps_mono_ns();
+            window_start(t);
+            hps_store_relaxed(&g_next, t + g_window);
+        } else {
+            trial_end(self, now);
+        }
+        return;
+    }
+    /* P_HOLD */
+    if (now >= g.hold_end) {
+        trial_start(self, k_cand[g.winner], now);
+    } else if (drifted(ar)) {
+        g.drifts++;
+        g.last_winner = -1;          /* a fresh start: the hold does not grow */
+        trial_start(self, k_cand[g.winner], now);
+    } else {
+        window_start(now);
+        hps_store_relaxed(&g_next, now + CHECK_WINDOWS * g_window);
+    }
+}
+
+void hps_tm_auto_tick(hps_tm_desc_t *d)
+{
+    uint64_t now = hps_mono_ns();
+    if (now < hps_load_relaxed(&g_next) || pthread_mutex_trylock(&g.mu) != 0)
+        return;
+    if ((g.phase == P_TRIAL || g.phase == P_HOLD) && now >= hps_load_relaxed(&g_next))
+        step(d, now);
+    pthread_mutex_unlock(&g.mu);
+}
+
+/* ---- thread count --------------------------------------------------------------- */
+
+void hps_tm_auto_threads(const hps_tm_desc_t *self)
+{
+    pthread_mutex_lock(&g.mu);
+    uint32_t active = hps_tm_active_threads();
+    const char *why;
+    const hps_tm_ops_t *want = rule(active, &why);
+    if (active == g.threads && g.phase != P_RULE) {
+        pthread_mutex_unlock(&g.mu);
+        return;
+    }
+    g.threads = active;
+    if (active >= 2 && g_window && !g_hybrid) {
+        trial_start(self, want, hps_mono_ns());
+    } else {
+        g.phase = P_RULE;
+        hps_store_relaxed(&g_next, UINT64_MAX);
+        snprintf(g.why, sizeof g.why, "%s", why);
+        switch_to(self, want);
+    }
+    pthread_mutex_unlock(&g.mu);
+}
+
+/* fork(): the child has one thread; a controller that was mid-decision in
+ * another thread of the parent is gone with it. */
+void hps_tm_auto_fork_child(void)
+{
+    pthread_mutex_init(&g.mu, NULL);
+    g.phase = P_RULE;
+    g.threads = 0;
+    hps_store_relaxed(&g_next, UINT64_MAX);
+}
+
+/* At exit (the statistics summary): the threads are done. */
+const char *hps_tm_auto_why(void)
+{
+    return g.why;
+}
+
+size_t hps_tm_auto_reason(char *buf, size_t n)
+{
+    pthread_mutex_lock(&g.mu);
+    int r = snprintf(buf, n, "%s", g.why);
+    pthread_mutex_unlock(&g.mu);
+    return r < 0 ? 0 : (size_t)r;
+}
