@@ -112,6 +112,8 @@ static void *worker(void *arg)
         g_row->kind->op(g_ds, g_row, t);
         ops++;
     }
+    if (t->w.index == 0)
+        tmb_stats_note();
     hps_bench_worker_done(&t->w, ops);
     return NULL;
 }

@@ -66,6 +66,7 @@ extern const tmb_set_ops_t tmb_hashset_ops, tmb_list_ops, tmb_tree_ops;
 const char *tmb_variant(void);
 void tmb_variant_json(void);
 void tmb_stats_begin(void);
+void tmb_stats_note(void);       /* worker 0, as the timed run ends: the backend and why */
 void tmb_stats_json(void);       /* "tm": the section statistics since begin, or null */
 
 #endif

@@ -42,6 +42,15 @@ void tmb_variant_json(void)
 
 #if defined(TMB_HPSYNC)
 static hps_tm_stats_t g_before;
+/* The backend and why, as the timed run ended (worker 0 notes it before the
+ * threads exit and auto's choice changes with them). */
+static char g_ran[32], g_reason[256];
+
+void tmb_stats_note(void)
+{
+    snprintf(g_ran, sizeof g_ran, "%s", hps_tm_backend_name());
+    hps_tm_backend_reason(g_reason, sizeof g_reason);
+}
 
 void tmb_stats_begin(void)
 {
@@ -55,7 +64,8 @@ void tmb_stats_json(void)
     hps_tm_stats_t a;
     hps_tm_stats_total(&a);
     hps_json_begin_object("tm");
-    hps_json_str("backend", hps_tm_backend_name());
+    hps_json_str("backend", g_ran[0] ? g_ran : hps_tm_backend_name());
+    hps_json_str("reason", g_reason);
 #define TMB_DELTA(f) hps_json_uint(#f, a.f - g_before.f)
     TMB_DELTA(commits);
     TMB_DELTA(commits_ro);
@@ -75,6 +85,7 @@ void tmb_stats_json(void)
     hps_json_end_object();
 }
 #else
+void tmb_stats_note(void) {}
 void tmb_stats_begin(void) {}
 void tmb_stats_json(void) { hps_json_null("tm"); }
 #endif
