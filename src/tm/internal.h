@@ -66,6 +66,7 @@ typedef struct hps_tm_desc {
     uint32_t ulog_masks;             /* sgl: mask entries in ulog (sub-word writes) */
     hps_tm_pvec_t allocs, frees;     /* this section's */
     hps_tm_log_t limbo;              /* (block, epoch it was retired in) */
+    uint32_t limbo_next;             /* limbo size that triggers the next reclaim */
     hps_tm_log_t on_commit, on_abort;/* (fn, arg) actions (actions.c) */
     hps_tm_stats_t st;
 } hps_tm_desc_t;
@@ -74,6 +75,9 @@ typedef struct hps_tm_ops {
     size_t size;                     /* sizeof(hps_tm_ops_t): ABI check */
     const char *name;
     int instrument_reads;            /* 0: reads are plain loads (sgl) */
+    /* 1: no other section runs beside this one's commit or can hold a
+     * pointer it read (sgl, solo): its frees need no epoch (mem.c). */
+    int free_at_once;
     void (*begin)(hps_tm_desc_t *d);
     uint64_t (*read)(hps_tm_fast_t *f, const uint64_t *w);
     void (*write)(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask);

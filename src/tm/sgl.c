@@ -79,6 +79,7 @@ const hps_tm_ops_t hps_tm_sgl_ops = {
     .size = sizeof(hps_tm_ops_t),
     .name = "sgl",
     .instrument_reads = 0,
+    .free_at_once = 1,
     .begin = sgl_begin,
     .read = NULL,
     .write = hps_tm_sgl_write,
@@ -92,11 +93,12 @@ const hps_tm_ops_t hps_tm_sgl_ops = {
 /* solo: sgl without the lock, for auto while exactly one thread uses TM.
  * No lock is needed because no other section can run: a second thread
  * counts itself in before its first section, and auto then switches
- * backends with this thread's section drained (core.c, maybe_switch). */
+ * backends with this thread's section drained (auto.c, core.c's hps_tm_switch). */
 const hps_tm_ops_t hps_tm_solo_ops = {
     .size = sizeof(hps_tm_ops_t),
     .name = "solo",
     .instrument_reads = 0,
+    .free_at_once = 1,
     .begin = hps_tm_op_none,
     .read = NULL,
     .write = hps_tm_sgl_write,
