@@ -261,8 +261,11 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
 
 void hps_tm_auto_tick(hps_tm_desc_t *d)
 {
+    uint64_t next = hps_load_relaxed(&g_next);
+    if (next == UINT64_MAX)
+        return;                      /* the rule alone: no clock to read */
     uint64_t now = hps_mono_ns();
-    if (now < hps_load_relaxed(&g_next) || pthread_mutex_trylock(&g.mu) != 0)
+    if (now < next || pthread_mutex_trylock(&g.mu) != 0)
         return;
     if ((g.phase == P_TRIAL || g.phase == P_HOLD) && now >= hps_load_relaxed(&g_next))
         step(d, now);
