@@ -67,7 +67,23 @@ static struct {
     uint64_t hold, hold_end;        /* windows held; when the hold ends */
     uint64_t trials, switches, drifts;
     char why[200];
+    char measured[200];             /* the last finished trial's why */
+    /* Time each backend ran (solo, sgl, norec, stm, hybrid), for the summary:
+     * the backend at exit is often solo again, not the one that did the work. */
+    uint64_t since, ran_ns[5];
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER, .last_winner = -1 };
+
+static const hps_tm_ops_t *const k_all[5] = {
+    &hps_tm_solo_ops, &hps_tm_sgl_ops, &hps_tm_norec_ops, &hps_tm_stm_ops, &hps_tm_hybrid_ops,
+};
+
+static void account(const hps_tm_ops_t *o, uint64_t now)
+{
+    for (int i = 0; i < 5; i++)
+        if (k_all[i] == o)
+            g.ran_ns[i] += now - g.since;
+    g.since = now;
+}
 
 /* ---- the rule ---------------------------------------------------------------- */
 
@@ -101,6 +117,7 @@ const hps_tm_ops_t *hps_tm_auto_init(uint32_t cpus, uint32_t trial_ms, int hybri
     g_window = (uint64_t)trial_ms * 1000000u;
     const hps_tm_ops_t *o = rule(0, &why);
     snprintf(g.why, sizeof g.why, "%s", why);
+    g.since = hps_mono_ns();
     return o;
 }
 
@@ -141,7 +158,9 @@ static int index_of(const hps_tm_ops_t *o)
 
 static void switch_to(const hps_tm_desc_t *self, const hps_tm_ops_t *o)
 {
-    if (o != hps_tm_ops_now()) {
+    const hps_tm_ops_t *was = hps_tm_ops_now();
+    if (o != was) {
+        account(was, hps_mono_ns());
         hps_tm_switch(self, o);
         g.switches++;
     }
@@ -195,6 +214,7 @@ static void trial_end(const hps_tm_desc_t *self, uint64_t now)
              "auto: measured at %u threads, commits/s sgl %.3g, norec %.3g, stm %.3g "
              "(trial %llu, %llu switches)", g.threads, g.rate[0], g.rate[1], g.rate[2],
              (unsigned long long)g.trials, (unsigned long long)g.switches + (k_cand[best] != hps_tm_ops_now()));
+    memcpy(g.measured, g.why, sizeof g.measured);
     switch_to(self, k_cand[best]);
     hold_start(hps_mono_ns());
 }
@@ -310,6 +330,22 @@ void hps_tm_auto_fork_child(void)
 const char *hps_tm_auto_why(void)
 {
     return g.why;
+}
+
+void hps_tm_auto_summary(FILE *f)
+{
+    pthread_mutex_lock(&g.mu);
+    account(hps_tm_ops_now(), hps_mono_ns());
+    fprintf(f, "hpsync tm: auto ran");
+    for (int i = 0; i < 5; i++)
+        if (g.ran_ns[i])
+            fprintf(f, " %s %.1f ms", k_all[i]->name, (double)g.ran_ns[i] / 1e6);
+    fprintf(f, "; %llu trials, %llu switches, %llu on a changed abort ratio\n",
+            (unsigned long long)g.trials, (unsigned long long)g.switches,
+            (unsigned long long)g.drifts);
+    if (g.measured[0])
+        fprintf(f, "hpsync tm: auto's last trial: %s\n", g.measured + 6);
+    pthread_mutex_unlock(&g.mu);
 }
 
 size_t hps_tm_auto_reason(char *buf, size_t n)

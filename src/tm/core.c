@@ -658,4 +658,6 @@ static void stats_at_exit(void)
     fprintf(stderr, "\nhpsync tm: words read %llu, written %llu; largest read set %llu, write set %llu\n",
             (unsigned long long)s.reads, (unsigned long long)s.writes,
             (unsigned long long)s.max_read_set, (unsigned long long)s.max_write_set);
+    if (g_auto)
+        hps_tm_auto_summary(stderr);
 }

@@ -22,6 +22,7 @@
 #define HPS_TM_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "hpsync/tm.h"
 
@@ -168,6 +169,8 @@ void hps_tm_auto_threads(const hps_tm_desc_t *self);
 void hps_tm_auto_tick(hps_tm_desc_t *d);
 void hps_tm_auto_fork_child(void);
 const char *hps_tm_auto_why(void);
+/* The summary's auto lines: time per backend, trials, the last trial. */
+void hps_tm_auto_summary(FILE *f);
 size_t hps_tm_auto_reason(char *buf, size_t n);   /* a copy, under the controller's lock */
 
 /* Section actions (actions.c): run the commit list (after a commit, the
