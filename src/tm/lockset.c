@@ -78,29 +78,55 @@ static hps_elide_state_t *skip_of(const void *first)
 
 /* ---- building a set ---------------------------------------------------- */
 
-/* Sorted by address, duplicates removed: the number of distinct locks, or
- * 0 for a bad argument. */
-static size_t build(const ls_kind_t *k, void *const *in, size_t n, ls_ent_t *e)
+/* The calls below are inlined into each exported function, so that the
+ * kind's functions are direct calls (and the lock fast paths inline). */
+#define LS_INLINE static inline __attribute__((always_inline))
+
+/* The set sorted by address, duplicates removed, into out: the number of
+ * distinct locks, or 0 for a bad argument. */
+LS_INLINE size_t sort_set(void *const *in, size_t n, void **out)
 {
     if (!in || n == 0 || n > HPS_LOCKSET_MAX)
         return 0;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        ls_ent_t x;
-        if (!k->entry(in[i], &x))
+        void *x = in[i];
+        if (!x)
             return 0;
         /* Insertion sort: sets are small (2 or 3 in the workloads). */
         size_t j = m;
-        while (j > 0 && (uintptr_t)e[j - 1].obj > (uintptr_t)x.obj)
+        while (j > 0 && (uintptr_t)out[j - 1] > (uintptr_t)x)
             j--;
-        if (j > 0 && e[j - 1].obj == x.obj)
+        if (j > 0 && out[j - 1] == x)
             continue;
         for (size_t t = m; t > j; t--)
-            e[t] = e[t - 1];
-        e[j] = x;
+            out[t] = out[t - 1];
+        out[j] = x;
         m++;
     }
     return m;
+}
+
+/* The lock words of a sorted set, for the hardware path; 0 if one has none. */
+LS_INLINE int entries(const ls_kind_t *k, void *const *o, size_t m, ls_ent_t *e)
+{
+    for (size_t i = 0; i < m; i++)
+        if (!k->entry(o[i], &e[i]) || !e[i].s)
+            return 0;
+    return 1;
+}
+
+/* 1 when the elision layer has a backend that runs transactions.  Set up
+ * at load (src/elide/backend.c); the flag spares a pthread_once per set. */
+static hps_au32 g_hw_checked;
+static int hw_available(void)
+{
+    if (hps_unlikely(!hps_load_acquire(&g_hw_checked))) {
+        hps_elide_setup();
+        /* Release: whoever sees the flag sees the backend chosen. */
+        hps_store_release(&g_hw_checked, 1);
+    }
+    return hps_elide_ops != &hps_elide_ops_off;
 }
 
 /* ---- the hardware path ------------------------------------------------- */
@@ -144,14 +170,6 @@ static unsigned hw_attempt(ls_ent_t *e, size_t n, uint32_t *mode)
  * takes it lock by lock.  A trylock makes one attempt and never waits. */
 static int hw_enter(ls_ent_t *e, size_t n, int try, uint32_t *mode)
 {
-    /* The library's own elision backend (set up at load; the exported
-     * hps_elide_active may be the interposer's, which follows HPSYNC_ELIDE). */
-    hps_elide_setup();
-    if (hps_elide_ops == &hps_elide_ops_off)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!e[i].s)
-            return 0;
     hps_elide_state_t *sk = skip_of(e[0].obj);
     if (try) {
         /* As elision's trylock: inside a transaction a lock this very
@@ -201,23 +219,26 @@ static void hw_exit(ls_ent_t *e, size_t n, uint32_t mode)
 
 /* ---- the common calls ---------------------------------------------------- */
 
-static int set_lock(const ls_kind_t *k, void *const *in, size_t n, int try)
+LS_INLINE int set_lock(const ls_kind_t *k, void *const *in, size_t n, int try)
 {
-    ls_ent_t e[HPS_LOCKSET_MAX];
-    size_t m = build(k, in, n, e);
+    void *o[HPS_LOCKSET_MAX];
+    size_t m = sort_set(in, n, o);
     if (m == 0)
         return EINVAL;
     if (t_depth == HPS_LOCKSET_DEPTH)
         return EAGAIN;
     uint32_t mode = LS_LOCKED;
-    if (!hw_enter(e, m, try, &mode)) {
+    ls_ent_t e[HPS_LOCKSET_MAX];
+    /* The library's own elision backend (the exported hps_elide_active may
+     * be the interposer's, which follows HPSYNC_ELIDE instead). */
+    if (!hw_available() || !entries(k, o, m, e) || !hw_enter(e, m, try, &mode)) {
         mode = LS_LOCKED;
         for (size_t i = 0; i < m; i++) {
             if (!try) {
-                k->lock(e[i].obj);
-            } else if (k->trylock(e[i].obj) != 0) {
+                k->lock(o[i]);
+            } else if (k->trylock(o[i]) != 0) {
                 while (i-- > 0)
-                    k->unlock(e[i].obj);
+                    k->unlock(o[i]);
                 return EBUSY;
             }
         }
@@ -225,26 +246,28 @@ static int set_lock(const ls_kind_t *k, void *const *in, size_t n, int try)
     }
     /* Inside a speculative transaction the TLS writes are transactional
      * too: an abort undoes them with the rest. */
-    t_held[t_depth++] = (ls_held_t){ e[0].obj, (uint32_t)m, mode };
+    t_held[t_depth++] = (ls_held_t){ o[0], (uint32_t)m, mode };
     return 0;
 }
 
-static int set_unlock(const ls_kind_t *k, void *const *in, size_t n)
+LS_INLINE int set_unlock(const ls_kind_t *k, void *const *in, size_t n)
 {
-    ls_ent_t e[HPS_LOCKSET_MAX];
-    size_t m = build(k, in, n, e);
+    void *o[HPS_LOCKSET_MAX];
+    size_t m = sort_set(in, n, o);
     if (m == 0)
         return EINVAL;
     if (t_depth == 0)
         return EPERM;
     ls_held_t h = t_held[t_depth - 1];
-    if (h.first != e[0].obj || h.n != m)
+    if (h.first != o[0] || h.n != m)
         return EPERM;
     t_depth--;
     if (h.mode == LS_LOCKED) {
         for (size_t i = m; i-- > 0;)
-            k->unlock(e[i].obj);
+            k->unlock(o[i]);
     } else {
+        ls_ent_t e[HPS_LOCKSET_MAX];
+        (void)entries(k, o, m, e);       /* as at lock time: all have words */
         hw_exit(e, m, h.mode);
     }
     return 0;
