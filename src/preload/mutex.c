@@ -130,6 +130,14 @@ static int acquire_counted(hps_pmutex_t *p, clockid_t clock, const struct timesp
     return r;
 }
 
+/* For libhpsync's locksets over pthread mutexes (src/tm/lockset.c), which
+ * look it up with dlsym: that it exists says the interposer is loaded, and
+ * it answers the algorithm every interposed mutex runs. */
+HPS_EXPORT int hps_preload_mutex_algo(void)
+{
+    return (int)algo();
+}
+
 /* Recursive/errorcheck prologue: 1 = done (result in *rc), 0 = go lock. */
 static int owned_prologue(hps_pmutex_t *p, int type, int *rc)
 {

@@ -69,6 +69,7 @@ typedef struct hps_tm_desc {
     hps_tm_log_t limbo;              /* (block, epoch it was retired in) */
     uint32_t limbo_next;             /* limbo size that triggers the next reclaim */
     hps_tm_log_t on_commit, on_abort;/* (fn, arg) actions (actions.c) */
+    uint32_t cond_depth, cond_ro;    /* what a condvar wait resumes (cond.c) */
     hps_tm_stats_t st;
 } hps_tm_desc_t;
 

@@ -29,10 +29,10 @@ BUILD = Path(os.environ.get("HPSYNC_BUILD", REPO / "build"))
 
 # libhpsync's modules: the lock dispatcher and one prefix per public lock
 # header (an algorithm, or wait.h's wait policy), the queued lock's words
-# (lock/queued.h), wait.h's deadline and fork tag, elision, TM, the CPU
+# (lock/queued.h), wait.h's deadline and fork tag, lockset elision, elision, TM, the CPU
 # probes of src/prim and the settings of src/common.
 LOCK_HEADERS = sorted(p.stem for p in (REPO / "include" / "hpsync" / "lock").glob("*.h"))
-HPSYNC_MODULES = ["lock", *LOCK_HEADERS, "word", "qword", "deadline", "fork", "elide", "tm",
+HPSYNC_MODULES = ["lock", "lockset", *LOCK_HEADERS, "word", "qword", "deadline", "fork", "elide", "tm",
                   "cpu", "settings", "env"]
 
 PTHREAD_API = r"pthread_|sem_|cnd_|mtx_"

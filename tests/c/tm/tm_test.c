@@ -8,7 +8,7 @@
  * "tm_test[CASE]: FAIL ..." line; a watchdog turns a hang into a failure.
  * The concurrent cases run 8 threads whatever the machine (oversubscribed
  * on this 2-CPU one).  The cases live by subject in tm_consistency.c,
- * tm_control.c and tm_backends.c; CMakeLists.txt runs them per backend.
+ * tm_control.c, tm_backends.c and tm_cond.c; CMakeLists.txt runs them per backend.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -69,6 +69,10 @@ static const hps_test_case_t cases[] = {
     { "subword", .run = case_subword },
     { "fork", .run = case_fork },
     { "thread_exit", .run = case_thread_exit },
+    { "cond_handoff", .run = case_cond_handoff },
+    { "cond_stress", .run = case_cond_stress },
+    { "cond_resume", .run = case_cond_resume },
+    { "cond_abort_signal", .run = case_cond_abort_signal },
     { "hw_policy", .run = case_hw_policy },
     { "hw_own", .run = case_hw_own },
     { "backend", .run_args = run_backend, .args = "BACKEND", .min_args = 1, .max_args = 1 },
