@@ -164,7 +164,8 @@ static void case_capacity(void)
 }
 
 /* Noise alone, no difference between levels beyond it: the controller may
- * wander, but every move costs a probe; check it settles (moves stay few). */
+ * wander (a move costs nothing here), but it must not thrash: stays grow
+ * while probes find nothing, so moves stay under one per 50 epochs. */
 static void case_flat(void)
 {
     hps_tm_ctl_t c;
@@ -179,7 +180,7 @@ static void case_flat(void)
     }
     printf("flat: %llu moves, %llu probes in 2000 epochs\n", (unsigned long long)c.moves,
            (unsigned long long)c.probes);
-    HPS_CHECK(c.moves <= 20, "flat: %llu moves in 2000 epochs of pure noise", (unsigned long long)c.moves);
+    HPS_CHECK(c.moves <= 40, "flat: %llu moves in 2000 epochs of pure noise", (unsigned long long)c.moves);
 }
 
 static const hps_test_case_t cases[] = {
