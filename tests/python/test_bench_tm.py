@@ -63,7 +63,7 @@ def test_without_hpsync_every_target_is_na(canned: Callable[[str], Any]) -> None
     """What main measures today: seq, mutex and libitm only."""
     run = analysed(without(canned(CANNED), lambda s: not s["variant"].startswith("hpsync-")))
     assert set(verdicts(run).values()) == {"n/a"}
-    assert len(verdicts(run)) == len(targets.for_bench("tm")) == 7
+    assert len(verdicts(run)) == len(targets.for_bench("tm")) == 12   # 7 + the itm group's 5
     # The bar hpsync must beat is still measured: ml_wt's slowdown per row.
     slow = by_key(run)["slowdown-vs-seq/x/list/itm-ml_wt T=1"]
     assert slow["value"] == pytest.approx(4.0) and slow["better"] == "lower"
