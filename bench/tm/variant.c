@@ -23,6 +23,11 @@ const char *tmb_variant(void)
     return TMB_VARIANT;
 }
 
+#if defined(TMB_ITM)
+/* The TM ABI's version query (libitm.h is not installed with gcc). */
+const char *_ITM_libraryVersion(void);
+#endif
+
 void tmb_variant_json(void)
 {
     hps_json_str("variant", TMB_VARIANT);
@@ -30,8 +35,12 @@ void tmb_variant_json(void)
     /* libitm reads ITM_DEFAULT_METHOD itself and exports no way to ask which
      * method it chose: the document states the request (null: its default). */
     hps_json_str("method", getenv("ITM_DEFAULT_METHOD"));
+    /* Which runtime the transactions ran on: libitm, or libhpsync-itm
+     * (preloaded or found as libitm.so.1), whose version names hpsync. */
+    hps_json_str("itm_library", _ITM_libraryVersion());
 #else
     hps_json_null("method");
+    hps_json_null("itm_library");
 #endif
 #if defined(TMB_HPSYNC)
     hps_json_str("backend", hps_tm_backend_name());

@@ -374,6 +374,7 @@ enum hps_tm_cause {
     HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid); the lock found held counts here */
     HPS_TM_CAUSE_HTM_CAPACITY,
     HPS_TM_CAUSE_HTM_OTHER,
+    HPS_TM_CAUSE_CANCEL,             /* cancelled, not run again (GCC's __transaction_cancel) */
     HPS_TM_CAUSES
 };
 

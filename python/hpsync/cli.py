@@ -136,8 +136,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CliError(f"program '{command[0]}' not found", 127)
     # The allocator goes in front of the lock interposer: the interposer's
     # own allocations then come from it too.
+    # With --tm, libhpsync-itm too: a program built with gcc -fgnu-tm then
+    # runs its transactions on hpsync's backend (its _ITM_* entries win over
+    # libitm's); other programs never call them.
     ours = [p for p in (runner.malloc_library(allocator),
-                        None if glibc_locks else runner.preload_library()) if p is not None]
+                        None if glibc_locks else runner.preload_library(),
+                        runner.itm_library() if args.tm is not None else None) if p is not None]
     env = dict(os.environ)
     preload = runner.compose_preload(ours, env.get("LD_PRELOAD", ""))
     if preload:
@@ -149,8 +153,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.stats or args.stats_file:
         env["HPSYNC_STATS"] = "1"
     if args.tm is not None:
-        # Transactional sections are libhpsync's (the program links it), so
-        # the backend is a setting, with or without the interposer; with
+        # Transactional sections are libhpsync's (the program links it) or
+        # libhpsync-itm's (preloaded above), so the backend is a setting; with
         # --stats the TM summary (backend, and why auto chose it) too.
         env["HPSYNC_TM"] = args.tm
         if args.stats or args.stats_file:

@@ -26,6 +26,7 @@ from .errors import CliError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PRELOAD_NAME = "libhpsync-preload.so"
+ITM_NAME = "libhpsync-itm.so"
 # `hpsync run --malloc NAME`: the allocator library each name preloads;
 # MALLOC_NONE keeps glibc's malloc.
 MALLOC_LIBRARIES: dict[str, str] = {"cia": "libhpsync-malloc.so", "rand": "libhpsync-malloc-rand.so"}
@@ -52,6 +53,12 @@ def program(name: str) -> Path:
 def preload_library() -> Path:
     """Path of the interposer, or a CliError telling the user to build."""
     return _require(build_dir() / "lib" / PRELOAD_NAME)
+
+
+def itm_library() -> Path:
+    """Path of libhpsync-itm (the GCC TM ABI on hpsync), or a CliError
+    telling the user to build."""
+    return _require(build_dir() / "lib" / ITM_NAME)
 
 
 def malloc_library(name: str) -> Path | None:

@@ -630,7 +630,7 @@ HPS_EXPORT void hps_tm_stats_total(hps_tm_stats_t *out)
 
 static const char *const cause_names[HPS_TM_CAUSES] = {
     "conflict", "validation", "capacity", "explicit", "ro_write", "irrevocable",
-    "htm_conflict", "htm_capacity", "htm_other",
+    "htm_conflict", "htm_capacity", "htm_other", "cancel",
 };
 
 HPS_EXPORT const char *hps_tm_cause_name(int cause)

@@ -63,7 +63,7 @@ def test_without_hpsync_every_target_is_na(canned: Callable[[str], Any]) -> None
     """What main measures today: seq, mutex and libitm only."""
     run = analysed(without(canned(CANNED), lambda s: not s["variant"].startswith("hpsync-")))
     assert set(verdicts(run).values()) == {"n/a"}
-    assert len(verdicts(run)) == len(targets.for_bench("tm")) == 7
+    assert len(verdicts(run)) == len(targets.for_bench("tm")) == 12   # 7 + the itm group's 5
     # The bar hpsync must beat is still measured: ml_wt's slowdown per row.
     slow = by_key(run)["slowdown-vs-seq/x/list/itm-ml_wt T=1"]
     assert slow["value"] == pytest.approx(4.0) and slow["better"] == "lower"
@@ -151,3 +151,46 @@ def test_quick_run_of_todays_variants(hpsync: Callable[..., Any]) -> None:
                    else "missing")
     bad = hpsync("bench", "tm", "--variants", "seq,nope", "--no-store")
     assert bad.returncode == 2 and "unknown variant 'nope'" in bad.stderr
+
+
+def test_itm_group() -> None:
+    """--group itm: the -fgnu-tm program on libitm and on libhpsync-itm
+    (preloaded), beside the native backends; a run that did not reach the
+    runtime it names is refused."""
+    ns = argparse.Namespace(quick=True, threads=None, duration_ms=None, reps=None, variants=None,
+                            group="itm")
+    p = tm.make_params(ns)
+    assert {"itm-ml_wt", "itm-gl_wt", "itm-serialirr", "itm-default", "itm-hpsync-stm",
+            "itm-hpsync-norec", "itm-hpsync-auto", "hpsync-stm"} <= set(p.variants)
+    assert "mutex" not in p.variants
+    default = tm.make_params(argparse.Namespace(quick=True, threads=None, duration_ms=None,
+                                                reps=None, variants=None))
+    assert not any(v.startswith("itm-hpsync-") for v in default.variants)
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown group 'x'"):
+        tm.group_name("x")
+    v = tm.BY_NAME["itm-hpsync-norec"]
+    assert v.program == "itm" and v.itm_preload and v.env == {"HPSYNC_TM": "norec"}
+    tm.check_variant(v, {"variant": "itm", "itm_library": "hpsync libhpsync-itm (GCC TM ABI 0.90)"})
+    with pytest.raises(CliError, match="ran on 'libitm"):
+        tm.check_variant(v, {"variant": "itm", "itm_library": "libitm 0.90"})
+    with pytest.raises(CliError, match="ran on"):
+        tm.check_variant(tm.BY_NAME["itm-ml_wt"], {"variant": "itm", "itm_library": "hpsync x"})
+
+
+def test_itm_group_figures() -> None:
+    """The group's derived figures on canned samples: the better of
+    itm-hpsync stm/norec over libitm's best, auto over libitm's default,
+    and native over itm-hpsync (the ABI's cost)."""
+    def s(v: str, row: str, ops: float) -> dict[str, Any]:
+        return {"variant": v, "row": row, "threads": 1, "round": 0, "ops_per_sec": ops,
+                "ops_min_thread": ops, "ops_max_thread": ops, "tm": None, "context": None}
+    samples = []
+    for row in tm.ROWS:
+        samples += [s("itm-ml_wt", row, 10), s("itm-gl_wt", row, 20), s("itm-default", row, 40),
+                    s("itm-hpsync-stm", row, 30), s("itm-hpsync-norec", row, 25),
+                    s("itm-hpsync-auto", row, 50), s("hpsync-stm", row, 36), s("hpsync-norec", row, 1)]
+    got = {(m["dims"]["part"], m["dims"]["workload"], m["metric"]): m["reps"]
+           for m in tm.measurements(samples) if "part" in m["dims"]}
+    assert got[("itm-hpsync-stm-norec", "geomean", "ratio_vs_itm_best")] == pytest.approx([1.5])
+    assert got[("itm-hpsync-auto", "bank", "ratio_vs_itm_default")] == pytest.approx([1.25])
+    assert got[("itm-overhead", "geomean", "native_over_itm")] == pytest.approx([1.2])

@@ -52,6 +52,10 @@ SHMEM_API = (r"p?shmemx?_|p?(start_pes|_my_pe|_num_pes|shmalloc|shfree|shrealloc
 RULES: dict[str, str] = {
     # The GCC TM ABI (_ITM_*) is the standard API of src/tm/itm/.
     "hpsync": rf"hps_({'|'.join(HPSYNC_MODULES)})(_|$)|_ITM_",
+    # The GCC TM ABI under libitm's names (and C++'s transactional clones of
+    # operator new and delete, _ZGTt...), and the version nodes LIBITM_1.x
+    # that nm lists as symbols; the TM core inside is local.
+    "hpsync-itm": r"_ITM_|_ZGTt(nw|na|dl|da)|LIBITM_1\.[0-9]+$",
     # The interposer carries libhpsync's lock objects and exports their API
     # (see SHARED); its own names are hps_preload_*.
     "hpsync-preload": rf"hps_preload_|{PTHREAD_API}|hps_({'|'.join(HPSYNC_MODULES)})(_|$)",
@@ -157,6 +161,7 @@ def object_globals(target_dir: Path) -> set[str]:
 # include libhpsync's lock objects, which it links beside them) and its API.
 @pytest.mark.parametrize("target,rule", [
     ("src/CMakeFiles/hpsync-preload.dir", rf"hps_preload_|{PTHREAD_API}"),
+    ("src/CMakeFiles/hpsync-itm.dir", r"hps_itm_|_ITM_|_ZGTt(nw|na|dl|da)"),
     ("src/shmem/CMakeFiles/hpsync-shmem-ofi.dir", RULES["hpsync-shmem-ofi"]),
     ("src/malloc/CMakeFiles/hpsync-malloc-rand.dir", RULES["hpsync-malloc-rand"]),
     ("src/malloc/CMakeFiles/hps_malloc_obj.dir", RULES["hpsync-malloc"]),

@@ -24,6 +24,12 @@ Derived figures, each per round (the interleaved rounds pair them):
   slowdown-vs-seq/x                   seq over the variant, 1 thread
   scaling-8-vs-2/ratio                a variant's 8-thread over its 2-thread figure
   auto-vs-best-backend/ratio          hpsync auto over the best other backend
+  itm-hpsync-stm-norec/ratio_vs_itm_best  the itm group: the better of
+                                      itm-hpsync-stm and -norec over libitm's best
+                                      software method, per thread count
+  itm-hpsync-auto/ratio_vs_itm_default    itm-hpsync-auto over libitm's default
+  itm-overhead/native_over_itm        the better native hpsync stm/norec over the
+                                      better itm-hpsync stm/norec (the ABI's cost)
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ class Variant:
     single: bool = False         # the 1-thread baseline only
     needs_rtm: bool = False      # hardware transactions: n/a without usable RTM
     default: bool = True         # in a run without --variants
+    itm_preload: bool = False    # the -fgnu-tm program with libhpsync-itm preloaded
+    groups: tuple[str, ...] = () # what --group selects it in
 
 
 def _hpsync(backend: str, needs_rtm: bool = False) -> Variant:
@@ -63,7 +71,21 @@ def _hpsync(backend: str, needs_rtm: bool = False) -> Variant:
 
 
 def _itm(method: str, default: bool = True) -> Variant:
-    return Variant(f"itm-{method}", "itm", {"ITM_DEFAULT_METHOD": method}, default=default)
+    return Variant(f"itm-{method}", "itm", {"ITM_DEFAULT_METHOD": method}, default=default,
+                   groups=(ITM_GROUP,))
+
+
+def _itm_hpsync(backend: str, needs_rtm: bool = False) -> Variant:
+    """The same -fgnu-tm binary as itm-*, its transactions on hpsync's
+    backend through libhpsync-itm (LD_PRELOAD)."""
+    return Variant(f"itm-hpsync-{backend}", "itm", {"HPSYNC_TM": backend}, needs_rtm=needs_rtm,
+                   default=False, itm_preload=True, groups=(ITM_GROUP,))
+
+
+# --group itm: one -fgnu-tm build on libitm (its methods and its default)
+# and on libhpsync-itm with each backend, beside the native hpsync backends
+# the overhead is measured against.
+ITM_GROUP = "itm"
 
 
 # A new variant is one line here (and, for a new program, one hps_tm_bench()
@@ -72,14 +94,21 @@ VARIANTS: tuple[Variant, ...] = (
     Variant(SEQ, "seq", single=True),
     Variant("mutex", "mutex"),
     _itm("ml_wt"), _itm("gl_wt"), _itm("serialirr", default=False),
+    Variant("itm-default", "itm", default=False, groups=(ITM_GROUP,)),
     _hpsync("sgl"), _hpsync("norec"), _hpsync("stm"), _hpsync("auto"),
     _hpsync("htm", needs_rtm=True), _hpsync("hybrid", needs_rtm=True),
+    _itm_hpsync("sgl"), _itm_hpsync("norec"), _itm_hpsync("stm"), _itm_hpsync("auto"),
+    _itm_hpsync("htm", needs_rtm=True), _itm_hpsync("hybrid", needs_rtm=True),
 )
 BY_NAME = {v.name: v for v in VARIANTS}
 SOFTWARE = ("hpsync-stm", "hpsync-norec")          # "the better of stm and norec"
 ITM_SOFTWARE = ("itm-ml_wt", "itm-gl_wt")           # "libitm's best software method"
 AUTO = "hpsync-auto"
 BACKENDS = tuple(v.name for v in VARIANTS if v.program == "hpsync" and v.name != AUTO)
+ITM_HPSYNC_SOFTWARE = ("itm-hpsync-stm", "itm-hpsync-norec")
+ITM_AUTO, ITM_DEFAULT = "itm-hpsync-auto", "itm-default"
+GROUPS = {ITM_GROUP: [v.name for v in VARIANTS if ITM_GROUP in v.groups]
+          + ["hpsync-norec", "hpsync-stm", "hpsync-auto"]}
 
 
 def variant_list(text_: str) -> list[str]:
@@ -95,14 +124,25 @@ class Params:
     quick: bool = False
 
 
+def group_name(text_: str) -> str:
+    if text_ not in GROUPS:
+        raise argparse.ArgumentTypeError(f"unknown group '{text_}' (choose from {', '.join(GROUPS)})")
+    return text_
+
+
 def make_params(args: argparse.Namespace) -> Params:
     """Defaults: threads 1, 2, 4, 8; 200 ms a row and 3 rounds (a full run
-    takes about a minute per variant here); --quick 50 ms and 1 round."""
+    takes about a minute per variant here); --quick 50 ms and 1 round.
+    --group adds its variants to --variants (or replaces the default list)."""
     quick = bool(args.quick)
+    names = list(args.variants or [])
+    group = getattr(args, "group", None)
+    if group:
+        names += [n for n in GROUPS[group] if n not in names]
     return Params(threads=sorted(set(args.threads or [1, 2, 4, 8])),
                   duration_ms=args.duration_ms or (50 if quick else 200),
                   rounds=args.reps or (1 if quick else 3),
-                  variants=args.variants or [v.name for v in VARIANTS if v.default], quick=quick)
+                  variants=names or [v.name for v in VARIANTS if v.default], quick=quick)
 
 
 # ---- measure ---------------------------------------------------------------------
@@ -111,6 +151,8 @@ def env_for(v: Variant) -> dict[str, str]:
     """A clean environment (no preload, no HPSYNC_*, no ITM_*: a user's own
     setting must not change what a variant is) plus the variant's own."""
     env = {k: val for k, val in runner.clean_env().items() if not k.startswith("ITM_")}
+    if v.itm_preload:
+        env["LD_PRELOAD"] = str(runner.itm_library())
     return {**env, **v.env}
 
 
@@ -134,6 +176,8 @@ def availability(names: Sequence[str], rtm: bool) -> dict[str, dict[str, str]]:
             why = ("the hpsync TM library (include/hpsync/tm.h) is not in this tree"
                    if v.program == "hpsync" else f"{path.name} is not built")
             out[name] = {"status": "missing", "note": why}
+        elif v.itm_preload and not (runner.build_dir() / "lib" / runner.ITM_NAME).is_file():
+            out[name] = {"status": "missing", "note": f"{runner.ITM_NAME} is not built"}
         elif v.needs_rtm and not rtm:
             out[name] = {"status": "n/a", "note": "needs usable RTM (hps-doctor: rtm_usable false)"}
         else:
@@ -147,6 +191,13 @@ def check_variant(v: Variant, doc: Mapping[str, Any]) -> None:
     if doc.get("variant") != v.program:
         raise CliError(f"{v.name}: the program says it is variant {doc.get('variant')!r}")
     want = v.env.get("HPSYNC_TM")
+    if v.program == "itm":
+        # The -fgnu-tm program names its TM runtime: libhpsync-itm exactly
+        # when it was preloaded (a failed preload would measure libitm).
+        on_hpsync = "hpsync" in str(doc.get("itm_library") or "")
+        if on_hpsync != v.itm_preload:
+            raise CliError(f"{v.name}: the transactions ran on {doc.get('itm_library')!r}")
+        return
     if want and want != "auto" and doc.get("backend") != want:
         raise CliError(f"{v.name}: HPSYNC_TM={want} ran backend {doc.get('backend')!r}")
 
@@ -237,19 +288,20 @@ def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float
 
 
 def _compare(samples: Samples, rows: Sequence[str], threads: int, mine: Sequence[str],
-             theirs: Sequence[str], metric: str, ctx: int | None) -> list[schema.Measurement]:
+             theirs: Sequence[str], metric: str, ctx: int | None,
+             part: str = "best-stm-norec") -> list[schema.Measurement]:
     """best(mine) / best(theirs) per row and their geomean, per round."""
     per_row = {}
     for row in rows:
         q = _ratios(_better(samples, mine, row, threads), _better(samples, theirs, row, threads))
         if q:
             per_row[row] = q
-    out = [_m({"part": "best-stm-norec", "workload": row, "threads": threads}, metric, "x", q,
+    out = [_m({"part": part, "workload": row, "threads": threads}, metric, "x", q,
               "higher", ctx) for row, q in per_row.items()]
     if per_row and len(per_row) == len(rows):
         g = _geomean(per_row)
         if g:
-            out.append(_m({"part": "best-stm-norec", "workload": GEOMEAN, "threads": threads},
+            out.append(_m({"part": part, "workload": GEOMEAN, "threads": threads},
                           metric, "x", g, "higher", ctx))
     return out
 
@@ -293,6 +345,14 @@ def measurements(samples: Samples, context: int | None = None) -> list[schema.Me
                 if q:
                     out.append(_m({"part": "scaling-8-vs-2", "workload": row, "variant": v,
                                    "threads": 8}, "ratio", "x", q, "higher", ctx))
+    # The itm group: libhpsync-itm against libitm, and against hpsync's own API.
+    for t in threads:
+        out += _compare(samples, rows, t, ITM_HPSYNC_SOFTWARE, ITM_SOFTWARE, "ratio_vs_itm_best", ctx,
+                        part="itm-hpsync-stm-norec")
+        out += _compare(samples, rows, t, [ITM_AUTO], [ITM_DEFAULT], "ratio_vs_itm_default", ctx,
+                        part="itm-hpsync-auto")
+        out += _compare(samples, rows, t, SOFTWARE, ITM_HPSYNC_SOFTWARE, "native_over_itm", ctx,
+                        part="itm-overhead")
     if AUTO in variants:
         for t in threads:
             for row in rows:
@@ -396,6 +456,9 @@ OPTIONS = (
     Option("--variants", variant_list, "LIST",
            "comma-separated subset of " + ",".join(v.name for v in VARIANTS)
            + " (default all but itm-serialirr)"),
+    Option("--group", group_name, "NAME",
+           "add a group of variants: itm (one -fgnu-tm build on libitm's methods and default and on "
+           "libhpsync-itm with every backend, with native hpsync norec, stm, auto)"),
     Option("--duration-ms", argtypes.positive_int, "N", "per row and run (default 200; 50 with --quick)"),
     Option("--reps", argtypes.positive_int, "N", "interleaved rounds (default 3; 1 with --quick)"),
 )

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Transactions: the C half of _ITM_beginTransaction (sjlj.S), the second
+ * return after an abort, commit, cancel, the switch to irrevocable mode,
+ * and the ABI's questions about the running transaction.
+ *
+ * Which code a transaction runs.  GCC compiles most transactions twice:
+ * instrumented (every shared access a barrier call) and uninstrumented
+ * (plain code, correct only when nothing else runs).  hpsync answers
+ * "uninstrumented" when the section cannot abort and runs alone:
+ *   - it is irrevocable (the compiler had no instrumented path, every path
+ *     goes irrevocable, or it changed mode and restarted);
+ *   - the backend is sgl or auto's one-thread backend (solo), the section
+ *     has no __transaction_cancel (pr_hasNoAbort), so it only has to stop
+ *     its undo logging (hps_tm_irrevocable: no restart under these two).
+ * Everything else runs instrumented on the backend HPSYNC_TM chose.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "itm.h"
+
+__thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec")));
+
+void hps_itm_fatal(const char *msg)
+{
+    (void)!write(2, msg, strlen(msg));
+    abort();
+}
+
+uint32_t hps_itm_begin_(uint32_t props, const hps_itm_ckpt_t *ck);
+uint32_t hps_itm_resume_(void);
+
+/* Begin the outermost section (again, after an abort); the actions to
+ * return. */
+static uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
+{
+    const uint32_t pr = t->props;
+    hps_tm_fast_t *f = &d->fast;
+    /* The core's abort longjmps here (see sjlj.S); the stack pointer is
+     * the stub's to set, this one only has to be harmless. */
+    f->jb[0] = &t->ck;
+    f->jb[1] = (void *)hps_itm_resume_stub_;
+    f->jb[2] = (void *)(uintptr_t)(t->ck.rsp - 64);
+    int irrev = !(pr & HPS_ITM_PR_INSTRUMENTED) || (pr & HPS_ITM_PR_DOES_GO_IRREVOCABLE);
+    if (irrev)
+        d->want_irrev = 1;
+    /* pr_readOnly: the compiler saw no store in the instrumented code
+     * (a store anyway restarts the section read-write). */
+    hps_tm_begin_(f, !irrev && (pr & HPS_ITM_PR_READ_ONLY));
+    const uint32_t plain = HPS_ITM_PR_HAS_NO_ABORT | HPS_ITM_PR_UNINSTRUMENTED;
+    if (d->irrev == 0 && (pr & plain) == plain &&
+        (d->ops == &hps_tm_sgl_ops || d->ops == &hps_tm_solo_ops))
+        hps_tm_irrevocable();
+    if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
+        return HPS_ITM_A_RUN_UNINSTRUMENTED;
+    return HPS_ITM_A_RUN_INSTRUMENTED;
+}
+
+/* Grow the frame stack (nesting deeper than ever before on this thread). */
+static HPS_NOINLINE void frames_grow(hps_itm_thread_t *t)
+{
+    uint32_t cap = t->frames_cap ? 2 * t->frames_cap : 8;
+    hps_itm_frame_t *n = realloc(t->frames, cap * sizeof *n);
+    if (!n)
+        hps_itm_fatal("hpsync: out of memory for nested GCC TM transactions\n");
+    t->frames = n;
+    t->frames_cap = cap;
+}
+
+static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
+                       const hps_itm_ckpt_t *ck)
+{
+    /* Code that is only uninstrumented, or goes irrevocable anyway: the
+     * whole section becomes irrevocable (a restart under norec and stm). */
+    if (!d->irrev && (!(props & HPS_ITM_PR_INSTRUMENTED) || (props & HPS_ITM_PR_DOES_GO_IRREVOCABLE)))
+        hps_tm_irrevocable();
+    d->fast.depth++;
+    if (!(props & HPS_ITM_PR_HAS_NO_ABORT)) {
+        /* It may cancel: keep what rolls back its part alone. */
+        if (t->nframes == t->frames_cap)
+            frames_grow(t);
+        hps_itm_frame_t *fr = &t->frames[t->nframes++];
+        fr->ck = *ck;
+        fr->depth = d->fast.depth;
+        fr->undo_n = t->undo_n;
+        fr->llog_n = t->llog_n;
+        fr->allocs_n = d->allocs.n;
+        fr->frees_n = d->frees.n;
+        fr->acts_n = t->acts.n;
+        fr->on_abort_n = d->on_abort.n;
+        return HPS_ITM_A_RUN_INSTRUMENTED;
+    }
+    if ((props & HPS_ITM_PR_UNINSTRUMENTED) && (d->irrev || !(props & HPS_ITM_PR_INSTRUMENTED)))
+        return HPS_ITM_A_RUN_UNINSTRUMENTED;
+    return HPS_ITM_A_RUN_INSTRUMENTED;
+}
+
+/* Called by _ITM_beginTransaction with the checkpoint it took. */
+uint32_t hps_itm_begin_(uint32_t props, const hps_itm_ckpt_t *ck)
+{
+    hps_itm_thread_t *t = &hps_itm_t;
+    hps_tm_fast_t *f = hps_likely(hps_tm_self_ != NULL) ? hps_tm_self_ : hps_tm_register_();
+    hps_tm_desc_t *d = (hps_tm_desc_t *)f;
+    if (hps_unlikely(f->depth != 0))
+        return nested(t, d, props, ck);
+    t->ck = *ck;
+    t->props = props;
+    return start(t, d);
+}
+
+/* The core aborted the section (its writes undone, its allocations freed,
+ * its undo actions run): undo the program's logged locals, and begin
+ * again, unless it was cancelled. */
+uint32_t hps_itm_resume_(void)
+{
+    hps_itm_thread_t *t = &hps_itm_t;
+    hps_tm_desc_t *d = hps_itm_desc();
+    hps_itm_llog_restore(0);
+    t->nframes = 0;
+    t->undo_n = 0;
+    t->acts.n = 0;
+    t->txid_cur = 0;
+    if (t->cancel) {
+        t->cancel = 0;
+        d->aborted = 0;              /* not a retry: the next section is new */
+        return HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE;
+    }
+    return start(t, d) | HPS_ITM_A_RESTORE_LIVE;
+}
+
+HPS_EXPORT void _ITM_commitTransaction(void)
+{
+    hps_itm_thread_t *t = &hps_itm_t;
+    hps_tm_fast_t *f = hps_tm_self_;
+    if (hps_unlikely(f->depth > 1)) {
+        /* A nested commit: its undo entries stay with the frame around it. */
+        if (t->nframes && t->frames[t->nframes - 1].depth == f->depth && --t->nframes == 0)
+            t->undo_n = 0;
+        f->depth--;
+        return;
+    }
+    f->depth = 0;
+    hps_tm_commit_(f);               /* an abort goes back to begin from here */
+    t->llog_n = 0;
+    t->nframes = 0;
+    t->undo_n = 0;
+    t->txid_cur = 0;
+    if (hps_unlikely(t->acts.n))
+        hps_itm_run_commit_actions(t);
+}
+
+/* An exception leaves the transaction: it commits (as libitm does). */
+HPS_EXPORT void _ITM_commitTransactionEH(void *exc)
+{
+    _ITM_commitTransaction();
+}
+
+HPS_EXPORT void _ITM_abortTransaction(int reason)
+{
+    hps_itm_thread_t *t = &hps_itm_t;
+    hps_tm_desc_t *d = hps_itm_desc();
+    if (!d || d->fast.depth == 0)
+        hps_itm_fatal("hpsync: _ITM_abortTransaction outside a transaction\n");
+    if (!(reason & HPS_ITM_USER_ABORT))
+        hps_itm_fatal("hpsync: _ITM_abortTransaction without userAbort (unsupported reason)\n");
+    if ((reason & HPS_ITM_OUTER_ABORT) || d->fast.depth == 1) {
+        /* The whole transaction: the core rolls it back; resume returns
+         * a_abortTransaction at the outermost begin. */
+        if (d->irrev)
+            hps_itm_fatal("hpsync: __transaction_cancel in an irrevocable transaction\n");
+        t->cancel = 1;
+        hps_tm_abort(d, HPS_TM_CAUSE_CANCEL);
+    }
+    /* The innermost nested transaction only: replay its frame. */
+    if (t->nframes == 0 || t->frames[t->nframes - 1].depth != d->fast.depth)
+        hps_itm_fatal("hpsync: cancel of a nested transaction that declared it cannot abort\n");
+    hps_itm_frame_t *fr = &t->frames[t->nframes - 1];
+    hps_itm_undo_to(fr->undo_n);
+    hps_itm_llog_restore(fr->llog_n);
+    while (d->allocs.n > fr->allocs_n)
+        free(d->allocs.p[--d->allocs.n]);
+    d->frees.n = fr->frees_n;
+    t->acts.n = fr->acts_n;
+    while (d->on_abort.n > fr->on_abort_n) {
+        hps_tm_pair_t e = d->on_abort.e[--d->on_abort.n];
+        ((void (*)(void *))e.a)((void *)(uintptr_t)e.v);
+    }
+    d->fast.depth = fr->depth - 1;
+    if (--t->nframes == 0)
+        t->undo_n = 0;
+    hps_itm_longjmp_(&fr->ck, HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE);
+}
+
+/* Before a call to code the compiler could not instrument: the rest of the
+ * section runs irrevocably (sgl and solo in place; norec and stm restart
+ * the section, which then begins irrevocable).  Only this section: the
+ * next one starts on the backend again. */
+HPS_EXPORT void _ITM_changeTransactionMode(int mode)
+{
+    hps_tm_desc_t *d = hps_itm_desc();
+    if (!d || d->fast.depth == 0 || d->irrev)
+        return;
+    hps_tm_irrevocable();
+}
+
+HPS_EXPORT int _ITM_inTransaction(void)
+{
+    hps_tm_desc_t *d = hps_itm_desc();
+    if (!d || d->fast.depth == 0)
+        return HPS_ITM_OUTSIDE;
+    return d->irrev ? HPS_ITM_IRREVOCABLE : HPS_ITM_RETRYABLE;
+}
+
+/* Identifiers come from a global counter in blocks, so that a transaction
+ * that never asks costs nothing; 0 and 1 (_ITM_noTransactionId) are
+ * skipped when the counter wraps. */
+#define HPS_ITM_TXID_BLOCK 1024u
+static hps_au32 g_txid = 2;
+
+HPS_EXPORT uint32_t _ITM_getTransactionId(void)
+{
+    hps_itm_thread_t *t = &hps_itm_t;
+    hps_tm_desc_t *d = hps_itm_desc();
+    if (!d || d->fast.depth == 0)
+        return HPS_ITM_NO_TRANSACTION_ID;
+    while (t->txid_cur <= HPS_ITM_NO_TRANSACTION_ID) {
+        if (t->txid_left == 0) {
+            t->txid = hps_faa_relaxed(&g_txid, HPS_ITM_TXID_BLOCK);
+            t->txid_left = HPS_ITM_TXID_BLOCK;
+        }
+        t->txid_cur = t->txid++;
+        t->txid_left--;
+    }
+    return t->txid_cur;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sjlj.S - the checkpoint of a GCC TM transaction, x86-64 System V.
+ *
+ * _ITM_beginTransaction(props) is called by compiled code and may return
+ * more than once (the compiler treats it as returns_twice): it saves the
+ * caller's callee-saved registers, its stack pointer after the return and
+ * the return address (struct hps_itm_ckpt in itm.h) in a block on its own
+ * stack, and hands that block to C (begin.c), whose answer is the
+ * _ITM_actions value.
+ *
+ * A second return comes in two ways:
+ *   - hps_itm_longjmp_(ckpt, actions) (a nested cancel, and the end of the
+ *     resume stub) reloads the registers and jumps to the return address;
+ *   - an abort in the TM core ends in __builtin_longjmp(d->fast.jb, 1),
+ *     which on x86-64 GCC loads rbp from jb[0], rsp from jb[2] and jumps to
+ *     jb[1].  begin.c fills jb with (checkpoint, hps_itm_resume_stub_, a
+ *     stack pointer), so the stub finds the checkpoint in rbp, moves the
+ *     stack below the caller's frame (the frames of the aborted attempt
+ *     are dead), calls hps_itm_resume_ to begin again, and returns to the
+ *     caller through hps_itm_longjmp_.
+ * The stack below the caller's stack pointer is free: the function that
+ * holds a transaction calls, so it keeps nothing in a red zone.
+ */
+#if defined(__x86_64__)
+
+#define CK_RBX 0
+#define CK_RBP 8
+#define CK_R12 16
+#define CK_R13 24
+#define CK_R14 32
+#define CK_R15 40
+#define CK_RSP 48
+#define CK_RIP 56
+#define CK_SIZE 64
+
+    .text
+
+    .globl _ITM_beginTransaction
+    .type _ITM_beginTransaction, @function
+    .p2align 4
+_ITM_beginTransaction:
+    .cfi_startproc
+    /* Entry: rsp = 8 mod 16 (the return address); 72 bytes keep the call
+     * below aligned and hold the checkpoint. */
+    leaq 8(%rsp), %rax
+    subq $72, %rsp
+    .cfi_adjust_cfa_offset 72
+    movq %rbx, CK_RBX(%rsp)
+    movq %rbp, CK_RBP(%rsp)
+    movq %r12, CK_R12(%rsp)
+    movq %r13, CK_R13(%rsp)
+    movq %r14, CK_R14(%rsp)
+    movq %r15, CK_R15(%rsp)
+    movq %rax, CK_RSP(%rsp)
+    movq 72(%rsp), %rax
+    movq %rax, CK_RIP(%rsp)
+    movq %rsp, %rsi                  /* edi: props, as the caller passed it */
+    call hps_itm_begin_@PLT
+    addq $72, %rsp
+    .cfi_adjust_cfa_offset -72
+    ret
+    .cfi_endproc
+    .size _ITM_beginTransaction, .-_ITM_beginTransaction
+
+    .globl hps_itm_longjmp_
+    .hidden hps_itm_longjmp_
+    .type hps_itm_longjmp_, @function
+    .p2align 4
+hps_itm_longjmp_:
+    .cfi_startproc
+    movl %esi, %eax
+    movq CK_RBX(%rdi), %rbx
+    movq CK_RBP(%rdi), %rbp
+    movq CK_R12(%rdi), %r12
+    movq CK_R13(%rdi), %r13
+    movq CK_R14(%rdi), %r14
+    movq CK_R15(%rdi), %r15
+    movq CK_RSP(%rdi), %rsp
+    jmp *CK_RIP(%rdi)
+    .cfi_endproc
+    .size hps_itm_longjmp_, .-hps_itm_longjmp_
+
+    .globl hps_itm_resume_stub_
+    .hidden hps_itm_resume_stub_
+    .type hps_itm_resume_stub_, @function
+    .p2align 4
+hps_itm_resume_stub_:
+    .cfi_startproc
+    .cfi_undefined rip
+    movq %rbp, %rbx                  /* the checkpoint, kept across the call */
+    movq CK_RSP(%rbx), %rsp          /* 16-byte aligned at the caller's call */
+    subq $16, %rsp
+    call hps_itm_resume_@PLT
+    movq %rbx, %rdi
+    movl %eax, %esi
+    jmp hps_itm_longjmp_
+    .cfi_endproc
+    .size hps_itm_resume_stub_, .-hps_itm_resume_stub_
+
+#else
+#error "libhpsync-itm: the transaction checkpoint (sjlj.S) exists for x86-64 only"
+#endif
+
+    .section .note.GNU-stack,"",@progbits

@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# itm_same.sh LIB BACKEND PROG ARGS...: run a GCC TM test program on libitm
+# (as linked) and on libhpsync-itm with HPSYNC_TM=BACKEND, and compare.
+# Both runs must pass and print the same result lines; the second must
+# really run on hpsync (HPSYNC_TM_STATS's summary names the backend).
+# LIB is the library's path; with "libpath:DIR" the program finds it as
+# libitm.so.1 through LD_LIBRARY_PATH=DIR instead of LD_PRELOAD.
+set -u
+lib=$1 backend=$2
+shift 2
+tmp=${TMPDIR:-/tmp}/itm_same.$$
+trap 'rm -f "$tmp".*' EXIT
+if ! env -u LD_PRELOAD "$@" >"$tmp.ref" 2>"$tmp.referr"; then
+    echo "itm_same: FAIL on libitm:"; cat "$tmp.referr"; exit 1
+fi
+case $lib in
+libpath:*) set -- env LD_LIBRARY_PATH="${lib#libpath:}" "$@" ;;
+*) set -- env LD_PRELOAD="$lib" "$@" ;;
+esac
+if ! HPSYNC_TM=$backend HPSYNC_TM_STATS=1 "$@" >"$tmp.out" 2>"$tmp.err"; then
+    echo "itm_same: FAIL on hpsync ($backend):"; cat "$tmp.err"; exit 1
+fi
+if ! grep -q "^hpsync tm: backend" "$tmp.err"; then
+    echo "itm_same: FAIL: the program did not run on libhpsync-itm (no TM summary)"; cat "$tmp.err"; exit 1
+fi
+if ! cmp -s "$tmp.ref" "$tmp.out"; then
+    echo "itm_same: FAIL: results differ (libitm, then hpsync $backend):"
+    cat "$tmp.ref" "$tmp.out"; exit 1
+fi
+cat "$tmp.out"
+grep "^hpsync tm:" "$tmp.err"
