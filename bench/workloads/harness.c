@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The workload harness (harness.h): options, the run loop, validation and
+ * the document.  Threads, timing and JSON are bench/common's.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+
+#define MAX_VARIANTS 64
+#define MAX_THREAD_COUNTS 8
+
+static const wl_workload_t *g_w;
+static void *g_ctx;
+static const wl_variant_t *g_v;
+static hps_bench_gate_t g_gate;
+static pthread_barrier_t g_barrier;
+
+void *wl_alloc(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    if (!p) {
+        hps_bench_log("%s: out of memory (%zu bytes)", g_w ? g_w->name : "workload", n);
+        exit(1);
+    }
+    memset(p, 0, n);
+    return p;
+}
+
+void wl_barrier(void)
+{
+    pthread_barrier_wait(&g_barrier);
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+typedef struct opts {
+    int row_sel[64];
+    int nthreads, threads[MAX_THREAD_COUNTS];
+    long reps;
+    double scale;
+    int quick, corrupt;
+    wl_variant_t v[MAX_VARIANTS];
+    int nv;
+} opts_t;
+
+/* Split a comma-separated list; calls fn(item, arg) for each. */
+static void each_item(const char *opt, const char *list, void (*fn)(const char *, void *), void *arg)
+{
+    if (!list || !*list) {
+        hps_bench_log("%s needs a comma-separated list", opt);
+        exit(2);
+    }
+    char *copy = strdup(list), *save = NULL;
+    for (char *s = strtok_r(copy, ",", &save); s; s = strtok_r(NULL, ",", &save))
+        fn(s, arg);
+    free(copy);
+}
+
+static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
+{
+    size_t at = 0;
+    int n = rows ? w->nrows : w->nvariants;
+    for (int i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+                               rows ? w->rows[i].name : w->variants[i]);
+    if (!rows && at < len)
+        snprintf(buf + at, len - at, ", tm-k<K>, tm-dyn");
+}
+
+static void add_row(const char *name, void *arg)
+{
+    opts_t *o = arg;
+    for (int i = 0; i < g_w->nrows; i++)
+        if (!strcmp(g_w->rows[i].name, name)) {
+            o->row_sel[i] = 1;
+            return;
+        }
+    char buf[512];
+    choices(buf, sizeof buf, g_w, 1);
+    hps_bench_log("unknown row '%s' (choose from %s)", name, buf);
+    exit(2);
+}
+
+static void add_variant(opts_t *o, const char *name, int id, long k, int dyn)
+{
+    if (o->nv == MAX_VARIANTS) {
+        hps_bench_log("more than %d variants", MAX_VARIANTS);
+        exit(2);
+    }
+    for (int i = 0; i < o->nv; i++)
+        if (!strcmp(o->v[i].name, name))
+            return;
+    o->v[o->nv++] = (wl_variant_t){ strdup(name), id, k, dyn ? (hps_tm_coarsen_t *)1 : NULL };
+}
+
+static void add_k(const char *s, void *arg)
+{
+    opts_t *o = arg;
+    long k = hps_bench_parse_num("--k", s, 1, 1L << 20);
+    char name[32];
+    snprintf(name, sizeof name, "tm-k%ld", k);
+    add_variant(o, name, WL_TM, k, 0);
+}
+
+static void add_named_variant(const char *name, void *arg)
+{
+    opts_t *o = arg;
+    for (int i = 0; i < g_w->nvariants; i++)
+        if (!strcmp(g_w->variants[i], name)) {
+            add_variant(o, name, i, 0, 0);
+            return;
+        }
+    if (!strcmp(name, "tm-dyn")) {
+        add_variant(o, name, WL_TM, 0, 1);
+        return;
+    }
+    if (!strncmp(name, "tm-k", 4)) {
+        add_k(name + 4, o);
+        return;
+    }
+    char buf[512];
+    choices(buf, sizeof buf, g_w, 0);
+    hps_bench_log("unknown variant '%s' (choose from %s)", name, buf);
+    exit(2);
+}
+
+static void add_threads(const char *s, void *arg)
+{
+    opts_t *o = arg;
+    if (o->nthreads == MAX_THREAD_COUNTS) {
+        hps_bench_log("--threads: at most %d counts", MAX_THREAD_COUNTS);
+        exit(2);
+    }
+    o->threads[o->nthreads++] = (int)hps_bench_parse_num("--threads", s, 1, 256);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: hps-workload-%s [--rows LIST] [--variants LIST] [--k LIST] "
+            "[--threads LIST] [--reps R] [--quick] [--selftest-corrupt]\n", g_w->name);
+}
+
+static void parse(opts_t *o, int argc, char **argv)
+{
+    const char *variants = NULL, *ks = NULL;
+    o->reps = 3;
+    o->scale = 1.0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--rows"))
+            each_item("--rows", v, add_row, o), i++;
+        else if (!strcmp(argv[i], "--variants"))
+            variants = v ? v : "", i++;
+        else if (!strcmp(argv[i], "--k"))
+            ks = v ? v : "", i++;
+        else if (!strcmp(argv[i], "--threads"))
+            each_item("--threads", v, add_threads, o), i++;
+        else if (!strcmp(argv[i], "--reps"))
+            o->reps = hps_bench_parse_num("--reps", v, 1, HPS_BENCH_MAX_REPS), i++;
+        else if (!strcmp(argv[i], "--scale")) {
+            char *end;
+            o->scale = v ? strtod(v, &end) : 0;
+            if (!v || *end || !(o->scale > 0 && o->scale <= 1)) {
+                hps_bench_log("--scale needs a number in (0, 1], got '%s'", v ? v : "");
+                exit(2);
+            }
+            i++;
+        } else if (!strcmp(argv[i], "--quick"))
+            o->quick = 1;
+        else if (!strcmp(argv[i], "--selftest-corrupt"))
+            o->corrupt = 1;
+        else {
+            hps_bench_log("unknown option '%s'", argv[i]);
+            usage();
+            exit(2);
+        }
+    }
+    int any = 0;
+    for (int i = 0; i < g_w->nrows; i++)
+        any |= o->row_sel[i];
+    for (int i = 0; i < g_w->nrows && !any; i++)
+        o->row_sel[i] = !o->quick || g_w->rows[i].quick;
+    if (o->nthreads == 0)
+        o->threads[o->nthreads++] = 1, o->threads[o->nthreads++] = 2;
+    /* Ascending, so a 1-thread run comes first and the speed-ups over it
+     * can be written with the larger counts. */
+    for (int i = 1; i < o->nthreads; i++)
+        for (int j = i; j > 0 && o->threads[j - 1] > o->threads[j]; j--) {
+            int t = o->threads[j];
+            o->threads[j] = o->threads[j - 1];
+            o->threads[j - 1] = t;
+        }
+    /* Default variants: the workload's own, the static sweep, dynamic. */
+    if (variants) {
+        each_item("--variants", variants, add_named_variant, o);
+    } else {
+        for (int i = 0; i < g_w->nvariants; i++)
+            add_variant(o, g_w->variants[i], i, 0, 0);
+    }
+    if (ks)
+        each_item("--k", ks, add_k, o);
+    else if (!variants)
+        for (long k = 1; k <= 1024; k *= 2) {
+            char s[16];
+            snprintf(s, sizeof s, "%ld", k);
+            add_k(s, o);
+        }
+    if (!variants)
+        add_variant(o, "tm-dyn", WL_TM, 0, 1);
+}
+
+/* ---- runs -------------------------------------------------------------------- */
+
+typedef struct wl_thread {
+    hps_bench_worker_t w;
+    hps_tm_stats_t st;               /* the thread's section statistics at its end */
+    uint32_t k_end;                  /* tm-dyn: the k it ended on */
+} wl_thread_t;
+
+static int g_nthreads;
+
+static void *worker(void *arg)
+{
+    wl_thread_t *t = arg;
+    hps_bench_gate_enter(&g_gate);
+    g_w->run(g_ctx, g_v, t->w.index, g_nthreads);
+    hps_bench_worker_done(&t->w, 0);
+    if (g_v->id == WL_TM) {
+        hps_tm_stats_get(&t->st);
+        if (g_v->site) {
+            hps_tm_coarsen_info_t in;
+            hps_tm_coarsen_info(g_v->site, &in);
+            t->k_end = in.k;
+        }
+    }
+    return NULL;
+}
+
+/* Per variant, for one row and thread count. */
+typedef struct result {
+    double secs[HPS_BENCH_MAX_REPS];
+    hps_tm_stats_t st;               /* summed over reps (TM variants) */
+    uint32_t k_end[256];
+    double median;
+} result_t;
+
+static void stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
+{
+    to->commits += s->commits;
+    to->aborts += s->aborts;
+    to->retries += s->retries;
+    to->irrevocable += s->irrevocable;
+    for (int c = 0; c < HPS_TM_CAUSES; c++)
+        to->aborts_by_cause[c] += s->aborts_by_cause[c];
+}
+
+static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl_variant_t *v,
+                     result_t *r, long rep)
+{
+    g_v = v;
+    g_nthreads = threads;
+    g_w->reset(g_ctx);
+    pthread_barrier_init(&g_barrier, NULL, (unsigned)threads);
+    hps_bench_totals_t tot;
+    /* Fixed work: the workers ignore the stop flag; 1 ms is the least the
+     * runner waits, the run's elapsed time is the last worker's end. */
+    wl_thread_t *ts = hps_bench_run_workers(&g_gate, threads, sizeof(wl_thread_t), worker, 1, &tot);
+    if (!ts)
+        exit(1);
+    pthread_barrier_destroy(&g_barrier);
+    r->secs[rep] = tot.secs;
+    for (int i = 0; i < threads; i++) {
+        stats_add(&r->st, &ts[i].st);
+        if (i < 256)
+            r->k_end[i] = ts[i].k_end;
+    }
+    free(ts);
+    if (o->corrupt)
+        g_w->corrupt(g_ctx);
+    char why[256] = "";
+    if (g_w->validate(g_ctx, why, sizeof why) != 0) {
+        hps_bench_log("%s: %s: variant %s (backend %s, %d threads): wrong result: %s", g_w->name,
+                      row->name, v->name, hps_tm_backend_name(), threads, why);
+        exit(1);
+    }
+}
+
+static void tm_json(const result_t *r, const wl_variant_t *v, int threads)
+{
+    if (v->id != WL_TM) {
+        hps_json_null("tm");
+        return;
+    }
+    hps_json_begin_object("tm");
+    hps_json_uint("commits", r->st.commits);
+    hps_json_uint("aborts", r->st.aborts);
+    hps_json_uint("retries", r->st.retries);
+    hps_json_uint("irrevocable", r->st.irrevocable);
+    hps_json_begin_object("aborts_by_cause");
+    for (int c = 0; c < HPS_TM_CAUSES; c++)
+        if (r->st.aborts_by_cause[c])
+            hps_json_uint(hps_tm_cause_name(c), r->st.aborts_by_cause[c]);
+    hps_json_end_object();
+    if (v->site) {
+        hps_json_begin_array("k_end");
+        for (int i = 0; i < threads && i < 256; i++)
+            hps_json_uint(NULL, r->k_end[i]);
+        hps_json_end_array();
+    }
+    hps_json_end_object();
+}
+
+/* One row at one thread count: every variant, reps interleaved. */
+static void run_row(const opts_t *o, const wl_row_t *row, int threads, result_t *res,
+                    const result_t *res1)
+{
+    long n = (long)((double)row->n * (o->quick ? 0.2 : 1.0) * o->scale);
+    g_ctx = g_w->setup(row, threads, n > threads ? n : threads);
+    hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT;
+    wl_variant_t v[MAX_VARIANTS];
+    for (int i = 0; i < o->nv; i++) {
+        v[i] = o->v[i];
+        if (v[i].site)
+            v[i].site = &site;   /* fresh per row and thread count: no hint from another */
+        memset(&res[i], 0, sizeof res[i]);
+    }
+    for (long rep = 0; rep < o->reps; rep++)
+        for (int i = 0; i < o->nv; i++)
+            run_once(o, row, threads, &v[i], &res[i], rep);
+    uint64_t ops = g_w->ops(g_ctx);
+    double mutex_median = 0;
+    for (int i = 0; i < o->nv; i++) {
+        double s[HPS_BENCH_MAX_REPS];
+        memcpy(s, res[i].secs, sizeof(double) * (size_t)o->reps);
+        res[i].median = hps_bench_median(s, (size_t)o->reps);
+        if (v[i].id == g_w->mutex_variant)
+            mutex_median = res[i].median;
+    }
+    hps_json_begin_object(NULL);
+    hps_json_str("row", row->name);
+    hps_json_int("threads", threads);
+    /* After the runs: auto's choice for this many threads. */
+    hps_json_str("backend", hps_tm_backend_name());
+    hps_json_begin_object("params");
+    g_w->params_json(g_ctx);
+    hps_json_end_object();
+    hps_json_uint("ops", ops);
+    hps_json_begin_array("variants");
+    for (int i = 0; i < o->nv; i++) {
+        hps_json_begin_object(NULL);
+        hps_json_str("variant", v[i].name);
+        hps_json_str("kind", v[i].id == WL_TM ? (v[i].site ? "tm-dynamic" : "tm-static") : "plain");
+        if (v[i].id == WL_TM && !v[i].site)
+            hps_json_int("k", v[i].k);
+        else
+            hps_json_null("k");
+        hps_json_num_array("secs", res[i].secs, (int)o->reps);
+        hps_json_num("median_s", res[i].median);
+        hps_json_num("ops_per_sec", res[i].median > 0 ? (double)ops / res[i].median : 0);
+        if (res1 && res1[i].median > 0)
+            hps_json_num("speedup_vs_1t", res1[i].median / res[i].median);
+        else
+            hps_json_null("speedup_vs_1t");
+        if (mutex_median > 0)
+            hps_json_num("speedup_vs_mutex", mutex_median / res[i].median);
+        else
+            hps_json_null("speedup_vs_mutex");
+        tm_json(&res[i], &v[i], threads);
+        hps_json_end_object();
+    }
+    hps_json_end_array();
+    hps_json_end_object();
+    g_w->teardown(g_ctx);
+    g_ctx = NULL;
+}
+
+static void on_watchdog(int sig)
+{
+    static const char msg[] = "hps-workload: watchdog: the run took far longer than it should; "
+                              "a variant livelocked or hung\n";
+    (void)sig;
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(3);
+}
+
+int wl_main(const wl_workload_t *w, int argc, char **argv)
+{
+    static opts_t o;
+    g_w = w;
+    parse(&o, argc, argv);
+    signal(SIGALRM, on_watchdog);
+    alarm(o.quick ? 600 : 3600);
+    if (hps_bench_become_multithreaded())
+        return 1;
+    hps_json_open(NULL, 0);
+    hps_json_begin_object(NULL);
+    hps_bench_context();
+    hps_json_str("workload", w->name);
+    hps_json_str("backend", hps_tm_backend_name());
+    hps_json_int("reps", o.reps);
+    hps_json_bool("quick", o.quick);
+    hps_json_num("scale", o.scale);
+    hps_json_begin_array("rows");
+    result_t *res = calloc((size_t)o.nv * 2, sizeof(result_t));
+    if (!res)
+        return 1;
+    for (int r = 0; r < w->nrows; r++) {
+        if (!o.row_sel[r])
+            continue;
+        int have1 = 0;
+        for (int t = 0; t < o.nthreads; t++) {
+            int one = o.threads[t] == 1;
+            result_t *dst = one ? res : res + o.nv;
+            run_row(&o, &w->rows[r], o.threads[t], dst, !one && have1 ? res : NULL);
+            have1 |= one;
+        }
+    }
+    free(res);
+    hps_json_end_array();
+    hps_json_end_object();
+    return hps_json_finish() ? 1 : 0;
+}

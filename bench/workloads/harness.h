@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - what every workload program (bench/workloads/<name>.c)
+ * shares: the command line, the threads, the timing, the repetitions, the
+ * validation and the JSON document (on bench/common's writer and worker
+ * runner).
+ *
+ *   hps-workload-<name> [--rows LIST] [--variants LIST] [--k LIST]
+ *                       [--threads LIST] [--reps R] [--quick]
+ *                       [--scale F] [--selftest-corrupt]
+ *
+ * A workload is a table of rows (its inputs: sizes, conflict levels) and
+ * of variants (ways of synchronizing it).  For each row and thread count
+ * the harness builds the input once (with its sequential reference), then
+ * runs every variant, rep after rep, interleaved (variant order within a
+ * repetition, so that a slow phase of a shared machine hits every variant
+ * alike); each run does a fixed amount of work split among the threads and
+ * is timed from the release of the threads to the last one's end.  After
+ * every run the workload validates the result against the reference; a
+ * wrong one is one line on stderr,
+ *   "<workload>: <row>: variant <variant> (backend <b>, T threads): wrong result: <why>"
+ * and exit status 1.  The TM variants come from the harness: "tm-k<K>"
+ * for every K of --k (default 1,2,4,...,1024: the static sweep) and
+ * "tm-dyn" (hps_tm_for_dynamic); the backend is HPSYNC_TM's.
+ *
+ * The document: context block, workload, backend, parameters, and per row
+ * and thread count one entry per variant with the raw seconds of every
+ * repetition, the median, operations per second, the speed-up over the
+ * same variant's 1-thread run (when --threads includes 1) and over the
+ * workload's mutex variant, and for TM variants the section statistics
+ * summed over the repetitions (commits, aborts by cause) and, for tm-dyn,
+ * the k each thread ended on.
+ *
+ * Defaults: every row, threads 1,2, 3 repetitions, every variant.  --quick
+ * keeps the rows marked quick and runs a fifth of each row's operations;
+ * --scale F (0 < F <= 1) multiplies them further (the tests run tiny).
+ * --selftest-corrupt (tests only) damages every result before validation.
+ */
+#ifndef HPS_WORKLOAD_HARNESS_H
+#define HPS_WORKLOAD_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hps_bench.h"
+#include "hpsync/tm_coarsen.h"
+
+#define WL_MAX_K 16
+
+/* What the harness provides to the workload's run function for a TM
+ * variant: k (static) or the call site (dynamic). */
+typedef struct wl_variant {
+    const char *name;
+    int id;                          /* the workload's variant index, or WL_TM */
+    long k;                          /* tm-k<K>: K; tm-dyn: 0 */
+    hps_tm_coarsen_t *site;          /* tm-dyn: this row's and thread count's site */
+} wl_variant_t;
+#define WL_TM (-1)
+
+/* Run iterations [lo, hi) of a TM variant as v says (static or dynamic). */
+static inline void wl_tm_for(const wl_variant_t *v, long lo, long hi, hps_tm_iter_fn fn, void *arg)
+{
+    if (v->site)
+        hps_tm_for_dynamic(v->site, lo, hi, fn, arg);
+    else
+        hps_tm_for(lo, hi, v->k, fn, arg);
+}
+
+typedef struct wl_row {
+    const char *name;
+    long a, b;                       /* the workload's parameters (its own meaning) */
+    long n;                          /* operations per run (scaled: --quick, --scale) */
+    int quick;                       /* in the --quick set */
+} wl_row_t;
+
+typedef struct wl_workload {
+    const char *name;
+    const wl_row_t *rows;
+    int nrows;
+    const char *const *variants;     /* its own variants (the TM ones are added) */
+    int nvariants;
+    int mutex_variant;               /* the index speed-ups are relative to */
+    /* Build the input for a row and thread count, n operations a run, and
+     * the reference. */
+    void *(*setup)(const wl_row_t *row, int threads, long n);
+    /* Operations one run performs (for ops/s), and the parameters' JSON. */
+    uint64_t (*ops)(void *ctx);
+    void (*params_json)(void *ctx);
+    /* Before each run: the output back to its start. */
+    void (*reset)(void *ctx);
+    /* Thread tid of n: its share of one run. */
+    void (*run)(void *ctx, const wl_variant_t *v, int tid, int n);
+    /* 0, or -1 with one line in why. */
+    int (*validate)(void *ctx, char *why, size_t len);
+    void (*corrupt)(void *ctx);
+    void (*teardown)(void *ctx);
+} wl_workload_t;
+
+/* The whole main() of a workload program. */
+int wl_main(const wl_workload_t *w, int argc, char **argv);
+
+/* A barrier for the threads of the run in progress (e.g. a reduction after
+ * a parallel phase). */
+void wl_barrier(void);
+
+/* Out of memory in setup: one line and exit 1. */
+void *wl_alloc(size_t n);
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hpsync/tm_coarsen.h - transactional coarsening: a loop whose iterations
+ * run in TM sections of k iterations each (reference: docs/api/tm.md).
+ *
+ *   static void add(long i, void *arg)          // one tiny critical section
+ *   {
+ *       uint64_t *bin = &hist[key[i] % B];
+ *       HPS_TM_WRITE(bin, HPS_TM_READ(bin) + 1);
+ *   }
+ *   hps_tm_for(0, n, 64, add, NULL);            // sections of 64 iterations
+ *
+ *   static hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT;
+ *   hps_tm_for_dynamic(&site, 0, n, add, NULL); // k chosen at run time
+ *
+ * Semantics.  Iterations lo, lo+1, ..., hi-1 run in that order on the
+ * calling thread, grouped into consecutive chunks; each chunk is one
+ * section, so its iterations' effects become visible to other threads
+ * together when it commits, and a later chunk sees every earlier one's.
+ * An abort reruns only the current chunk.  The iteration function runs
+ * inside the section: every shared access goes through the TM accessors,
+ * and it may run more than once (a rerun after an abort), so what it does
+ * outside TM memory (locals, private counters, I/O) must be harmless to
+ * repeat, or be deferred with hps_tm_on_commit(), or come after
+ * hps_tm_irrevocable().  A chunk ends early, committing the iterations
+ * before the point where:
+ *   - an iteration called hps_tm_irrevocable(): the chunk runs (or, under
+ *     norec and stm, reruns) irrevocably and ends after that iteration,
+ *     so only the iterations up to it run alone;
+ *   - an iteration called hps_tm_restart(): the iterations before it
+ *     commit first, then it begins a chunk of its own (so a wait for
+ *     another thread never waits for this thread's own uncommitted work);
+ *     with real RTM the split point is lost with the transaction and the
+ *     whole chunk reruns;
+ *   - a hardware capacity abort: the chunk is halved, and so is the
+ *     call's k for its remaining chunks (hps_tm_for) or the controller's
+ *     level (hps_tm_for_dynamic).
+ * Inside a section the loop adds no sections: it runs as part of the
+ * enclosing one (nesting is flat).  The function must not leave the loop
+ * by longjmp or leave sections open.
+ */
+#ifndef HPSYNC_TM_COARSEN_H
+#define HPSYNC_TM_COARSEN_H
+
+#include <stdint.h>
+#include "hpsync/tm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void (*hps_tm_iter_fn)(long i, void *arg);
+
+/* Iterations [lo, hi) in sections of k (k < 1 runs as 1; k >= hi - lo is
+ * one section for the whole range). */
+void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg);
+
+/*
+ * A call site of the dynamic form.  Declare it static (or with the data it
+ * serves) and initialize it with HPS_TM_COARSEN_INIT, or with
+ * HPS_TM_COARSEN_INIT_K(k0, kmax) to choose where the search starts (k0)
+ * and the largest k it may use (kmax, at most 65536); both are rounded
+ * down to powers of 2.  Each thread keeps its own controller for the site
+ * (see docs/tm.md, Coarsening); the site holds what the threads share: the
+ * settings and the last level a thread settled on, where a thread new to
+ * the site starts.
+ */
+typedef struct hps_tm_coarsen {
+    uint32_t k0, kmax;               /* settings (0: 16 and 1024) */
+    hps_au32 hint;                   /* level + 1 a thread last settled on (0: none) */
+} hps_tm_coarsen_t;
+#define HPS_TM_COARSEN_INIT { 0, 0, 0 }
+#define HPS_TM_COARSEN_INIT_K(k0, kmax) { (k0), (kmax), 0 }
+
+/* Iterations [lo, hi) in sections of k iterations, k chosen and adapted at
+ * run time by this thread's controller for the site. */
+void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps_tm_iter_fn fn, void *arg);
+
+/* What this thread's controller for a site is doing (zeros if the thread
+ * has not used the site). */
+typedef struct hps_tm_coarsen_info {
+    uint32_t k;                      /* the chunk size it runs now */
+    uint32_t k_cap;                  /* the largest it may try (lowered by capacity aborts) */
+    uint32_t settled;                /* 1: holding k between probes */
+    uint64_t epochs;                 /* measurement epochs so far */
+    uint64_t moves;                  /* changes of k */
+    uint64_t probes;                 /* neighbouring sizes measured */
+    uint64_t iterations;             /* iterations run through the site */
+} hps_tm_coarsen_info_t;
+void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HPSYNC_TM_COARSEN_H */

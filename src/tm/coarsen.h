@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coarsen.h - the granularity controller of hps_tm_for_dynamic, as a pure
+ * state machine: it is fed one sample per measurement epoch and answers
+ * which level (k = 2^level) to run next.  No clock and no TM state inside,
+ * so tests drive it with synthetic samples whose best level is known
+ * (tests/c/tm/tm_coarsen.c), and coarsen.c only measures and obeys.
+ *
+ * The search (why each step is there is in coarsen_ctl.c):
+ *   A   the current level's cost per iteration: median of 3 epochs;
+ *   B   a neighbour's (one level up or down): median of 3 epochs;
+ *   A2  the current level again: 3 epochs;
+ *   move to the neighbour only if B beats both A and A2 by 3 %, then keep
+ *   going that way (B at the next level, A2); else try the other side;
+ *   with neither side better, settle.  Settled, hold the level for a stay
+ *   (8 epochs, doubling each time a probe confirms it, up to 256), then
+ *   probe again; a cost or abort ratio off its settled baseline for 3
+ *   epochs in a row ends the stay at once.  Deterministic signals act
+ *   without timing: a capacity abort caps the level below the one that
+ *   overflowed; every chunk aborting twice or more steps down at once.
+ */
+#ifndef HPS_TM_COARSEN_INTERNAL_H
+#define HPS_TM_COARSEN_INTERNAL_H
+
+#include <stdint.h>
+
+#define HPS_TM_CTL_LMAX 16           /* k up to 65536 */
+#define HPS_TM_CTL_EPOCHS 3          /* epochs per measurement (median) */
+#define HPS_TM_CTL_STAY_MIN 8
+#define HPS_TM_CTL_STAY_MAX 256
+
+/* One epoch's figures, all at the level hps_tm_ctl_level() gave. */
+typedef struct hps_tm_ctl_sample {
+    uint64_t iters;                  /* iterations committed */
+    uint64_t ns;                     /* time inside the loop */
+    uint64_t chunks;                 /* sections committed */
+    uint64_t aborts;                 /* all aborts */
+    uint64_t cap_aborts;             /* of which capacity (software or hardware) */
+} hps_tm_ctl_sample_t;
+
+typedef struct hps_tm_ctl {
+    uint8_t level, cap, lmax, phase;
+    int8_t dir;                      /* the side being probed: +1 or -1 */
+    uint8_t tried;                   /* sides tried this round: 1 up, 2 down */
+    uint8_t nep;                     /* epochs in the current measurement */
+    uint8_t drift;                   /* settled: epochs in a row off the baseline */
+    uint8_t moved;                   /* the level changed since the last settle */
+    float ep[HPS_TM_CTL_EPOCHS];     /* costs of the measurement's epochs */
+    float ar_sum;                    /* their abort ratios, summed */
+    float a, b;                      /* medians: current level, neighbour */
+    float base, base_ar;             /* settled: cost and abort ratio */
+    uint32_t stay, stay_len;
+    uint64_t epochs, moves, probes;
+} hps_tm_ctl_t;
+
+enum { HPS_TM_CTL_A, HPS_TM_CTL_B, HPS_TM_CTL_A2, HPS_TM_CTL_SETTLED };
+
+/* Start at level0 (clamped to lmax), never above lmax. */
+void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax);
+/* The level to run now (the neighbour while it is being measured). */
+static inline unsigned hps_tm_ctl_level(const hps_tm_ctl_t *c)
+{
+    return c->phase == HPS_TM_CTL_B ? (unsigned)(c->level + c->dir) : c->level;
+}
+void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
+
+#endif

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The granularity controller (coarsen.h): a hill climb over powers of 2
+ * made robust to noisy clocks.
+ *
+ * Why these steps.  Cost per iteration (time in the loop / iterations
+ * committed) is the quantity to minimize; it already contains the
+ * begin/commit overhead (falls with k), the work lost to aborts (grows
+ * with k and the conflict rate) and capacity effects.  It is measured on a
+ * machine shared with other processes, so:
+ *   - a measurement is the median of 3 epochs: one epoch hit by a
+ *     preemption (a 4 ms time slice in a 50 us epoch) does not count;
+ *   - a neighbour must beat the current level measured both before and
+ *     after it (A B A2): a load that rises or falls during the probe makes
+ *     one of A and A2 look worse, never both better, so drift cannot pull
+ *     the level away;
+ *   - it must beat them by 3 % (hysteresis): levels within noise of each
+ *     other do not trade places back and forth.  (5 % was tried: on the
+ *     workloads' long gentle slopes, where each doubling of k gains 2-5 %
+ *     up to k = 1024, it stopped two or three levels short, 5-9 % off.)
+ *   - probes get rarer while the level holds (stays double up to 256
+ *     epochs), so a settled loop spends at most a few percent of its
+ *     epochs at a neighbour's cost;
+ *   - a change in the input (conflict rate) shows as a cost or abort ratio
+ *     off the settled baseline; 3 epochs in a row of that, not one, end the
+ *     stay.
+ * Aborts are counted exactly, not timed, so they act at once: a capacity
+ * abort proves the level too big for the hardware (cap it below), and
+ * chunks that each abort twice or more on average are far past the
+ * inflection point (step down without waiting for three measurements).
+ */
+#include <math.h>
+#include "coarsen.h"
+
+#define H 0.03f                      /* hysteresis: a move needs 3 % better */
+#define DRIFT_COST 0.30f             /* settled: cost off the baseline by 30 % */
+#define DRIFT_AR 0.10f               /* ... or abort ratio by 0.1 + half the baseline's */
+#define DRIFT_EPOCHS 3
+
+void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
+{
+    *c = (hps_tm_ctl_t){ 0 };
+    c->lmax = (uint8_t)(lmax > HPS_TM_CTL_LMAX ? HPS_TM_CTL_LMAX : lmax);
+    c->cap = c->lmax;
+    c->level = (uint8_t)(level0 > c->lmax ? c->lmax : level0);
+    c->phase = HPS_TM_CTL_A;
+    c->stay_len = HPS_TM_CTL_STAY_MIN;
+}
+
+static float median3(const float *e)
+{
+    float a = e[0], b = e[1], c = e[2];
+    if (a > b) { float t = a; a = b; b = t; }
+    if (b > c) b = c;
+    return a > b ? a : b;
+}
+
+static void settle(hps_tm_ctl_t *c, float cost, float ar)
+{
+    c->phase = HPS_TM_CTL_SETTLED;
+    c->base = cost;
+    c->base_ar = ar;
+    c->drift = 0;
+    c->nep = 0;
+    for (int i = 0; i < HPS_TM_CTL_EPOCHS; i++)
+        c->ep[i] = cost;
+    if (c->moved)
+        c->stay_len = HPS_TM_CTL_STAY_MIN;
+    else if (c->stay_len < HPS_TM_CTL_STAY_MAX)
+        c->stay_len *= 2;
+    c->moved = 0;
+    c->stay = c->stay_len;
+}
+
+static int side_open(const hps_tm_ctl_t *c, int dir)
+{
+    if (dir > 0)
+        return !(c->tried & 1) && c->level < c->cap;
+    return !(c->tried & 2) && c->level > 0;
+}
+
+/* With the current level's cost a and abort ratio ar known, probe a side
+ * not yet tried (up first, unless the current level already aborts more
+ * often than it commits), or settle. */
+static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
+{
+    int up = side_open(c, 1), down = side_open(c, -1);
+    if (!up && !down) {
+        settle(c, a, ar);
+        return;
+    }
+    c->dir = (int8_t)(up && (ar < 0.5f || !down) ? 1 : -1);
+    c->a = a;
+    c->phase = HPS_TM_CTL_B;
+    c->nep = 0;
+    c->ar_sum = 0;
+    c->probes++;
+}
+
+/* Start measuring the current level from scratch (after a forced move). */
+static void remeasure(hps_tm_ctl_t *c, uint8_t tried)
+{
+    c->phase = HPS_TM_CTL_A;
+    c->tried = tried;
+    c->nep = 0;
+    c->ar_sum = 0;
+}
+
+static void set_level(hps_tm_ctl_t *c, unsigned l)
+{
+    if (l != c->level) {
+        c->level = (uint8_t)l;
+        c->moves++;
+        c->moved = 1;
+    }
+}
+
+void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
+{
+    c->epochs++;
+    unsigned run = hps_tm_ctl_level(c);
+    if (s->iters == 0 || s->chunks == 0)
+        return;
+    float cost = (float)s->ns / (float)s->iters;
+    float ar = (float)s->aborts / (float)(s->aborts + s->chunks);
+
+    if (s->cap_aborts && run > 0) {
+        /* This size overflowed the hardware: nothing at or above it is
+         * tried again until a stay passes without capacity aborts. */
+        c->cap = (uint8_t)(run - 1);
+        set_level(c, c->level > c->cap ? c->cap : c->level);
+        remeasure(c, 1);
+        return;
+    }
+    if (s->aborts >= 2 * s->chunks && run > 0) {
+        if (c->phase == HPS_TM_CTL_B) {
+            /* The neighbour is far worse: the probe has its answer. */
+            c->b = INFINITY;
+            c->tried |= c->dir > 0 ? 1 : 2;
+            probe_or_settle(c, c->a, ar);
+        } else {
+            set_level(c, run - 1);
+            remeasure(c, 1);
+        }
+        return;
+    }
+
+    switch (c->phase) {
+    case HPS_TM_CTL_A:
+    case HPS_TM_CTL_B:
+    case HPS_TM_CTL_A2:
+        c->ep[c->nep++] = cost;
+        c->ar_sum += ar;
+        if (c->nep < HPS_TM_CTL_EPOCHS)
+            return;
+        float m = median3(c->ep), mar = c->ar_sum / HPS_TM_CTL_EPOCHS;
+        c->nep = 0;
+        c->ar_sum = 0;
+        if (c->phase == HPS_TM_CTL_A) {
+            probe_or_settle(c, m, mar);
+        } else if (c->phase == HPS_TM_CTL_B) {
+            c->b = m;
+            c->phase = HPS_TM_CTL_A2;
+        } else {
+            float a = c->a < m ? c->a : m;
+            if (c->b < a * (1.0f - H)) {
+                /* Move, and keep going the same way: the side we came from
+                 * was just measured worse. */
+                int dir = c->dir;
+                set_level(c, (unsigned)(c->level + dir));
+                c->tried = dir > 0 ? 2 : 1;
+                if (side_open(c, dir)) {
+                    c->a = c->b;
+                    c->phase = HPS_TM_CTL_B;
+                    c->probes++;
+                } else {
+                    settle(c, c->b, mar);
+                }
+            } else {
+                c->tried |= c->dir > 0 ? 1 : 2;
+                probe_or_settle(c, m, mar);
+            }
+        }
+        return;
+    default:
+        break;
+    }
+
+    /* Settled: the last 3 epochs are kept, so a probe needs no new A. */
+    c->ep[c->nep] = cost;
+    c->nep = (uint8_t)((c->nep + 1) % HPS_TM_CTL_EPOCHS);
+    c->ar_sum = ar;
+    int off = cost > c->base * (1.0f + DRIFT_COST) || cost < c->base * (1.0f - DRIFT_COST) ||
+              (ar > c->base_ar ? ar - c->base_ar : c->base_ar - ar) > DRIFT_AR + 0.5f * c->base_ar;
+    c->drift = off ? (uint8_t)(c->drift + 1) : 0;
+    if (c->drift >= DRIFT_EPOCHS) {
+        /* The input changed: search again from short stays. */
+        c->moved = 1;
+    } else if (--c->stay != 0) {
+        return;
+    } else if (c->cap < c->lmax) {
+        c->cap++;                    /* a stay without capacity aborts */
+    }
+    c->tried = 0;
+    probe_or_settle(c, median3(c->ep), ar);
+}

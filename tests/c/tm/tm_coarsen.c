@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Coarsened loops (hpsync/tm_coarsen.h) on the backend HPSYNC_TM picks:
+ * results against a sequential model for many k, chunk order, exact
+ * section counts where one thread makes them deterministic, restarts and
+ * irrevocable iterations inside chunks, capacity aborts (htm and hybrid
+ * under injected capacity aborts), and the dynamic form growing k on a
+ * conflict-free loop.  The controller's decisions on synthetic inputs
+ * are tests/c/tm/tm_ctl.c.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "tm_test.h"
+#include "hpsync/tm_coarsen.h"
+
+#define BINS 37
+#define N 1000
+
+static uint64_t g_hist[BINS];
+static uint64_t g_last[THREADS];          /* the iteration each thread ran last */
+static unsigned long g_n = N;
+
+static unsigned bin_of(long i)
+{
+    uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+    return (unsigned)((x >> 32) % BINS);
+}
+
+/* One iteration: a histogram update, and a check that the thread's
+ * iterations ran (and became visible to its next chunk) in order. */
+typedef struct iter_arg {
+    unsigned t;
+    uint8_t *restart_once;                /* per iteration: restart on the first try */
+    uint8_t *irrevocable;                 /* per iteration: become irrevocable, then I/O */
+    uint64_t io, bad_order;               /* plain counters: not rolled back */
+    long base;
+} iter_arg_t;
+
+static void iter(long i, void *p)
+{
+    iter_arg_t *a = p;
+    long rel = i - a->base;
+    if (a->restart_once && a->restart_once[rel]) {
+        a->restart_once[rel] = 0;         /* plain memory: survives the restart */
+        hps_tm_restart();
+    }
+    uint64_t last = HPS_TM_READ(&g_last[a->t]);
+    if (last != (uint64_t)i)              /* g_last holds the next expected i */
+        a->bad_order++;
+    HPS_TM_WRITE(&g_last[a->t], (uint64_t)i + 1);
+    uint64_t *b = &g_hist[bin_of(i)];
+    HPS_TM_WRITE(b, HPS_TM_READ(b) + 1);
+    if (a->irrevocable && a->irrevocable[rel]) {
+        hps_tm_irrevocable();
+        a->io++;                          /* the "I/O": must happen exactly once */
+    }
+}
+
+static void model_check(long lo, long hi, unsigned reps)
+{
+    uint64_t want[BINS] = { 0 };
+    for (long i = lo; i < hi; i++)
+        want[bin_of(i)] += reps;
+    for (unsigned b = 0; b < BINS; b++)
+        HPS_CHECK(g_hist[b] == want[b], "bin %u: %llu, sequential model %llu", b,
+                  (unsigned long long)g_hist[b], (unsigned long long)want[b]);
+}
+
+/* Capacity aborts of this thread since s0 (htm and hybrid replay some in
+ * their injected sequence): they halve chunks, so section counts are exact
+ * only without them. */
+static uint64_t capacity_since(const hps_tm_stats_t *s0)
+{
+    hps_tm_stats_t s;
+    hps_tm_stats_get(&s);
+    return s.aborts_by_cause[HPS_TM_CAUSE_HTM_CAPACITY] - s0->aborts_by_cause[HPS_TM_CAUSE_HTM_CAPACITY];
+}
+
+/* Sections made since s0: exactly `want` without capacity aborts, else
+ * between want and one per iteration. */
+static void sections_check(const char *what, const hps_tm_stats_t *s0, uint64_t want, uint64_t iters)
+{
+    hps_tm_stats_t s;
+    hps_tm_stats_get(&s);
+    uint64_t got = s.commits - s0->commits;
+    if (capacity_since(s0) == 0)
+        HPS_CHECK(got == want, "%s: %llu sections, expected %llu", what, (unsigned long long)got,
+                  (unsigned long long)want);
+    else
+        HPS_CHECK(got >= want && got <= iters, "%s: %llu sections with capacity aborts, expected "
+                  "%llu..%llu", what, (unsigned long long)got, (unsigned long long)want,
+                  (unsigned long long)iters);
+}
+
+static void reset(void)
+{
+    memset(g_hist, 0, sizeof g_hist);
+    memset(g_last, 0, sizeof g_last);
+}
+
+/* One thread, so every count is exact: sections = ceil(n / k). */
+static void static_one(void)
+{
+    static const long ks[] = { 1, 2, 3, 7, 64, 999, 1000, 5000, 0, -5 };
+    for (unsigned x = 0; x < sizeof ks / sizeof ks[0]; x++) {
+        reset();
+        iter_arg_t a = { .t = 0 };
+        hps_tm_stats_t s0;
+        hps_tm_stats_get(&s0);
+        hps_tm_for(0, N, ks[x], iter, &a);
+        long k = ks[x] < 1 ? 1 : ks[x];
+        model_check(0, N, 1);
+        HPS_CHECK(a.bad_order == 0, "k=%ld: %llu iterations out of order", ks[x],
+                  (unsigned long long)a.bad_order);
+        char what[32];
+        snprintf(what, sizeof what, "k=%ld", ks[x]);
+        sections_check(what, &s0, (uint64_t)((N + k - 1) / k), N);
+    }
+    /* An empty range runs nothing. */
+    iter_arg_t a = { .t = 0 };
+    reset();
+    hps_tm_for(5, 5, 4, iter, &a);
+    hps_tm_for(7, 3, 4, iter, &a);
+    model_check(0, 0, 1);
+}
+
+static void *static_thread(void *p)
+{
+    unsigned t = (unsigned)(uintptr_t)p;
+    static const long ks[THREADS] = { 1, 2, 4, 16, 64, 256, 1024, 100000 };
+    iter_arg_t a = { .t = t };
+    for (unsigned r = 0; r < 4; r++) {
+        g_last[t] = 0;                    /* only this thread's sections touch it */
+        hps_tm_for(0, (long)g_n, ks[(t + r) % THREADS], iter, &a);
+    }
+    HPS_CHECK(a.bad_order == 0, "thread %u: %llu iterations out of order", t,
+              (unsigned long long)a.bad_order);
+    return NULL;
+}
+
+void case_coarsen_static(void)
+{
+    static_one();
+    /* Eight threads on the same bins, each with its own k per round. */
+    reset();
+    run_threads(THREADS, static_thread);
+    model_check(0, (long)g_n, THREADS * 4);
+}
+
+/* Restarts and irrevocable iterations inside chunks. */
+static void abort_one(void)
+{
+    uint8_t rs[100] = { 0 }, irr[100] = { 0 };
+    hps_tm_stats_t s0, s1;
+    /* A restart at 55 inside the chunk [50, 60): [50, 55) commits first,
+     * then 55 begins a chunk of its own: 11 sections. */
+    rs[55] = 1;
+    reset();
+    iter_arg_t a = { .t = 0, .restart_once = rs };
+    hps_tm_stats_get(&s0);
+    hps_tm_for(0, 100, 10, iter, &a);
+    hps_tm_stats_get(&s1);
+    model_check(0, 100, 1);
+    HPS_CHECK(a.bad_order == 0, "restart: iterations out of order");
+    HPS_CHECK(s1.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT] - s0.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT] == 1,
+              "restart: %llu explicit aborts, expected 1",
+              (unsigned long long)(s1.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT] -
+                                   s0.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT]));
+    sections_check("restart (split at 55)", &s0, 11, 100);
+    /* Irrevocable at 55: the chunk ends after it ([50, 56) alone), then
+     * [56, 66) ...: 11 sections, one of them irrevocable, the I/O once. */
+    irr[55] = 1;
+    reset();
+    a = (iter_arg_t){ .t = 0, .irrevocable = irr };
+    hps_tm_stats_get(&s0);
+    hps_tm_for(0, 100, 10, iter, &a);
+    hps_tm_stats_get(&s1);
+    model_check(0, 100, 1);
+    HPS_CHECK(a.io == 1, "irrevocable: the I/O ran %llu times", (unsigned long long)a.io);
+    HPS_CHECK(s1.irrevocable - s0.irrevocable == 1, "irrevocable: %llu irrevocable sections",
+              (unsigned long long)(s1.irrevocable - s0.irrevocable));
+    sections_check("irrevocable", &s0, 11, 100);
+}
+
+#define ABORT_N 3000
+static void *abort_thread(void *p)
+{
+    unsigned t = (unsigned)(uintptr_t)p;
+    static uint8_t rs[THREADS][ABORT_N], irr[THREADS][ABORT_N];
+    uint64_t want_io = 0;
+    for (long i = 0; i < ABORT_N; i++) {
+        rs[t][i] = i % 97 == 13;
+        irr[t][i] = i % 251 == 7;
+        want_io += irr[t][i];
+    }
+    iter_arg_t a = { .t = t, .restart_once = rs[t], .irrevocable = irr[t] };
+    hps_tm_for(0, ABORT_N, 16 << (t % 4), iter, &a);
+    HPS_CHECK(a.io == want_io, "thread %u: I/O ran %llu times, expected %llu", t,
+              (unsigned long long)a.io, (unsigned long long)want_io);
+    HPS_CHECK(a.bad_order == 0, "thread %u: iterations out of order", t);
+    return NULL;
+}
+
+void case_coarsen_abort(void)
+{
+    abort_one();
+    reset();
+    run_threads(THREADS, abort_thread);
+    model_check(0, ABORT_N, THREADS);
+}
+
+/* htm and hybrid with every hardware begin a capacity abort
+ * (HPSYNC_ELIDE_BACKEND=inject:capacity, HPSYNC_ELIDE_FAILS=255 so that
+ * elision's skip never spares a begin here): chunks halve until they hold
+ * one iteration.  Of [0, 64): 32 committed (the chunk halved while it ran
+ * in software), then 16, 8, 4, 2, 1 and single iterations from 63 on:
+ * 6 + (n - 63) sections, for the static form (k = 64 to begin with) and
+ * the dynamic one (starting at 64; its controller caps k, and a probe of
+ * k = 2 is halved again, so every later chunk commits one iteration). */
+static void capacity_run(const char *form, int dynamic, long n)
+{
+    static hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT_K(64, 1024);
+    reset();
+    iter_arg_t a = { .t = 0 };
+    hps_tm_stats_t s0, s1;
+    hps_tm_stats_get(&s0);
+    if (dynamic)
+        hps_tm_for_dynamic(&site, 0, n, iter, &a);
+    else
+        hps_tm_for(0, n, 64, iter, &a);
+    hps_tm_stats_get(&s1);
+    model_check(0, n, 1);
+    HPS_CHECK(a.bad_order == 0, "%s: iterations out of order", form);
+    HPS_CHECK(s1.commits - s0.commits == (uint64_t)(6 + (n - 63)), "%s: %llu sections, expected %ld",
+              form, (unsigned long long)(s1.commits - s0.commits), 6 + (n - 63));
+    uint64_t cap = s1.aborts_by_cause[HPS_TM_CAUSE_HTM_CAPACITY] - s0.aborts_by_cause[HPS_TM_CAUSE_HTM_CAPACITY];
+    HPS_CHECK(cap == s1.commits - s0.commits, "%s: %llu capacity aborts, expected one per section",
+              form, (unsigned long long)cap);
+    if (dynamic) {
+        hps_tm_coarsen_info_t in;
+        hps_tm_coarsen_info(&site, &in);
+        HPS_CHECK(in.k <= 2 && in.k_cap <= 2, "dynamic: k %u, cap %u after capacity aborts", in.k,
+                  in.k_cap);
+    }
+}
+
+void case_coarsen_capacity(void)
+{
+    capacity_run("static", 0, 128);
+    capacity_run("dynamic", 1, 100);
+}
+
+/* The dynamic form: correct under 8 threads, and, alone and free of
+ * conflicts, it grows k from 1 (a section per iteration costs several
+ * times an iteration of a coarse one on every backend, a margin no noise
+ * here closes; the controller's exact decisions are tm_ctl's subject). */
+static hps_tm_coarsen_t g_site = HPS_TM_COARSEN_INIT_K(1, 1024);
+
+static void *dynamic_thread(void *p)
+{
+    unsigned t = (unsigned)(uintptr_t)p;
+    iter_arg_t a = { .t = t };
+    for (long r = 0; r < 20; r++)
+        hps_tm_for_dynamic(&g_site, r * (long)g_n, (r + 1) * (long)g_n, iter, &a);
+    HPS_CHECK(a.bad_order == 0, "thread %u: iterations out of order", t);
+    hps_tm_coarsen_info_t in;
+    hps_tm_coarsen_info(&g_site, &in);
+    HPS_CHECK(in.iterations == 20 * g_n, "thread %u: info counts %llu iterations", t,
+              (unsigned long long)in.iterations);
+    return NULL;
+}
+
+/* The smallest iteration there is, one store: the section's begin and
+ * commit then dominate k = 1 on every backend, and k = 8 costs well under
+ * half of it, a margin no noise here closes. */
+static uint64_t g_slots[1024];
+static void store_one(long i, void *p)
+{
+    (void)p;
+    HPS_TM_WRITE(&g_slots[i & 1023], (uint64_t)i);
+}
+
+void case_coarsen_dynamic(void)
+{
+    static hps_tm_coarsen_t alone = HPS_TM_COARSEN_INIT_K(1, 1024);
+    long n = 0;
+    uint64_t t0 = hps_test_now_ns();
+    hps_tm_stats_t s0;
+    hps_tm_stats_get(&s0);
+    hps_tm_coarsen_info_t in = { 0 };
+    /* Until it has grown, or 3 s (the watchdog's margin on a loaded box). */
+    while (hps_test_now_ns() - t0 < 3000000000ull) {
+        hps_tm_for_dynamic(&alone, n, n + 10000, store_one, NULL);
+        n += 10000;
+        hps_tm_coarsen_info(&alone, &in);
+        if ((in.k >= 8 || capacity_since(&s0)) && n >= 100000)
+            break;
+    }
+    for (long i = n - 1024; i < n; i++)
+        HPS_CHECK(g_slots[i & 1023] == (uint64_t)i, "alone: slot %ld holds %llu", i & 1023,
+                  (unsigned long long)g_slots[i & 1023]);
+    /* With capacity aborts injected (htm, hybrid) k must not grow freely:
+     * that is tm.coarsen_capacity's subject. */
+    HPS_CHECK(in.k >= 8 || capacity_since(&s0),
+              "alone, no conflicts: k %u after %ld iterations (%llu epochs, %llu moves), "
+              "expected it to grow from 1 to at least 8", in.k, n, (unsigned long long)in.epochs,
+              (unsigned long long)in.moves);
+    printf("coarsen_dynamic: alone k 1 -> %u in %ld iterations, %llu epochs\n", in.k, n,
+           (unsigned long long)in.epochs);
+
+    reset();
+    run_threads(THREADS, dynamic_thread);
+    model_check(0, 20 * (long)g_n, THREADS);
+}

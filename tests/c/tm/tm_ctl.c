@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tm_ctl - the coarsening controller (src/tm/coarsen_ctl.c) on synthetic
+ * loops whose best k is known, with noise that is seeded (so a failure
+ * replays) and as bad as this shared machine's: +-15 % on every epoch,
+ * and one epoch in ten hit by a "preemption" that makes it 3-10x slower.
+ *
+ *   tm_ctl CASE
+ *
+ * The model: a chunk of k iterations costs O + k w (begin/commit overhead
+ * O, work w per iteration) and commits with probability (1 - p)^k (p: the
+ * chance an iteration conflicts); a failed attempt costs the same again.
+ * After 16 aborts in a row a section runs irrevocably (the core's
+ * HPSYNC_TM_RETRIES), so with q = (1 - p)^k a chunk makes
+ * E = (1 - (1-q)^16) / q attempts (E - 1 aborts, the last one alone) and
+ * costs (O/k + w) E per iteration.  Capacity: chunks above a limit always abort for capacity.
+ * Each case checks the true (noise-free) cost of the levels the controller
+ * ran, averaged over a window: within 10 % of the best level's, and never
+ * above k = 1's.
+ */
+#include <math.h>
+#include <stdio.h>
+#include "harness.h"
+#include "hps_rand.h"
+#include "tm/coarsen.h"
+
+#define O 200.0
+#define W 10.0
+
+typedef struct model {
+    double p;                        /* conflict chance per iteration */
+    unsigned cap_level;              /* chunks above 2^cap_level overflow (99: never) */
+    double noise;                    /* +- fraction */
+    unsigned outlier_pct;            /* epochs hit by a preemption, percent */
+} model_t;
+
+static uint64_t g_rng = 0x243F6A8885A308D3ull;
+
+static double uniform(void)
+{
+    return (double)(hps_xorshift64(&g_rng) >> 11) / 9007199254740992.0;
+}
+
+static double attempts(const model_t *m, double k)
+{
+    double q = pow(1.0 - m->p, k);
+    return q >= 1.0 ? 1.0 : -expm1(16.0 * log1p(-q)) / q;
+}
+
+static double true_cost(const model_t *m, unsigned level)
+{
+    double k = (double)(1u << level);
+    return (O / k + W) * attempts(m, k);
+}
+
+static unsigned best_level(const model_t *m, unsigned lmax)
+{
+    unsigned b = 0;
+    for (unsigned l = 1; l <= lmax && l <= m->cap_level; l++)
+        if (true_cost(m, l) < true_cost(m, b))
+            b = l;
+    return b;
+}
+
+/* One epoch of 16 chunks at the controller's level; returns its true cost. */
+static double feed(hps_tm_ctl_t *c, const model_t *m)
+{
+    unsigned l = hps_tm_ctl_level(c);
+    uint64_t k = 1ull << l, chunks = 16;
+    hps_tm_ctl_sample_t s = { .iters = k * chunks, .chunks = chunks };
+    if (l > m->cap_level) {
+        /* Every chunk overflows once and is halved (as coarsen.c does). */
+        s.cap_aborts = s.aborts = chunks;
+        s.iters = k / 2 * chunks;
+        s.ns = (uint64_t)(chunks * (O + (double)k * W) * 1.5);
+        hps_tm_ctl_epoch(c, &s);
+        return (double)s.ns / (double)s.iters;
+    }
+    double e = attempts(m, (double)k);
+    double cost = (O / (double)k + W) * e;
+    s.aborts = (uint64_t)((e - 1.0) * (double)chunks + uniform());
+    double noisy = cost * (1.0 + m->noise * (2.0 * uniform() - 1.0));
+    if (hps_xorshift64(&g_rng) % 100 < m->outlier_pct)
+        noisy *= 3.0 + 7.0 * uniform();
+    s.ns = (uint64_t)(noisy * (double)s.iters);
+    hps_tm_ctl_epoch(c, &s);
+    return cost;
+}
+
+/* Run epochs and check the mean true cost over the last `window` of them. */
+static void converge(const char *what, hps_tm_ctl_t *c, const model_t *m, unsigned epochs,
+                     unsigned window)
+{
+    unsigned lmax = c->lmax, best = best_level(m, lmax);
+    double sum = 0;
+    for (unsigned e = 0; e < epochs; e++) {
+        double cost = feed(c, m);
+        if (e >= epochs - window)
+            sum += cost;
+    }
+    double mean = sum / window, b = true_cost(m, best), k1 = true_cost(m, 0);
+    printf("%s: best k %u (cost %.1f), k=1 %.1f; ran at mean cost %.1f (%.3fx best), now k %u, "
+           "%llu moves\n", what, 1u << best, b, k1, mean, mean / b, 1u << hps_tm_ctl_level(c),
+           (unsigned long long)c->moves);
+    HPS_CHECK(mean <= 1.10 * b, "%s: mean cost %.1f is %.3fx the best k=%u's %.1f (target 1.10)", what,
+              mean, mean / b, 1u << best, b);
+    HPS_CHECK(mean <= k1, "%s: mean cost %.1f worse than k=1's %.1f", what, mean, k1);
+}
+
+static const model_t k_free = { 0.0, 99, 0.15, 10 };
+static const model_t k_low = { 1e-3, 99, 0.15, 10 };
+static const model_t k_high = { 5e-2, 99, 0.15, 10 };
+
+static void case_free(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 0, 10);
+    converge("no conflicts", &c, &k_free, 600, 300);
+    HPS_CHECK(hps_tm_ctl_level(&c) >= 8, "no conflicts: k %u, expected it to grow to 256+",
+              1u << hps_tm_ctl_level(&c));
+}
+
+static void case_low(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 4, 10);
+    converge("low conflict", &c, &k_low, 800, 400);
+}
+
+static void case_high(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 10, 10);     /* from the worst end: k = 1024 aborts nearly always */
+    converge("high conflict", &c, &k_high, 800, 400);
+    HPS_CHECK(hps_tm_ctl_level(&c) <= 5, "high conflict: k %u, expected it to shrink to 32 or less",
+              1u << hps_tm_ctl_level(&c));
+}
+
+/* The conflict rate changes mid-run, both ways: the controller follows. */
+static void case_shift(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 4, 10);
+    converge("shift: low", &c, &k_low, 800, 300);
+    converge("shift: low -> high", &c, &k_high, 800, 300);
+    converge("shift: high -> free", &c, &k_free, 800, 300);
+    converge("shift: free -> high", &c, &k_high, 800, 300);
+}
+
+/* Capacity: nothing above 2^5 fits; the level stays at or below it except
+ * for single probes, and costs stay near the best that fits. */
+static void case_capacity(void)
+{
+    static const model_t m = { 0.0, 5, 0.15, 10 };
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 10, 10);
+    converge("capacity", &c, &m, 800, 400);
+    unsigned above = 0;
+    for (unsigned e = 0; e < 400; e++) {
+        feed(&c, &m);
+        above += hps_tm_ctl_level(&c) > 5;
+    }
+    HPS_CHECK(above <= 20, "capacity: %u of 400 epochs above the capacity limit", above);
+}
+
+/* Noise alone, no difference between levels beyond it: the controller may
+ * wander (a move costs nothing here), but it must not thrash: stays grow
+ * while probes find nothing, so moves stay under one per 50 epochs. */
+static void case_flat(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 4, 10);
+    hps_tm_ctl_sample_t s = { .iters = 1600, .chunks = 100 };
+    for (unsigned e = 0; e < 2000; e++) {
+        double noisy = 20.0 * (1.0 + 0.15 * (2.0 * uniform() - 1.0));
+        if (hps_xorshift64(&g_rng) % 100 < 10)
+            noisy *= 3.0 + 7.0 * uniform();
+        s.ns = (uint64_t)(noisy * (double)s.iters);
+        hps_tm_ctl_epoch(&c, &s);
+    }
+    printf("flat: %llu moves, %llu probes in 2000 epochs\n", (unsigned long long)c.moves,
+           (unsigned long long)c.probes);
+    HPS_CHECK(c.moves <= 40, "flat: %llu moves in 2000 epochs of pure noise", (unsigned long long)c.moves);
+}
+
+static const hps_test_case_t cases[] = {
+    { "free", .run = case_free },
+    { "low", .run = case_low },
+    { "high", .run = case_high },
+    { "shift", .run = case_shift },
+    { "capacity", .run = case_capacity },
+    { "flat", .run = case_flat },
+};
+static const hps_test_suite_t suite = HPS_TEST_SUITE("tm_ctl", cases, 60, 0);
+
+int main(int argc, char **argv)
+{
+    return hps_test_main(&suite, argc, argv);
+}
