@@ -330,3 +330,47 @@ def test_compare_across_two_machines(tmp_path: Path) -> None:
                        cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert p.returncode == 0, p.stderr
     assert "lookup_mops_vs_mutex" in p.stdout
+
+
+def test_harness_rows_flatten_and_map_back() -> None:
+    """The harness's form: variants nested in a row, TM variants known to
+    the program by one name per backend, the controller's k from k_end."""
+    d = describe.parse({"workload": "h", "variants": [
+        {"name": "mutex", "kind": "lock", "baseline": True},
+        {"name": "norec:tm-dyn", "arg": "tm-dyn", "kind": "tm", "controller": True,
+         "env": {"HPSYNC_TM": "norec"}},
+        {"name": "stm:tm-dyn", "arg": "tm-dyn", "kind": "tm", "controller": True,
+         "env": {"HPSYNC_TM": "stm"}}],
+        "metrics": [{"name": "ops_per_sec", "better": "higher"}], "dims": ["row"]}, "hps-workload-h")
+    groups = measure.env_groups(d.variants)
+    assert [[v.name for v in g] for g in groups] == [["mutex", "norec:tm-dyn"], ["stm:tm-dyn"]]
+    step = measure.Step(0, d, groups[0], [2], None, {}, 1.0)
+    assert step.argv(Path("/p"), False)[-4:] == ["--variants", "mutex,tm-dyn", "--reps", "1"]
+    doc = {"workload": "h", "rows": [{"row": "b16", "threads": 2, "params": {"bins": 16}, "variants": [
+        {"variant": "mutex", "secs": [0.5], "ops_per_sec": 10.0, "tm": None},
+        {"variant": "tm-dyn", "secs": [0.25], "ops_per_sec": 20.0,
+         "tm": {"commits": 4, "aborts_by_cause": {"conflict": 2}, "k_end": [8, 16, 32]}}]}]}
+    ss = measure.samples_of(step, doc, None)
+    assert [(s["variant"], s["dims"], s["metrics"]) for s in ss] == [
+        ("mutex", {"row": "b16"}, {"ops_per_sec": 10.0}),
+        ("norec:tm-dyn", {"row": "b16"}, {"ops_per_sec": 20.0})]
+    assert ss[1]["granularity"] == 16.0
+    with pytest.raises(CliError, match="no row for norec:tm-dyn@2"):
+        measure.samples_of(step, {**doc, "rows": [{**doc["rows"][0], "variants": doc["rows"][0]["variants"][:1]}]},
+                           None)
+
+
+def test_real_quick_run_of_scatter(tmp_path: Path) -> None:
+    """The real harness program, quick, through the CLI: its description,
+    the per-backend processes and the controller's point."""
+    if not (BUILD / "bin" / "hps-workload-scatter").is_file():
+        pytest.fail("build/bin/hps-workload-scatter missing: run make first")
+    p = run_cli(BUILD, tmp_path, "bench", "workloads", "scatter", "--quick", "--json", "--no-store")
+    assert p.returncode == 0, p.stderr
+    run = json.loads(p.stdout)
+    samples = run["extra"]["samples"]
+    assert {"critical", "norec:tm-dyn", "stm:tm-k1"} <= {s["variant"] for s in samples}
+    assert all(s.get("granularity", 0) >= 1 for s in samples if s["variant"].endswith("tm-dyn"))
+    assert any(f[0] == "granularity" for f in render.figures(run))
+    v = {t["id"]: t["verdict"] for t in run["targets"]}
+    assert v["workloads-validate_2"] == "PASS"

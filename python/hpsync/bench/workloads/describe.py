@@ -7,8 +7,14 @@ document (docs/workloads.md, "The workload program's contract"):
 
   workload      its name (NAME)
   title         one line: what it models
-  variants      [{name, kind, baseline?, default?, quick?, env?, needs?,
-                  restarts?, granularity?, controller?}]
+  variants      [{name, kind, arg?, group?, baseline?, default?, quick?, env?,
+                  needs?, restarts?, granularity?, controller?}]
+                  arg       the name the program takes in --variants and
+                            prints in its rows (default: name); several
+                            variants may share one with different env
+                            (tm-k4 on HPSYNC_TM=norec and on stm)
+                  group     lines of the restarts and granularity figures
+                            (the TM backend of a k sweep)
                   kind      lock | elide | tm | other ("tm": a transactional
                             variant, compared with the baseline's mutex)
                   baseline  the variant speed-ups are measured against
@@ -35,7 +41,11 @@ document (docs/workloads.md, "The workload program's contract"):
 
 A run is `PROGRAM [args] --threads LIST --variants LIST --reps 1`: one JSON
 document, {"workload", "context", "rows": [{variant, threads, <dims>,
-<metric>_reps, tm, elision}]}.  A wrong result is exit status 1, no JSON,
+<metric>_reps, tm, elision}]}.  A row may instead hold its variants' entries
+in "variants": [{variant, ...}] (the shared harness's form), each then read
+as a row with the outer row's fields; a metric may be NAME_reps, a list
+NAME, or a number NAME.  tm.k_end (the controller's final k per thread) or
+a row's "granularity" gives the controller's point.  A wrong result is exit status 1, no JSON,
 and a stderr line "NAME: VARIANT ...: wrong result: WHY".
 """
 
@@ -62,6 +72,8 @@ BETTER = ("higher", "lower")
 class Variant:
     name: str
     kind: str
+    arg: str = ""
+    group: str = ""
     baseline: bool = False
     default: bool = True
     quick: bool = True
@@ -70,6 +82,10 @@ class Variant:
     restarts: int | None = None
     granularity: float | None = None
     controller: bool = False
+
+    @property
+    def program_name(self) -> str:
+        return self.arg or self.name
 
 
 @dataclass(frozen=True)
@@ -107,7 +123,7 @@ class Description:
     def as_dict(self) -> dict[str, Any]:
         """Stored with the run: the report and compare need no program."""
         return {"workload": self.workload, "title": self.title,
-                "variants": [{"name": v.name, "kind": v.kind, "baseline": v.baseline,
+                "variants": [{"name": v.name, "kind": v.kind, "group": v.group, "baseline": v.baseline,
                               "restarts": v.restarts, "granularity": v.granularity,
                               "controller": v.controller} for v in self.variants],
                 "metrics": [{"name": m.name, "unit": m.unit, "better": m.better,
@@ -151,7 +167,8 @@ def parse(doc: Any, program: str) -> Description:
         env = v.get("env", {})
         if not isinstance(env, dict) or not all(isinstance(x, str) for x in env.values()):
             raise _bad(program, f"variant {v['name']}: env must map names to strings")
-        variants.append(Variant(v["name"], v["kind"], bool(v.get("baseline", False)),
+        variants.append(Variant(v["name"], v["kind"], str(v.get("arg", "")), str(v.get("group", "")),
+                                bool(v.get("baseline", False)),
                                 bool(v.get("default", True)), bool(v.get("quick", True)), dict(env),
                                 tuple(needs), v.get("restarts"), v.get("granularity"),
                                 bool(v.get("controller", False))))

@@ -75,17 +75,19 @@ class Step:
         mode = "quick" if quick else "default"
         return [str(path), *self.desc.args.get(mode, []), "--threads",
                 ",".join(map(str, self.threads)), "--variants",
-                ",".join(v.name for v in self.variants), "--reps", "1"]
+                ",".join(v.program_name for v in self.variants), "--reps", "1"]
 
 
 def env_groups(variants: Sequence[D.Variant]) -> list[list[D.Variant]]:
     """Variants that can share one process: their settings do not conflict
     (mutex and stm can: HPSYNC_TM does not touch a mutex; stm and norec
-    cannot).  Order kept, first fit."""
+    cannot) and the program knows them by different names.  Order kept,
+    first fit."""
     groups: list[tuple[dict[str, str], list[D.Variant]]] = []
     for v in variants:
         for env, members in groups:
-            if all(env.get(k, val) == val for k, val in v.env.items()):
+            if all(env.get(k, val) == val for k, val in v.env.items()) and \
+                    v.program_name not in {m.program_name for m in members}:
                 env.update(v.env)
                 members.append(v)
                 break
@@ -140,19 +142,47 @@ def plan(descs: Mapping[str, D.Description], status: Mapping[str, Mapping[str, M
 def _wrong(desc: D.Description, variants: Sequence[D.Variant], why: str) -> CliError:
     """The run's failure, naming the workload and (when its line says which)
     the variant."""
-    named = [v.name for v in variants if f"{desc.workload}: {v.name} " in why + " "
-             or f"{desc.workload}: {v.name}:" in why]
+    named = [v.name for v in variants if any(
+        p in why + " " for p in (f"{desc.workload}: {v.program_name} ", f"{desc.workload}: {v.program_name}:",
+                                 f"variant {v.program_name} "))]
     variant = max(named, key=len) if named else ",".join(v.name for v in variants)
     what = "wrong result" if "wrong result" in why else "failed"
     return CliError(f"workload {desc.workload}, variant {variant}: {what}: {why}; nothing stored")
 
 
 def _figure(row: Mapping[str, Any], metric: str) -> float | None:
-    reps = row.get(f"{metric}_reps")
+    reps = row.get(f"{metric}_reps", row.get(metric))
     if isinstance(reps, list) and reps:
         return stats.median(float(x) for x in reps)
     val = row.get(metric)
     return float(val) if isinstance(val, (int, float)) and not isinstance(val, bool) else None
+
+
+def flat_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The document's rows, one per variant: a row holding its variants'
+    entries ("variants": [...], the harness's form) becomes one row per
+    entry, with the outer row's fields."""
+    out = []
+    for row in doc.get("rows") or []:
+        entries = row.get("variants")
+        if isinstance(entries, list):
+            outer = {k: v for k, v in row.items() if k != "variants"}
+            out += [{**outer, **e} for e in entries if isinstance(e, dict)]
+        else:
+            out.append(dict(row))
+    return out
+
+
+def granularity(row: Mapping[str, Any]) -> float | None:
+    """The coarsening factor a controller settled on: the row's own
+    "granularity", else the median of its threads' final k (tm.k_end)."""
+    k = row.get("granularity")
+    if isinstance(k, (int, float)) and not isinstance(k, bool):
+        return float(k)
+    ends = (row.get("tm") or {}).get("k_end") if isinstance(row.get("tm"), dict) else None
+    if isinstance(ends, list) and ends:
+        return stats.median(float(x) for x in ends)
+    return None
 
 
 def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict[str, Any]]:
@@ -162,12 +192,13 @@ def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict
     where = f"workload {desc.workload}"
     if doc.get("workload") != desc.workload:
         raise CliError(f"{where}: the program says it is {doc.get('workload')!r}")
-    asked = {v.name for v in step.variants}
+    asked = {v.program_name: v.name for v in step.variants}
     out, seen = [], set()
-    for row in doc.get("rows") or []:
-        v, t = row.get("variant"), row.get("threads")
-        if v not in asked or t not in step.threads:
-            raise CliError(f"{where}: a row for variant {v!r} at {t!r} threads, which was not asked for")
+    for row in flat_rows(doc):
+        arg, t = row.get("variant"), row.get("threads")
+        if arg not in asked or t not in step.threads:
+            raise CliError(f"{where}: a row for variant {arg!r} at {t!r} threads, which was not asked for")
+        v = asked[arg]
         figs = {m.name: _figure(row, m.name) for m in desc.metrics}
         if any(f is None for f in figs.values()):
             raise CliError(f"{where}, variant {v}: row without "
@@ -176,11 +207,12 @@ def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict
              "allocator": step.allocator.name if step.allocator else None,
              "dims": {d: row.get(d) for d in desc.dims}, "metrics": figs,
              "tm": row.get("tm"), "elision": row.get("elision"), "context": cid}
-        if isinstance(row.get("granularity"), (int, float)):
-            s["granularity"] = row["granularity"]
+        k = granularity(row)
+        if k is not None:
+            s["granularity"] = k
         out.append(s)
         seen.add((v, int(t)))
-    lacking = sorted(f"{v}@{t}" for v in asked for t in step.threads if (v, t) not in seen)
+    lacking = sorted(f"{v}@{t}" for v in asked.values() for t in step.threads if (v, t) not in seen)
     if lacking:
         raise CliError(f"{where}: no row for {', '.join(lacking)}")
     return out

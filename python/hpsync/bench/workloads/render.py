@@ -155,20 +155,23 @@ def _by_variant_attr(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[
     granularity), one line per thread count; for granularity the
     controller's point (its chosen k when it reports one)."""
     xs = {v["name"]: v[attr] for v in desc.get("variants", []) if isinstance(v.get(attr), (int, float))}
+    group = {v["name"]: v.get("group") or "" for v in desc.get("variants", [])}
     ctl = [v["name"] for v in desc.get("variants", []) if v.get("controller")] if shape == "granularity" else []
     out: list[FigureSpec] = []
     for pt in _points(samples):
         for m in _metrics(desc, spec):
-            lines: dict[int, dict[float, list[float]]] = {}
+            lines: dict[tuple[str, int], dict[float, list[float]]] = {}
             marks = []
             for s in samples:
                 if A.point(s) != pt or s["metrics"].get(m["name"]) is None:
                     continue
                 if s["variant"] in xs:
-                    lines.setdefault(int(s["threads"]), {}).setdefault(float(xs[s["variant"]]), []).append(
+                    lines.setdefault((group[s["variant"]], int(s["threads"])), {}).setdefault(float(xs[s["variant"]]), []).append(
                         float(s["metrics"][m["name"]]))
             for c in ctl:
-                for t in sorted(lines):
+                for g, t in sorted(lines):
+                    if g != group.get(c, ""):
+                        continue
                     mine = [s for s in samples if A.point(s) == pt and s["variant"] == c
                             and int(s["threads"]) == t]
                     if mine:
@@ -178,7 +181,7 @@ def _by_variant_attr(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[
             if not any(len(p) > 1 for p in lines.values()):
                 continue
             title = f"{w}: {m['name']} vs {attr}{_where(pt[1], dict(pt[2]))}"
-            ln = [_line(f"{t}T", p) for t, p in sorted(lines.items())]
+            ln = [_line(f"{g} {t}T".strip(), p) for (g, t), p in sorted(lines.items())]
             out.append((shape, title, lambda ln=ln, mk=marks, t=title, xl=attr, yl=m["unit"] or m["name"]:
                         plots.marked_lines(ln, mk, t, xl, yl)))
     return out[:MAX_PER_SHAPE]
@@ -248,13 +251,15 @@ def render(run: Mapping[str, Any]) -> str:
             out.append(f"  {metric} ({unit})")
             out.append(text.table(["point", "variant"] + [f"{t}T" for t in threads], body,
                                   [False, False] + [True] * len(threads)))
-        aborts = [r for r in mine if r.get("aborts") and r["metric"] == mine[0]["metric"]]
+        aborts = [r for r in mine if r["metric"] == mine[0]["metric"]
+                  and any(v["all"] > 0 for v in (r.get("aborts") or {}).values())]
         if aborts:
-            out.append("  aborts per commit (all causes; the causes are in the measurements)")
+            out.append("  aborts per commit where any (all causes; the causes are in the measurements)")
             out.append(text.table(
                 ["point", "variant", "threads", "layer", "aborts/commit"],
                 [[_dims_text(r["dims"]) or "-", r["variant"], str(r["threads"]), layer,
-                  f"{rates['all']:.3f}"] for r in aborts for layer, rates in r["aborts"].items()],
+                  f"{rates['all']:.3f}"] for r in aborts for layer, rates in r["aborts"].items()
+                 if rates["all"] > 0],
                 [False, False, True, False, True]))
     out.append("")
     out.extend(text.targets_section(run))
