@@ -308,8 +308,28 @@ static void emit_row(row_t *r)
     hps_json_end_object();
 }
 
+/* What this program offers, for `hpsync bench workloads` (--describe;
+ * docs/workloads.md, "The workload program's contract"). */
+static const char k_describe[] =
+    "{\"workload\":\"art\",\"title\":\"adaptive radix tree: insert then look up N keys (elis"
+    "ion with restarts, TM, optimistic lock coupling)\",\"variants\":[{\"name\":\"mutex\",\"k"
+    "ind\":\"lock\",\"baseline\":true},{\"name\":\"tts\",\"kind\":\"lock\"},{\"name\":\"elide-r0\",\"ki"
+    "nd\":\"elide\",\"restarts\":0,\"quick\":true},{\"name\":\"elide-r1\",\"kind\":\"elide\",\"restar"
+    "ts\":1,\"quick\":false},{\"name\":\"elide-r3\",\"kind\":\"elide\",\"restarts\":3,\"quick\":true"
+    "},{\"name\":\"elide-r7\",\"kind\":\"elide\",\"restarts\":7,\"quick\":false},{\"name\":\"stm\",\"k"
+    "ind\":\"tm\",\"env\":{\"HPSYNC_TM\":\"stm\"}},{\"name\":\"olc\",\"kind\":\"other\"}],\"metrics\":[{"
+    "\"name\":\"insert_mops\",\"unit\":\"Mops/s\",\"better\":\"higher\"},{\"name\":\"lookup_mops\",\"u"
+    "nit\":\"Mops/s\",\"better\":\"higher\"}],\"dims\":[\"keyset\"],\"threads\":{\"default\":[1,2,8]"
+    ",\"quick\":[1,2]},\"args\":{\"default\":[\"--keys\",\"1048576\"],\"quick\":[\"--quick\"]},\"sec"
+    "onds\":{\"default\":2.0,\"quick\":0.6},\"figures\":[{\"shape\":\"restarts\",\"metric\":\"inser"
+    "t_mops\"},{\"shape\":\"restarts\",\"metric\":\"lookup_mops\"}]}";
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--describe")) {
+        fputs(k_describe, stdout);
+        return fflush(stdout) != 0;
+    }
     long keys = -1, reps = -1;
     int quick = 0;
     const char *variants = k_default_variants, *keysets = "dense,random", *threads = NULL;

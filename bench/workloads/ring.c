@@ -132,8 +132,24 @@ static double median_of(const double *v, int n)
     return hps_bench_median(tmp, (size_t)n);
 }
 
+/* What this program offers, for `hpsync bench workloads` (--describe;
+ * docs/workloads.md, "The workload program's contract"). */
+static const char k_describe[] =
+    "{\"workload\":\"ring\",\"title\":\"ring traversal of 128 nodes of 64 B to 4 KiB under e"
+    "ach allocator (the cache-index-aware allocator's ring)\",\"variants\":[{\"name\":\"mut"
+    "ex\",\"kind\":\"lock\",\"baseline\":true},{\"name\":\"tts\",\"kind\":\"lock\"},{\"name\":\"elide\","
+    "\"kind\":\"elide\"},{\"name\":\"stm\",\"kind\":\"tm\",\"env\":{\"HPSYNC_TM\":\"stm\"}}],\"metrics\":"
+    "[{\"name\":\"ns_per_node\",\"unit\":\"ns/node\",\"better\":\"lower\"}],\"dims\":[\"size\"],\"allo"
+    "cators\":true,\"threads\":{\"default\":[1,2,8],\"quick\":[1,2]},\"args\":{\"default\":[],\"q"
+    "uick\":[\"--quick\"]},\"seconds\":{\"default\":0.7,\"quick\":0.2},\"figures\":[{\"shape\":\"cu"
+    "rve\",\"x\":\"size\",\"metric\":\"ns_per_node\",\"series\":\"allocator\"}]}";
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--describe")) {
+        fputs(k_describe, stdout);
+        return fflush(stdout) != 0;
+    }
     long duration = -1, reps = -1;
     int quick = 0, corrupt = 0;
     const char *variants = "mutex,tts,elide,stm", *threads = "1,2", *sizes = NULL;

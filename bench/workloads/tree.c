@@ -77,8 +77,23 @@ static int parse_list(const char *s, char items[][24], int max)
     return n;
 }
 
+/* What this program offers, for `hpsync bench workloads` (--describe;
+ * docs/workloads.md, "The workload program's contract"). */
+static const char k_describe[] =
+    "{\"workload\":\"tree\",\"title\":\"AVL tree, 30% inserts, 30% deletes, 40% lookups, und"
+    "er each allocator\",\"variants\":[{\"name\":\"mutex\",\"kind\":\"lock\",\"baseline\":true},{\""
+    "name\":\"tts\",\"kind\":\"lock\"},{\"name\":\"elide\",\"kind\":\"elide\"},{\"name\":\"stm\",\"kind\":"
+    "\"tm\",\"env\":{\"HPSYNC_TM\":\"stm\"}}],\"metrics\":[{\"name\":\"ops_per_sec\",\"unit\":\"ops/s\""
+    ",\"better\":\"higher\"}],\"dims\":[],\"allocators\":true,\"threads\":{\"default\":[1,2,8],\"q"
+    "uick\":[1,2]},\"args\":{\"default\":[],\"quick\":[\"--quick\"]},\"seconds\":{\"default\":0.25"
+    ",\"quick\":0.08}}";
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--describe")) {
+        fputs(k_describe, stdout);
+        return fflush(stdout) != 0;
+    }
     long duration = -1, reps = -1;
     int quick = 0, corrupt = 0;
     const char *variants = "mutex,tts,elide,stm", *threads = "4";
