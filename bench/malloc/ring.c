@@ -22,11 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "malloc_bench.h"
+#include "ring_build.h"
 
-struct node {
-    struct node *next;
-    uint64_t value;
-};
+typedef mb_ring_node_t node_t;
 
 /* The study's sizes, plus a few that are not powers of two. */
 static const size_t k_sizes[] = { 64, 96, 128, 256, 512, 1000, 1024, 1536, 2048, 3000, 4096, 8192 };
@@ -39,7 +37,7 @@ static pthread_mutex_t g_lap_lock = PTHREAD_MUTEX_INITIALIZER;
  * the previous load (a dependent chain: no overlap, no prefetch), and the
  * values are summed into the result, so nothing can be dropped.
  */
-static inline __attribute__((always_inline)) uint64_t walk(struct node *p, long laps, long n)
+static inline __attribute__((always_inline)) uint64_t walk(node_t *p, long laps, long n)
 {
     uint64_t acc = 0;
     for (long l = 0; l < laps; l++) {
@@ -53,10 +51,10 @@ static inline __attribute__((always_inline)) uint64_t walk(struct node *p, long 
     return acc;
 }
 
-typedef uint64_t (*walk_fn)(struct node *, long, long);
+typedef uint64_t (*walk_fn)(node_t *, long, long);
 
 #define WALK_COPY(i)                                                                 \
-    static __attribute__((noipa)) uint64_t ring_walk_##i(struct node *p, long laps, long n) \
+    static __attribute__((noipa)) uint64_t ring_walk_##i(node_t *p, long laps, long n) \
     {                                                                                \
         return walk(p, laps, n);                                                     \
     }
@@ -73,53 +71,15 @@ _Static_assert(sizeof k_walk / sizeof k_walk[0] == NSIZES, "one walk copy per ri
 static struct {
     long laps;
     int reps, sim;
-    struct node *nodes[NSIZES][MB_BLOCKS];
+    node_t *nodes[NSIZES][MB_BLOCKS];
     double ns[NSIZES][HPS_BENCH_MAX_REPS];
     uint64_t checksum[NSIZES];
 } g_ring;
 
-/* Allocate one ring's nodes back to back and link them in a random cyclic
- * order (Fisher-Yates over the positions, then each to the next); the seed
- * is fixed, so every size and every allocator gets the same order. */
+/* The study's ring (ring_build.c, shared with the ring workload). */
 static int build_ring(int s)
 {
-    struct node **nodes = g_ring.nodes[s];
-    for (int i = 0; i < MB_BLOCKS; i++) {
-        nodes[i] = malloc(k_sizes[s]);
-        if (!nodes[i]) {
-            hps_bench_log("malloc(%zu) failed", k_sizes[s]);
-            return 1;
-        }
-        /* Initialise the whole node, as a program would: its pages are
-         * faulted in now, not during a timed lap. */
-        memset(nodes[i], 0, k_sizes[s]);
-        nodes[i]->value = (uint64_t)i;
-    }
-    int order[MB_BLOCKS];
-    for (int i = 0; i < MB_BLOCKS; i++)
-        order[i] = i;
-    uint64_t seed = MB_SEED;
-    for (int i = MB_BLOCKS - 1; i > 0; i--) {
-        int j = (int)(hps_xorshift64(&seed) % (uint64_t)(i + 1)), t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-    for (int i = 0; i < MB_BLOCKS; i++)
-        nodes[order[i]]->next = nodes[order[(i + 1) % MB_BLOCKS]];
-    /* One cycle through all nodes, or the figures would be for a shorter ring. */
-    struct node *p = nodes[0];
-    for (int i = 1; i < MB_BLOCKS; i++) {
-        p = p->next;
-        if (p == nodes[0]) {
-            hps_bench_log("ring of %zu B nodes closes after %d nodes", k_sizes[s], i);
-            return 1;
-        }
-    }
-    if (p->next != nodes[0]) {
-        hps_bench_log("ring of %zu B nodes does not close", k_sizes[s]);
-        return 1;
-    }
-    return 0;
+    return mb_ring_build(g_ring.nodes[s], MB_BLOCKS, k_sizes[s]);
 }
 
 int mb_ring_run(long laps, int reps, int sim)
@@ -136,7 +96,7 @@ int mb_ring_run(long laps, int reps, int sim)
             return 1;
     if (sim) {
         for (int s = 0; s < NSIZES; s++) {
-            struct node *start = g_ring.nodes[s][0];
+            node_t *start = g_ring.nodes[s][0];
             g_ring.checksum[s] = ring_walk_warm(start, 2, MB_BLOCKS);
             g_ring.checksum[s] += k_walk[s].fn(start, laps, MB_BLOCKS);
         }
@@ -147,7 +107,7 @@ int mb_ring_run(long laps, int reps, int sim)
          * drift of the shared machine biases no size. */
         for (int k = 0; k < NSIZES; k++) {
             int s = r % 2 ? NSIZES - 1 - k : k;
-            struct node *start = g_ring.nodes[s][0];
+            node_t *start = g_ring.nodes[s][0];
             /* Two untimed laps bring this ring back into the caches the
              * previous size's batch evicted it from. */
             g_ring.checksum[s] += ring_walk_warm(start, 2, MB_BLOCKS);

@@ -10,7 +10,10 @@
  *               accesses, the compiler instruments them; the method is
  *               libitm's choice, ITM_DEFAULT_METHOD=ml_wt|gl_wt|serialirr;
  *   TMB_HPSYNC  hpsync's sections (<hpsync/tm.h>, docs/api/tm.md); the backend
- *               is HPSYNC_TM's choice.
+ *               is HPSYNC_TM's choice;
+ *   TMB_LOCK    one global lock the program picks at run time (the workloads
+ *               of bench/workloads/: glibc mutex, hpsync TTS, elided TTS),
+ *               through tmb_lock_enter()/tmb_lock_exit(), which it defines.
  *
  * The rules the structures keep so that every mapping is correct:
  *   - TX_BEGIN()/TX_BEGIN_RO() and TX_END() pair in one function, as { and }
@@ -36,8 +39,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#if defined(TMB_SEQ) + defined(TMB_MUTEX) + defined(TMB_ITM) + defined(TMB_HPSYNC) != 1
-#error "define exactly one of TMB_SEQ, TMB_MUTEX, TMB_ITM, TMB_HPSYNC"
+#if defined(TMB_SEQ) + defined(TMB_MUTEX) + defined(TMB_ITM) + defined(TMB_HPSYNC) + \
+    defined(TMB_LOCK) != 1
+#error "define exactly one of TMB_SEQ, TMB_MUTEX, TMB_ITM, TMB_HPSYNC, TMB_LOCK"
 #endif
 
 #if defined(TMB_HPSYNC)
@@ -77,6 +81,15 @@
 #define TX_END() }
 #define TX_CALLABLE __attribute__((transaction_safe))
 #define TX_PURE __attribute__((transaction_pure))
+#elif defined(TMB_LOCK)
+#define TMB_VARIANT "lock"
+void tmb_lock_enter(void);
+void tmb_lock_exit(void);
+#define TX_BEGIN() tmb_lock_enter(); {
+#define TX_BEGIN_RO() TX_BEGIN()
+#define TX_END() } tmb_lock_exit()
+#define TX_CALLABLE
+#define TX_PURE
 #elif defined(TMB_MUTEX)
 #include <pthread.h>
 #define TMB_VARIANT "mutex"

@@ -388,10 +388,118 @@ static void on_watchdog(int sig)
     _exit(3);
 }
 
+/* ---- --describe: what the program offers, for `hpsync bench workloads` ------
+ *
+ * The runner (python/hpsync/bench/workloads/describe.py, docs/workloads.md)
+ * learns the variants, figures and sizes from this, so a new workload on
+ * the harness needs no change there.  The TM variants are listed once per
+ * backend (HPSYNC_TM is per process): "<backend>:tm-k<K>" and
+ * "<backend>:tm-dyn", which the program knows as tm-k<K> and tm-dyn.  The
+ * default suite sweeps k by powers of 4 on sgl, norec and stm; --quick
+ * keeps three k and the controller on norec and stm; htm and hybrid need
+ * RTM. */
+static const char *const k_desc_backends[] = { "sgl", "norec", "stm", "htm", "hybrid" };
+static const long k_desc_k[] = { 1, 4, 16, 64, 256, 1024 };
+
+static void describe_tm(const char *backend, const char *arg, long k, int quick)
+{
+    char name[48];
+    snprintf(name, sizeof name, "%s:%s", backend, arg);
+    int rtm = !strcmp(backend, "htm") || !strcmp(backend, "hybrid");
+    hps_json_begin_object(NULL);
+    hps_json_str("name", name);
+    hps_json_str("arg", arg);
+    hps_json_str("kind", "tm");
+    hps_json_str("group", backend);
+    hps_json_begin_object("env");
+    hps_json_str("HPSYNC_TM", backend);
+    hps_json_end_object();
+    if (rtm) {
+        hps_json_begin_array("needs");
+        hps_json_str(NULL, "rtm");
+        hps_json_end_array();
+    }
+    if (k)
+        hps_json_int("granularity", k);
+    else
+        hps_json_bool("controller", 1);
+    hps_json_bool("quick", quick && strcmp(backend, "sgl") != 0);
+    hps_json_end_object();
+}
+
+static int describe(const wl_workload_t *w)
+{
+    hps_json_open(NULL, 0);
+    hps_json_begin_object(NULL);
+    hps_json_str("workload", w->name);
+    hps_json_str("title", w->title ? w->title : w->name);
+    hps_json_begin_array("variants");
+    for (int i = 0; i < w->nvariants; i++) {
+        hps_json_begin_object(NULL);
+        hps_json_str("name", w->variants[i]);
+        hps_json_str("kind", i == w->mutex_variant ? "lock" : "other");
+        hps_json_bool("baseline", i == w->mutex_variant);
+        hps_json_end_object();
+    }
+    for (size_t b = 0; b < sizeof k_desc_backends / sizeof *k_desc_backends; b++) {
+        char arg[32];
+        for (size_t i = 0; i < sizeof k_desc_k / sizeof *k_desc_k; i++) {
+            snprintf(arg, sizeof arg, "tm-k%ld", k_desc_k[i]);
+            describe_tm(k_desc_backends[b], arg, k_desc_k[i], i % 2 == 0);
+        }
+        describe_tm(k_desc_backends[b], "tm-dyn", 0, 1);
+    }
+    hps_json_end_array();
+    hps_json_begin_array("metrics");
+    hps_json_begin_object(NULL);
+    hps_json_str("name", "ops_per_sec");
+    hps_json_str("unit", "ops/s");
+    hps_json_str("better", "higher");
+    hps_json_end_object();
+    hps_json_end_array();
+    hps_json_begin_array("dims");
+    hps_json_str(NULL, "row");
+    hps_json_end_array();
+    hps_json_begin_object("args");
+    hps_json_begin_array("default");
+    hps_json_end_array();
+    hps_json_begin_array("quick");
+    hps_json_str(NULL, "--quick");
+    hps_json_str(NULL, "--scale");
+    hps_json_str(NULL, "0.25");
+    hps_json_end_array();
+    hps_json_end_object();
+    hps_json_begin_object("threads");
+    hps_json_begin_array("default");
+    hps_json_int(NULL, 1);
+    hps_json_int(NULL, 2);
+    hps_json_int(NULL, 8);
+    hps_json_end_array();
+    hps_json_begin_array("quick");
+    hps_json_int(NULL, 1);
+    hps_json_int(NULL, 2);
+    hps_json_end_array();
+    hps_json_end_object();
+    hps_json_begin_object("seconds");
+    hps_json_num("default", w->seconds > 0 ? w->seconds : 0.5);
+    hps_json_num("quick", w->seconds > 0 ? w->seconds / 20 : 0.05);
+    hps_json_end_object();
+    hps_json_begin_array("figures");
+    hps_json_begin_object(NULL);
+    hps_json_str("shape", "granularity");
+    hps_json_str("metric", "ops_per_sec");
+    hps_json_end_object();
+    hps_json_end_array();
+    hps_json_end_object();
+    return hps_json_finish() ? 1 : 0;
+}
+
 int wl_main(const wl_workload_t *w, int argc, char **argv)
 {
     static opts_t o;
     g_w = w;
+    if (argc == 2 && !strcmp(argv[1], "--describe"))
+        return describe(w);
     parse(&o, argc, argv);
     signal(SIGALRM, on_watchdog);
     alarm(o.quick ? 600 : 3600);

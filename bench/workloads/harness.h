@@ -8,6 +8,11 @@
  *   hps-workload-<name> [--rows LIST] [--variants LIST] [--k LIST]
  *                       [--threads LIST] [--reps R] [--quick]
  *                       [--scale F] [--selftest-corrupt]
+ *   hps-workload-<name> --describe
+ *
+ * --describe prints what the program offers (variants, per TM backend;
+ * figures; sizes) as the JSON `hpsync bench workloads` reads
+ * (docs/workloads.md, "The workload program's contract").
  *
  * A workload is a table of rows (its inputs: sizes, conflict levels) and
  * of variants (ways of synchronizing it).  For each row and thread count
@@ -74,6 +79,8 @@ typedef struct wl_row {
 
 typedef struct wl_workload {
     const char *name;
+    const char *title;               /* one line for --describe: what it models */
+    double seconds;                  /* one variant at one thread count, all rows, for the ETA */
     const wl_row_t *rows;
     int nrows;
     const char *const *variants;     /* its own variants (the TM ones are added) */

@@ -159,6 +159,7 @@ static void teardown(void *ctx)
 
 static const wl_workload_t k_histogram = {
     .name = "histogram",
+    .title = "histogram: threads add samples into shared bins (16 to 1 Mi bins; atomics, private copies, a mutex, TM)",
     .rows = k_rows,
     .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
     .variants = k_variants,

@@ -164,6 +164,7 @@ static void teardown(void *ctx)
 
 static const wl_workload_t k_scatter = {
     .name = "scatter",
+    .title = "scatter (CLOMP-TM-like): threads update scattered shared zones (atomics, a critical section, TM)",
     .rows = k_rows,
     .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
     .variants = k_variants,

@@ -55,6 +55,13 @@ typedef struct hps_elide_stats {
 extern int hps_elide_active;
 /* "rtm", "inject" or "off": what runs the transactions. */
 const char *hps_elide_backend_name(void);
+/* The process's restart count (HPSYNC_ELIDE_RETRIES, 0..100): how often a
+ * transaction that aborted with the RETRY bit, or found the lock busy, is
+ * begun again before the lock is taken.  Setting it overrides the setting
+ * for every lock; call it before the threads that elide start (a study
+ * sweeping the count, such as the ART workload's elide-rN variants). */
+void hps_elide_set_retries(unsigned n);
+unsigned hps_elide_retries(void);
 
 /* Out-of-line paths; the *_slow lock calls return 1 when the section runs
  * elided, 0 when the caller must take the lock itself. */

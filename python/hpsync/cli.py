@@ -4,7 +4,7 @@
   hpsync doctor [--json]
   hpsync run [--lock ALG|glibc] [--malloc cia|rand|none] [--elide] [--stats]
              [--stats-file F] -- prog args...
-  hpsync bench locks|elide|malloc|shmem|tm [--json] [--quick] [--check] [options]
+  hpsync bench locks|elide|malloc|shmem|tm|workloads [--json] [--quick] [--check] [options]
                                         [--db PATH] [--no-store]
   hpsync runs [--db PATH] [--json] [--limit N]
   hpsync characterize [--quick] [--json] [--db PATH] [--no-store] [--only LIST]
@@ -306,7 +306,10 @@ def add_bench_parser(bsub: Any, bench: Bench) -> None:
     bp.add_argument("--check", action="store_true",
                     help="exit status 1 when a target FAILs (inconclusive and n/a do not)")
     for o in bench.options:
-        bp.add_argument(o.flag, type=o.type, metavar=o.metavar, help=o.help)
+        if o.nargs:
+            bp.add_argument(o.flag, type=o.type, metavar=o.metavar, help=o.help, nargs=o.nargs)
+        else:
+            bp.add_argument(o.flag, type=o.type, metavar=o.metavar, help=o.help)
     add_store_options(bp)
     bp.set_defaults(func=cmd_bench)
 

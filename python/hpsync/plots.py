@@ -291,3 +291,49 @@ def measurement_bars(labels: Sequence[str], points: Sequence[tuple[float, float,
     ax.set_title(title)
     ax.grid(alpha=0.3, axis="x")
     return _png(fig)
+
+
+def marked_lines(series: Sequence[SeriesLike], marks: Sequence[tuple[str, float | None, float]],
+                 title: str, xlabel: str, ylabel: str) -> bytes:
+    """measurement_lines plus marked points: (label, x, y) a star at (x, y),
+    or, with x None, a dashed level at y (a point whose x is not known)."""
+    require()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for s in series:
+        ax.errorbar(s.xs, s.ys, yerr=[s.lo, s.hi], marker="o", capsize=3, label=s.label)
+    for label, x, y in marks:
+        if x is None:
+            ax.axhline(y, linestyle="--", color="#c0392b", label=label)
+        else:
+            ax.plot([x], [y], marker="*", markersize=16, color="#c0392b", linestyle="none",
+                    label=label)
+    xs = [x for s in series for x in s.xs]
+    if _wide(xs):
+        ax.set_xscale("log", base=2)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
+def stacked_bars(labels: Sequence[str], stacks: dict[str, list[float]], title: str,
+                 ylabel: str) -> bytes:
+    """One bar per label, stacked by the keys of stacks (each a list as long
+    as labels): the parts of a total, such as aborts by cause."""
+    require()
+    fig, ax = plt.subplots(figsize=(max(6.4, 0.6 * len(labels) + 2), 4.0))
+    xs = list(range(len(labels)))
+    bottom = [0.0] * len(labels)
+    for name, vals in stacks.items():
+        ax.bar(xs, vals, bottom=bottom, label=name)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(xs, list(labels), rotation=30, ha="right", fontsize="small")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3, axis="y")
+    if stacks:
+        ax.legend(fontsize="small")
+    return _png(fig)

@@ -292,9 +292,14 @@ def _characterize_sections(run: Mapping[str, Any]) -> list[str]:
 
 
 def plan(run: Mapping[str, Any]) -> list[Figure]:
-    """The figures of a run: the probes' own for a characterization, one per
-    group of measurements for every other kind."""
-    return figure_plan(dict(run)) if run.get("kind") == characterize.KIND else measurement_plan(run)
+    """The figures of a run: the probes' own for a characterization, a
+    benchmark's own where it draws them, else one per group of measurements."""
+    if run.get("kind") == characterize.KIND:
+        return figure_plan(dict(run))
+    bench = by_kind(str(run.get("kind", "")))
+    if bench is not None and bench.figures is not None:
+        return [Figure(bench.name, kind, title, draw) for kind, title, draw in bench.figures(run)]
+    return measurement_plan(run)
 
 
 def html(run: dict[str, Any], label: str) -> str:

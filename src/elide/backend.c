@@ -93,6 +93,20 @@ __attribute__((constructor)) static void elide_ctor(void)
     hps_elide_setup();
 }
 
+/* After setup, so HPSYNC_ELIDE_RETRIES does not overwrite it later; the
+ * policy reads the count on every abort, so the next one obeys it. */
+HPS_EXPORT void hps_elide_set_retries(unsigned n)
+{
+    hps_elide_setup();
+    hps_elide_cfg.retries = n > 100 ? 100 : n;
+}
+
+HPS_EXPORT unsigned hps_elide_retries(void)
+{
+    hps_elide_setup();
+    return hps_elide_cfg.retries;
+}
+
 HPS_EXPORT const char *hps_elide_backend_name(void)
 {
     hps_elide_setup();

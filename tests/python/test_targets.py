@@ -128,4 +128,6 @@ def test_the_shipped_table() -> None:
             "amo_vs_put", "ofi_bare", "ofi_raw", "ofi_coll4", "int_p_insns", "quiet_insns",
             "launch", "tm-1t-vs-ml_wt", "tm-1t-vs-ml_wt-rows", "tm-1t-vs-seq", "tm-2t-vs-itm",
             "tm-2t-vs-itm-rows", "tm-8t-scaling", "tm-auto", "itm-1t-vs-itm", "itm-2t-vs-itm",
-            "itm-vs-itm-rows", "itm-auto-vs-default", "itm-overhead"} == set(ids)
+            "itm-vs-itm-rows", "itm-auto-vs-default", "itm-overhead", "workloads-validate",
+            "workloads-tm-vs-mutex", "workloads-tm-vs-mutex-histogram", "workloads-art-olc-insert",
+            "workloads-art-olc-lookup", "workloads-ring-cia-floor"} == set(ids)

@@ -38,6 +38,7 @@ class Option:
     type: Callable[[str], Any]
     metavar: str
     help: str
+    nargs: str | None = None     # positional arguments (flag without dashes): "*"
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class Bench:
     measure: Callable[[Any, "Session"], dict[str, Any]]
     analyse: Callable[[Mapping[str, Any], Mapping[str, Any]], Analysis]
     render: Callable[[Mapping[str, Any]], str]
+    # Its own figures for `hpsync report` ((kind, title, draw -> PNG)),
+    # instead of one per group of measurements.
+    figures: Callable[[Mapping[str, Any]], list[tuple[str, str, Callable[[], bytes]]]] | None = None
 
     @property
     def kind(self) -> str:

@@ -171,6 +171,24 @@ static void sc_retries_setting(void)
     expect_counts("retry*2,commit, retries=1", &e, COUNTS(.att = 3, .com = 1, .conflict = 2, .fb = 1));
 }
 
+/* inject:retry*2,commit with HPSYNC_ELIDE_RETRIES=1, then the API's count:
+ * 0 gives up at the first RETRY-bit abort, 7 outlasts two of them. */
+static void sc_retries_api(void)
+{
+    elided_t e;
+    el_init(&e, HPS_LOCK_TTAS);
+    HPS_CHECK(hps_elide_retries() == 1, "the setting's count is %u, want 1", hps_elide_retries());
+    hps_elide_set_retries(0);
+    HPS_CHECK(hps_elide_retries() == 0, "count %u after set_retries(0)", hps_elide_retries());
+    expect_pattern("retries=0: two aborts, two fallbacks; then a commit", &e, "AAC");
+    hps_elide_set_retries(7);
+    expect_pattern("retries=7: two aborts retried, then the commit", &e, "C");
+    expect_counts("retry*2,commit twice", &e, COUNTS(.att = 6, .com = 2, .conflict = 4, .fb = 2));
+    hps_elide_set_retries(1000);
+    HPS_CHECK(hps_elide_retries() == 100, "count %u after set_retries(1000), want 100",
+              hps_elide_retries());
+}
+
 /* inject:capacity */
 static void sc_capacity(void)
 {
@@ -533,6 +551,7 @@ static const hps_test_case_t cases[] = {
     { "retry_commit", .run = sc_retry_commit, .data = "inject:retry*3,commit" },
     { "retry_exhaust", .run = sc_retry_exhaust, .data = "inject:retry*4,commit" },
     { "retries_setting", .run = sc_retries_setting, .data = "inject:retry*2,commit" },
+    { "retries_api", .run = sc_retries_api, .data = "inject:retry*2,commit" },
     { "capacity", .run = sc_capacity, .data = "inject:capacity" },
     { "capacity_probe", .run = sc_capacity_probe, .data = "inject:capacity" },
     { "commit_resets_backoff", .run = sc_commit_resets_backoff, .data = "inject:capacity*3,commit" },

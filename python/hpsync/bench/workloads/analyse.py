@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: MIT
+"""Analysis half of `bench workloads` (pure): samples -> table rows and
+the schema's measurements.
+
+Measurements, each per round (a round's processes ran interleaved, so its
+figures pair up):
+  workload/METRIC/...variant, dims, allocator T=n   the figure itself
+  ...METRIC_vs_1thread    speed-up over the variant's own 1-thread figure
+                          (same dims, allocator, round)
+  ...METRIC_vs_BASELINE   over the baseline variant (mutex) at the same
+                          thread count
+  best-tm/METRIC_vs_BASELINE/workload...   the transactional variant with
+                          the best median, over the baseline
+  workload/validated/variant T=n   1 for every round whose process printed
+                          the row (it validated its result)
+  workload/aborts_per_commit/variant/layer/cause T=n   TM (layer tm) or
+                          elision (layer elision) aborts by cause per
+                          commit, cause "all" for the total
+Speed-ups take a lower-is-better figure (ns per node, seconds) the other
+way up, so more is always faster.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from ... import schema, stats
+from ..base import Analysis, Row, warn_few_and_noisy
+from . import describe as D
+
+MIN_ROUNDS = 3
+NOISY = 0.5
+BEST_TM = "best-tm"
+LAYERS = ("tm", "elision")
+
+Samples = Sequence[Mapping[str, Any]]
+Key = tuple[Any, ...]
+
+
+def _kinds(extra: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return dict(extra.get("workloads", {}))
+
+
+def variant_order(desc: Mapping[str, Any]) -> list[str]:
+    return [v["name"] for v in desc.get("variants", [])]
+
+
+def baseline(desc: Mapping[str, Any]) -> str | None:
+    return next((v["name"] for v in desc.get("variants", []) if v.get("baseline")), None)
+
+
+def point(s: Mapping[str, Any]) -> Key:
+    """What a sample is a figure of, but for its variant, threads and round."""
+    return (s["workload"], s.get("allocator"), tuple(sorted((s.get("dims") or {}).items())))
+
+
+def dims_of(s: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    d = {"workload": s["workload"], "variant": s["variant"], **(s.get("dims") or {}),
+         "threads": int(s["threads"])}
+    if s.get("allocator"):
+        d["allocator"] = s["allocator"]
+    d.update(extra)
+    return d
+
+
+def _index(samples: Samples) -> dict[tuple[Key, str, int], dict[int, Mapping[str, Any]]]:
+    """(point, variant, threads) -> {round: sample}."""
+    out: dict[tuple[Key, str, int], dict[int, Mapping[str, Any]]] = {}
+    for s in samples:
+        out.setdefault((point(s), s["variant"], int(s["threads"])), {})[int(s.get("round", 0))] = s
+    return out
+
+
+def _per_round(rounds: Mapping[int, Mapping[str, Any]], metric: str) -> dict[int, float]:
+    return {r: float(s["metrics"][metric]) for r, s in rounds.items()
+            if s["metrics"].get(metric) is not None}
+
+
+def speedup(mine: Mapping[int, float], ref: Mapping[int, float], better: str) -> dict[int, float]:
+    """Per round, how many times faster mine is than ref."""
+    out = {}
+    for r, a in mine.items():
+        q = stats.ratio(a, ref.get(r)) if better == "higher" else stats.ratio(ref.get(r), a)
+        if q is not None and q > 0:
+            out[r] = q
+    return out
+
+
+def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float], better: str,
+       ctx: int | None) -> schema.Measurement:
+    rounds = sorted(figs)
+    return schema.measurement(dims, metric, unit, [figs[r] for r in rounds], better, ctx, rounds)
+
+
+def _ctx(rounds: Mapping[int, Mapping[str, Any]]) -> int | None:
+    return next((s.get("context") for _, s in sorted(rounds.items()) if s.get("context") is not None), None)
+
+
+def abort_rates(samples: Iterable[Mapping[str, Any]], layer: str) -> dict[str, float] | None:
+    """Aborts per commit by cause (and "all") over the samples' statistics
+    of one layer (summed before dividing); None when none has any."""
+    commits, aborts, causes = 0, 0, {}
+    found = False
+    for s in samples:
+        st = s.get(layer)
+        if not isinstance(st, dict):
+            continue
+        found = True
+        commits += int(st.get("commits", 0) or 0)
+        by = st.get("aborts_by_cause") or {}
+        total = st.get("aborts")
+        aborts += int(total if isinstance(total, (int, float)) else sum(by.values()))
+        for c, n in by.items():
+            causes[c] = causes.get(c, 0) + int(n)
+    if not found:
+        return None
+    den = max(1, commits)
+    return {"all": aborts / den, **{c: n / den for c, n in sorted(causes.items())}}
+
+
+def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -> list[schema.Measurement]:
+    out: list[schema.Measurement] = []
+    idx = _index(samples)
+    for (pt, variant, threads), rounds in idx.items():
+        desc = workloads.get(pt[0], {})
+        base = baseline(desc)
+        any_s = next(iter(rounds.values()))
+        ctx = _ctx(rounds)
+        out.append(_m(dims_of(any_s), "validated", "", {r: 1.0 for r in rounds}, "higher", ctx))
+        for m in desc.get("metrics", []):
+            mine = _per_round(rounds, m["name"])
+            if not mine:
+                continue
+            out.append(_m(dims_of(any_s), m["name"], m["unit"], mine, m["better"], ctx))
+            if not m.get("speedup", True):
+                continue
+            one = idx.get((pt, variant, 1))
+            if one:
+                q = speedup(mine, _per_round(one, m["name"]), m["better"])
+                if q:
+                    out.append(_m(dims_of(any_s), f"{m['name']}_vs_1thread", "x", q, "higher", ctx))
+            ref = idx.get((pt, base, threads)) if base and variant != base else None
+            if ref:
+                q = speedup(mine, _per_round(ref, m["name"]), m["better"])
+                if q:
+                    out.append(_m(dims_of(any_s), f"{m['name']}_vs_{base}", "x", q, "higher", ctx))
+        for layer in LAYERS:
+            rates = {r: abort_rates([s], layer) for r, s in rounds.items()}
+            causes = sorted({c for v in rates.values() if v for c in v})
+            for c in causes:
+                figs = {r: v[c] for r, v in rates.items() if v and c in v}
+                out.append(_m(dims_of(any_s, layer=layer, cause=c), "aborts_per_commit",
+                              "aborts/commit", figs, "lower", ctx))
+    out += best_tm(samples, workloads, idx)
+    return out
+
+
+def best_tm(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
+            idx: Mapping[tuple[Key, str, int], Mapping[int, Mapping[str, Any]]]) -> list[schema.Measurement]:
+    """Per point and thread count, the transactional variant with the best
+    median figure over the baseline, round by round."""
+    out = []
+    done = set()
+    for (pt, _, threads) in idx:
+        if (pt, threads) in done:
+            continue
+        done.add((pt, threads))
+        desc = workloads.get(pt[0], {})
+        base = baseline(desc)
+        tms = [v["name"] for v in desc.get("variants", []) if v.get("kind") == "tm"]
+        ref = idx.get((pt, base, threads)) if base else None
+        if not ref or not tms:
+            continue
+        for m in desc.get("metrics", []):
+            if not m.get("speedup", True):
+                continue
+            cands = [(v, _per_round(idx[(pt, v, threads)], m["name"])) for v in tms
+                     if (pt, v, threads) in idx]
+            cands = [(v, f) for v, f in cands if f]
+            if not cands:
+                continue
+            sign = 1 if m["better"] == "higher" else -1
+            _, figs = max(cands, key=lambda c: sign * (stats.median(c[1].values()) or 0.0))
+            q = speedup(figs, _per_round(ref, m["name"]), m["better"])
+            if q:
+                any_s = next(iter(ref.values()))
+                dims = {k: v for k, v in dims_of(any_s).items() if k != "variant"}
+                out.append(_m({"part": BEST_TM, **dims}, f"{m['name']}_vs_{base}", "x", q, "higher",
+                              _ctx(ref)))
+    return out
+
+
+def summarise(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -> list[Row]:
+    """Table rows: per (workload, allocator, dims, variant, threads) and
+    metric, the median over rounds, its spread, the speed-ups' medians, and
+    the aborts per commit (all causes) where the variant counts them."""
+    idx = _index(samples)
+    rows: list[Row] = []
+    for (pt, variant, threads), rounds in idx.items():
+        desc = workloads.get(pt[0], {})
+        base = baseline(desc)
+        for m in desc.get("metrics", []):
+            figs = _per_round(rounds, m["name"])
+            if not figs:
+                continue
+            one = idx.get((pt, variant, 1))
+            ref = idx.get((pt, base, threads)) if base else None
+            rates = {layer: abort_rates(rounds.values(), layer) for layer in LAYERS}
+            rows.append({
+                "workload": pt[0], "allocator": pt[1], "dims": dict(pt[2]), "variant": variant,
+                "threads": threads, "metric": m["name"], "unit": m["unit"],
+                "value": stats.median(figs.values()), "rounds": len(figs),
+                "spread": stats.spread(list(figs.values())),
+                "vs_1thread": stats.median(speedup(figs, _per_round(one, m["name"]), m["better"]).values())
+                if one and m.get("speedup", True) else None,
+                "vs_baseline": stats.median(speedup(figs, _per_round(ref, m["name"]), m["better"]).values())
+                if ref and m.get("speedup", True) else None,
+                "aborts": {k: v for k, v in rates.items() if v}})
+    order = {w: i for i, w in enumerate(D.ordered(list(workloads)))}
+    vorder = {w: {v: i for i, v in enumerate(variant_order(d))} for w, d in workloads.items()}
+    rows.sort(key=lambda r: (order.get(r["workload"], 99), str(r["allocator"] or ""),
+                             _dims_key(r["dims"]), r["metric"],
+                             vorder.get(r["workload"], {}).get(r["variant"], 99), r["threads"]))
+    return rows
+
+
+def _dims_key(dims: Mapping[str, Any]) -> list[tuple[str, int, float, str]]:
+    """Dims in a stable order, numbers by value (64 before 1024)."""
+    return [(k, 0, float(v), "") if isinstance(v, (int, float)) else (k, 1, 0.0, str(v))
+            for k, v in sorted(dims.items())]
+
+
+def not_measured(extra: Mapping[str, Any]) -> list[str]:
+    """One line per workload with variants not measured, one for the
+    allocators not installed."""
+    out = []
+    for w, st in extra.get("variants", {}).items():
+        na = [v for v, s in st.items() if s.get("status") != "measured"]
+        if na:
+            out.append(f"{w}: not measured: {', '.join(na)} ({st[na[0]].get('note', '')})")
+    missing = (extra.get("allocators") or {}).get("missing") or {}
+    if missing:
+        out.append("allocators not installed: " + ", ".join(missing))
+    return out
+
+
+def analyse(extra: Mapping[str, Any], params: Mapping[str, Any]) -> Analysis:
+    samples = extra["samples"]
+    workloads = _kinds(extra)
+    rows = summarise(samples, workloads)
+    warnings = warn_few_and_noisy(rows, "rounds", MIN_ROUNDS, NOISY,
+                                  lambda r: f"{r['workload']} {r['variant']}@{r['threads']}T")
+    warnings += not_measured(extra)
+    return Analysis(rows, measurements(samples, workloads), warnings)

@@ -1,0 +1,264 @@
+# SPDX-License-Identifier: MIT
+"""Measurement half of `bench workloads`: asks each workload program what
+it offers (describe.py), plans one process per (round, workload, allocator,
+group of variants that can share an environment), runs them with a
+progress bar, checks every document and collects samples.
+
+A process runs `--reps 1`: rounds are separate processes, and within a
+round the allocators and the variants run in the interleaved order
+(base.interleaved), so a round's figures pair up.  A wrong result (or any
+failure) of any process ends the whole run with the workload and variant
+named: nothing of it is stored.
+
+Sample (one per row of a document):
+  {"workload", "variant", "threads", "round", "allocator" (or null),
+   "dims": {row dims}, "metrics": {name: figure}, "tm", "elision",
+   "granularity" (the controller's chosen k, when it says), "context"}
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ... import runner, stats
+from ...errors import CliError
+from ...progress import Progress
+from .. import tm as tm_bench
+from ..base import Session, interleaved
+from ..malloc import analyse as malloc_names
+from ..malloc import measure as malloc_measure
+from . import describe as D
+
+DEFAULT_THREADS = [1, 2, 8]
+DEFAULT_SECONDS = {"default": 5.0, "quick": 1.0}
+
+
+@dataclass(frozen=True)
+class Params:
+    workloads: list[str]          # empty: every workload built
+    threads: list[int] | None     # None: each workload's own default
+    rounds: int
+    allocators: list[str] = field(default_factory=lambda: list(malloc_names.ALLOCATORS))
+    quick: bool = False
+
+
+def make_params(args: argparse.Namespace) -> Params:
+    """Defaults: 3 rounds, 1 with --quick; each workload's own threads
+    (1,2,8 when it names none) and sizes."""
+    quick = bool(args.quick)
+    return Params(workloads=list(dict.fromkeys(args.names or [])),
+                  threads=sorted(set(args.threads)) if args.threads else None,
+                  rounds=args.reps or (1 if quick else 3),
+                  allocators=list(args.allocators) if getattr(args, "allocators", None)
+                  else list(malloc_names.ALLOCATORS), quick=quick)
+
+
+@dataclass(frozen=True)
+class Step:
+    rnd: int
+    desc: D.Description
+    variants: list[D.Variant]
+    threads: list[int]
+    allocator: malloc_measure.Allocator | None
+    env: dict[str, str]
+    cost: float
+
+    def label(self) -> str:
+        at = f" under {self.allocator.name}" if self.allocator else ""
+        return (f"round {self.rnd + 1}: {self.desc.workload}{at}: "
+                f"{','.join(v.name for v in self.variants)}")
+
+    def argv(self, path: Path, quick: bool) -> list[str]:
+        mode = "quick" if quick else "default"
+        return [str(path), *self.desc.args.get(mode, []), "--threads",
+                ",".join(map(str, self.threads)), "--variants",
+                ",".join(v.program_name for v in self.variants), "--reps", "1"]
+
+
+def env_groups(variants: Sequence[D.Variant]) -> list[list[D.Variant]]:
+    """Variants that can share one process: their settings do not conflict
+    (mutex and stm can: HPSYNC_TM does not touch a mutex; stm and norec
+    cannot) and the program knows them by different names.  Order kept,
+    first fit."""
+    groups: list[tuple[dict[str, str], list[D.Variant]]] = []
+    for v in variants:
+        for env, members in groups:
+            if all(env.get(k, val) == val for k, val in v.env.items()) and \
+                    v.program_name not in {m.program_name for m in members}:
+                env.update(v.env)
+                members.append(v)
+                break
+        else:
+            groups.append((dict(v.env), [v]))
+    return [members for _, members in groups]
+
+
+def resolve(params: Params) -> dict[str, D.Description]:
+    """The requested workloads' descriptions (all built ones by default)."""
+    found = D.programs()
+    unknown = [n for n in params.workloads if n not in found]
+    if unknown:
+        have = ", ".join(found) or "none: run make first"
+        raise CliError(f"unknown workload {unknown[0]!r} (built here: {have})", 2)
+    names = params.workloads or list(found)
+    if not names:
+        raise CliError("no workload program built (build/bin/hps-workload-*): run make first")
+    return {n: D.describe(found[n]) for n in names}
+
+
+def availability(desc: D.Description, quick: bool, rtm: bool) -> dict[str, dict[str, str]]:
+    out = {}
+    for v in desc.chosen(quick):
+        missing = [n for n in v.needs if n == "rtm" and not rtm]
+        out[v.name] = ({"status": "n/a", "note": "needs usable RTM (hps-doctor: rtm_usable false)"}
+                       if missing else {"status": "measured", "note": ""})
+    return out
+
+
+def plan(descs: Mapping[str, D.Description], status: Mapping[str, Mapping[str, Mapping[str, str]]],
+         allocs: Sequence[malloc_measure.Allocator], params: Params) -> list[Step]:
+    mode = "quick" if params.quick else "default"
+    steps = []
+    for rnd in range(params.rounds):
+        for name, desc in descs.items():
+            active = [v for v in desc.chosen(params.quick) if status[name][v.name]["status"] == "measured"]
+            threads = params.threads or desc.threads.get(mode) or DEFAULT_THREADS
+            unit = float(desc.seconds.get(mode, DEFAULT_SECONDS[mode]))
+            for a in interleaved(rnd, list(allocs) if desc.allocators else [None]):
+                for group in env_groups(interleaved(rnd, active)):
+                    env = runner.clean_env()
+                    for v in group:
+                        env.update(v.env)
+                    if a is not None and a.library:
+                        env["LD_PRELOAD"] = a.library
+                    steps.append(Step(rnd, desc, group, list(threads), a, env,
+                                      unit * len(group) * len(threads)))
+    return steps
+
+
+def _wrong(desc: D.Description, variants: Sequence[D.Variant], why: str) -> CliError:
+    """The run's failure, naming the workload and (when its line says which)
+    the variant."""
+    named = [v.name for v in variants if any(
+        p in why + " " for p in (f"{desc.workload}: {v.program_name} ", f"{desc.workload}: {v.program_name}:",
+                                 f"variant {v.program_name} "))]
+    variant = max(named, key=len) if named else ",".join(v.name for v in variants)
+    what = "wrong result" if "wrong result" in why else "failed"
+    return CliError(f"workload {desc.workload}, variant {variant}: {what}: {why}; nothing stored")
+
+
+def _figure(row: Mapping[str, Any], metric: str) -> float | None:
+    reps = row.get(f"{metric}_reps", row.get(metric))
+    if isinstance(reps, list) and reps:
+        return stats.median(float(x) for x in reps)
+    val = row.get(metric)
+    return float(val) if isinstance(val, (int, float)) and not isinstance(val, bool) else None
+
+
+def flat_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The document's rows, one per variant: a row holding its variants'
+    entries ("variants": [...], the harness's form) becomes one row per
+    entry, with the outer row's fields."""
+    out = []
+    for row in doc.get("rows") or []:
+        entries = row.get("variants")
+        if isinstance(entries, list):
+            outer = {k: v for k, v in row.items() if k != "variants"}
+            out += [{**outer, **e} for e in entries if isinstance(e, dict)]
+        else:
+            out.append(dict(row))
+    return out
+
+
+def granularity(row: Mapping[str, Any]) -> float | None:
+    """The coarsening factor a controller settled on: the row's own
+    "granularity", else the median of its threads' final k (tm.k_end)."""
+    k = row.get("granularity")
+    if isinstance(k, (int, float)) and not isinstance(k, bool):
+        return float(k)
+    ends = (row.get("tm") or {}).get("k_end") if isinstance(row.get("tm"), dict) else None
+    if isinstance(ends, list) and ends:
+        return stats.median(float(x) for x in ends)
+    return None
+
+
+def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict[str, Any]]:
+    """The document's rows as samples; a document that does not hold
+    exactly what was asked is a failure (never a mislabelled figure)."""
+    desc = step.desc
+    where = f"workload {desc.workload}"
+    if doc.get("workload") != desc.workload:
+        raise CliError(f"{where}: the program says it is {doc.get('workload')!r}")
+    asked = {v.program_name: v.name for v in step.variants}
+    out, seen = [], set()
+    for row in flat_rows(doc):
+        arg, t = row.get("variant"), row.get("threads")
+        if arg not in asked or t not in step.threads:
+            raise CliError(f"{where}: a row for variant {arg!r} at {t!r} threads, which was not asked for")
+        v = asked[arg]
+        figs = {m.name: _figure(row, m.name) for m in desc.metrics}
+        if any(f is None for f in figs.values()):
+            raise CliError(f"{where}, variant {v}: row without "
+                           + ", ".join(k for k, f in figs.items() if f is None))
+        s = {"workload": desc.workload, "variant": v, "threads": int(t), "round": step.rnd,
+             "allocator": step.allocator.name if step.allocator else None,
+             "dims": {d: row.get(d) for d in desc.dims}, "metrics": figs,
+             "tm": row.get("tm"), "elision": row.get("elision"), "context": cid}
+        k = granularity(row)
+        if k is not None:
+            s["granularity"] = k
+        out.append(s)
+        seen.add((v, int(t)))
+    lacking = sorted(f"{v}@{t}" for v in asked.values() for t in step.threads if (v, t) not in seen)
+    if lacking:
+        raise CliError(f"{where}: no row for {', '.join(lacking)}")
+    return out
+
+
+def measure(params: Params, session: Session, progress: Progress | None = None) -> dict[str, Any]:
+    descs = resolve(params)
+    rtm = tm_bench.rtm_usable() if any("rtm" in v.needs for d in descs.values()
+                                       for v in d.variants) else False
+    status = {n: availability(d, params.quick, rtm) for n, d in descs.items()}
+    allocs: list[malloc_measure.Allocator] = []
+    missing: dict[str, str] = {}
+    if any(d.allocators for d in descs.values()):
+        allocs, missing = malloc_measure.find_allocators(params.allocators)
+        if missing:
+            # One line for every peer not installed.
+            session.log("not installed: " + "; ".join(f"{a} ({why})" for a, why in missing.items()))
+    for name, st in status.items():
+        na = [v for v, s in st.items() if s["status"] != "measured"]
+        if na:
+            session.log(f"{name}: n/a: {', '.join(na)} ({st[na[0]]['note']})")
+    steps = plan(descs, status, allocs, params)
+    if not steps:
+        raise CliError("no variant to measure")
+    bar = progress or Progress([s.cost for s in steps])
+    samples: list[dict[str, Any]] = []
+    mode = "quick" if params.quick else "default"
+    try:
+        for step in steps:
+            bar.step(step.label())
+            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick)
+            doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
+            if doc is None:
+                raise _wrong(step.desc, step.variants, why or "no document")
+            if step.allocator is not None:
+                try:
+                    malloc_measure.check_provider(step.allocator, doc)
+                except CliError as exc:
+                    raise CliError(f"workload {step.desc.workload} under {step.allocator.name}: "
+                                   f"{exc.message}") from exc
+            cid = session.context(doc.get("context"), Path(argv[0]).name)
+            samples += samples_of(step, doc, cid)
+            bar.finish_step()
+    finally:
+        bar.close()
+    return {"samples": samples, "mode": mode,
+            "workloads": {n: d.as_dict() for n, d in descs.items()},
+            "variants": status,
+            "allocators": {"measured": [a.name for a in allocs], "missing": missing}}

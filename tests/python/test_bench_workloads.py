@@ -1,0 +1,376 @@
+# SPDX-License-Identifier: MIT
+"""`bench workloads`: the runner on a test double of a workload program
+(tests/python/progs/fake_workload.py, installed as build/bin/hps-workload-fake
+in a private build tree), the pure analysis and targets on made-up samples,
+the report's figures and compare across two runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpsync import compare, report, schema
+from hpsync.bench import base, tm
+from hpsync.bench.workloads import BENCH, describe, measure, render
+from hpsync.errors import CliError
+from hpsync.progress import Progress, clock
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE = REPO / "tests" / "python" / "progs" / "fake_workload.py"
+BUILD = Path(os.environ.get("HPSYNC_BUILD", REPO / "build"))
+
+
+# ---- the workload program's contract ----------------------------------------------
+
+def fake_describe(**change: Any) -> dict[str, Any]:
+    doc = json.loads(subprocess.run([str(FAKE), "--describe"], capture_output=True, text=True,
+                                    check=True).stdout)
+    doc["workload"] = "fake"
+    doc.update(change)
+    return doc
+
+
+def test_describe_parses_the_double() -> None:
+    d = describe.parse(fake_describe(), "hps-workload-fake")
+    assert d.baseline == "mutex"
+    assert [v.name for v in d.chosen(quick=True)] == ["mutex", "elide-r0", "elide-r3", "stm", "norec", "htm"]
+    assert "tts" in [v.name for v in d.chosen(quick=False)]
+    assert d.variant("stm").env == {"HPSYNC_TM": "stm"} and d.variant("htm").needs == ("rtm",)
+    assert d.variant("elide-r3").restarts == 3 and d.variant("ctl").controller
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"variants": []}, "no variants"),
+    ({"variants": [{"name": "a", "kind": "magic"}]}, "kind must be"),
+    ({"variants": [{"name": "a", "kind": "lock", "needs": ["avx9"]}]}, "needs takes"),
+    ({"metrics": [{"name": "x", "better": "bigger"}]}, "better"),
+    ({"dims": ["threads"]}, "dims"),
+    ({"figures": [{"shape": "pie"}]}, "shape"),
+    ({"threads": {"default": [0]}}, "threads"),
+])
+def test_describe_names_each_mistake(change: dict[str, Any], why: str) -> None:
+    with pytest.raises(CliError, match=why):
+        describe.parse(fake_describe(**change), "hps-workload-fake")
+
+
+def test_env_groups_split_only_conflicting_settings() -> None:
+    d = describe.parse(fake_describe(), "hps-workload-fake")
+    groups = measure.env_groups([d.variant(n) for n in ("mutex", "stm", "elide-r0", "norec", "tts")])
+    assert [[v.name for v in g] for g in groups] == [["mutex", "stm", "elide-r0", "tts"], ["norec"]]
+
+
+def test_progress_plain_lines_and_eta() -> None:
+    t = [0.0]
+    out = io.StringIO()
+    p = Progress([1.0, 1.0, 2.0], stream=out, now=lambda: t[0], tty=False)
+    p.step("first")
+    assert p.eta() == pytest.approx(4.0)
+    t[0] = 3.0                       # the first unit of cost took 3 s
+    p.finish_step()
+    assert p.eta() == pytest.approx(9.0)
+    p.step("second")
+    p.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("hpsync: [") and "0/3 first" in lines[0] and "ETA 4s" in lines[0]
+    assert "1/3 second" in lines[1] and "ETA 9s" in lines[1] and "\r" not in out.getvalue()
+    tty = io.StringIO()
+    q = Progress([1.0], stream=tty, now=lambda: 0.0, tty=True)
+    q.step("x")
+    q.say("a message")
+    q.finish_step()
+    q.close()
+    assert tty.getvalue().startswith("\r\x1b[K[") and "hpsync: a message\n" in tty.getvalue()
+    assert clock(185) == "3m05s" and clock(42) == "42s"
+
+
+# ---- the runner on the double --------------------------------------------------------
+
+@pytest.fixture
+def fake_build(tmp_path: Path) -> Path:
+    """A build tree with the double as two workloads (fakealloc runs under
+    each allocator), hps-doctor, and of the allocators only hpsync's cia:
+    rand is "not built"."""
+    b = tmp_path / "build"
+    (b / "bin").mkdir(parents=True)
+    (b / "lib").mkdir()
+    for name in ("fake", "fakealloc"):
+        shutil.copy(FAKE, b / "bin" / f"hps-workload-{name}")
+    os.symlink(BUILD / "bin" / "hps-doctor", b / "bin" / "hps-doctor")
+    os.symlink(BUILD / "lib" / "libhpsync-malloc.so", b / "lib" / "libhpsync-malloc.so")
+    return b
+
+
+def run_cli(build: Path, tmp: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    e = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    e.update(HPSYNC_BUILD=str(build), XDG_DATA_HOME=str(tmp / "data"), **env)
+    return subprocess.run(["./hpsync", *args], cwd=REPO, env=e, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def by_key(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {schema.key(m): m for m in run["measurements"]}
+
+
+def test_runner_on_the_double(fake_build: Path, tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    db = tmp_path / "r.db"
+    p = run_cli(fake_build, tmp_path, "bench", "workloads", "fake", "--reps", "2", "--json",
+                "--db", str(db), FAKE_LOG=str(log))
+    assert p.returncode == 0, p.stderr
+    run = json.loads(p.stdout)
+    assert run["kind"] == "bench-workloads" and run["run_id"] and schema.validate(run) == []
+    calls = [json.loads(x) for x in log.read_text().splitlines()]
+    # One process per round and settings group; rounds reverse the order.
+    assert all(c["argv"][-2:] == ["--reps", "1"] and "--size-list" in c["argv"] for c in calls)
+    variants = [c["argv"][c["argv"].index("--variants") + 1] for c in calls]
+    assert variants == ["mutex,tts,elide-r0,elide-r3,stm", "norec",
+                        "norec,elide-r3,elide-r0,tts,mutex", "stm"]
+    assert [c["tm"] for c in calls] == ["stm", "norec", "norec", "stm"]
+    m = by_key(run)
+    # The double's model: ops = BASE * threads ** SCALE.
+    assert m["fake/ops_per_sec/stm/size=64 T=2"]["reps"] == pytest.approx([160.0, 160.0])
+    assert m["fake/ops_per_sec_vs_1thread/stm/size=64 T=2"]["value"] == pytest.approx(2.0)
+    assert m["fake/ops_per_sec_vs_mutex/norec/size=64 T=2"]["value"] == pytest.approx(95 * 2 ** 0.8 / 100)
+    # Lower is better: the speed-up is the same, the other way up.
+    assert m["fake/seconds_vs_mutex/stm/size=1024 T=2"]["value"] == pytest.approx(1.6)
+    # The better TM variant at 2 threads is norec (165 ops/s against stm's 160).
+    assert m["best-tm/ops_per_sec_vs_mutex/fake/size=64 T=2"]["value"] == pytest.approx(95 * 2 ** 0.8 / 100)
+    assert m["fake/aborts_per_commit/stm/size=64/conflict/tm T=2"]["value"] == pytest.approx(0.02)
+    assert m["fake/aborts_per_commit/elide-r0/size=64/busy/elision T=1"]["value"] == pytest.approx(0.1)
+    assert m["fake/validated/tts/size=64 T=1"]["reps"] == [1.0, 1.0]
+    if not tm.rtm_usable():
+        assert run["extra"]["variants"]["fake"]["htm"]["status"] == "n/a"
+        assert not any(s["variant"] == "htm" for s in run["extra"]["samples"])
+    v = {t["id"]: t["verdict"] for t in run["targets"]}
+    assert v["workloads-validate_1"] == "PASS" and v["workloads-validate_8"] == "n/a"
+    assert v["workloads-art-olc-insert_dense"] == "n/a"
+    # Stored: the report and compare read it back.
+    assert run_cli(fake_build, tmp_path, "runs", "--db", str(db)).stdout.count("bench-workloads") == 1
+
+
+def test_wrong_result_fails_the_run_and_stores_nothing(fake_build: Path, tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    p = run_cli(fake_build, tmp_path, "bench", "workloads", "--quick", "--db", str(db), FAKE_WRONG="stm")
+    assert p.returncode == 1
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("hpsync: workload fake, variant stm: wrong result:") and "sum 7" in last
+    assert "nothing stored" in last
+    assert not db.exists() or "bench-workloads" not in run_cli(
+        fake_build, tmp_path, "runs", "--db", str(db)).stdout
+
+
+def test_missing_peer_costs_one_line(fake_build: Path, tmp_path: Path) -> None:
+    p = run_cli(fake_build, tmp_path, "bench", "workloads", "fakealloc", "--quick", "--json",
+                "--no-store", "--allocators", "glibc,hpsync,rand")
+    assert p.returncode == 0, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if "rand" in ln and "[" not in ln]
+    assert len(lines) == 1 and "not installed" in lines[0]
+    run = json.loads(p.stdout)
+    assert {s["allocator"] for s in run["extra"]["samples"]} == {"glibc", "hpsync"}
+    assert run["extra"]["allocators"]["missing"].keys() == {"rand"}
+
+
+def test_unknown_workload_is_one_line(fake_build: Path, tmp_path: Path) -> None:
+    p = run_cli(fake_build, tmp_path, "bench", "workloads", "nosuch", "--no-store")
+    assert p.returncode == 2
+    assert p.stderr.strip() == "hpsync: unknown workload 'nosuch' (built here: fake, fakealloc)"
+
+
+# ---- analysis, targets, report and compare on made-up samples --------------------------
+
+def desc_of(name: str, variants: list[dict[str, Any]], metrics: list[dict[str, Any]], dims: list[str],
+            figures: list[dict[str, Any]] | None = None, allocators: bool = False) -> dict[str, Any]:
+    return {"workload": name, "title": name, "variants": variants, "metrics": metrics, "dims": dims,
+            "allocators": allocators, "figures": figures or []}
+
+
+MOPS = [{"name": "insert_mops", "unit": "Mops/s", "better": "higher", "speedup": True},
+        {"name": "lookup_mops", "unit": "Mops/s", "better": "higher", "speedup": True}]
+
+
+def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.2,
+              rounds: int = 3, host: str = "a") -> dict[str, Any]:
+    """A run of three made-up workloads at 1 and 2 threads: the ART (olc
+    inserts 2.5x the mutex at 2 threads, lookups olc_lookup x), the ring
+    under glibc and hpsync (cia's 1 KiB ring cia_1k x its 64 B floor) and
+    scatter (the better TM variant tm_gain x the mutex, granularity sweep
+    with a controller)."""
+    works = {
+        "art": desc_of("art", [{"name": "mutex", "kind": "lock", "baseline": True},
+                               {"name": "elide-r0", "kind": "elide", "restarts": 0},
+                               {"name": "elide-r3", "kind": "elide", "restarts": 3},
+                               {"name": "olc", "kind": "other"}], MOPS, ["keyset"],
+                       [{"shape": "restarts", "metric": "insert_mops"}]),
+        "ring": desc_of("ring", [{"name": "mutex", "kind": "lock", "baseline": True}],
+                        [{"name": "ns_per_node", "unit": "ns/node", "better": "lower"}], ["size"],
+                        [{"shape": "curve", "x": "size", "metric": "ns_per_node", "series": "allocator"}],
+                        allocators=True),
+        "scatter": desc_of("scatter", [{"name": "mutex", "kind": "lock", "baseline": True},
+                                       {"name": "tm-k1", "kind": "tm", "granularity": 1},
+                                       {"name": "tm-k8", "kind": "tm", "granularity": 8},
+                                       {"name": "tm-auto", "kind": "tm", "controller": True}],
+                           [{"name": "updates_per_sec", "unit": "upd/s", "better": "higher"}], [],
+                           [{"shape": "granularity", "metric": "updates_per_sec"}]),
+    }
+    samples: list[dict[str, Any]] = []
+
+    def add(w: str, v: str, t: int, r: int, metrics: dict[str, float], dims: dict[str, Any] | None = None,
+            allocator: str | None = None, **more: Any) -> None:
+        samples.append({"workload": w, "variant": v, "threads": t, "round": r, "allocator": allocator,
+                        "dims": dims or {}, "metrics": metrics, "tm": None, "elision": None,
+                        "context": 0, **more})
+
+    for r in range(rounds):
+        noise = 1 + 0.02 * r
+        for t in (1, 2):
+            for ks in ("dense", "random"):
+                add("art", "mutex", t, r, {"insert_mops": 2 * noise, "lookup_mops": 4 * noise}, {"keyset": ks})
+                gain = (2.5, olc_lookup) if t == 2 else (1.0, 1.0)
+                add("art", "olc", t, r, {"insert_mops": 2 * gain[0] * noise,
+                                         "lookup_mops": 4 * gain[1] * noise}, {"keyset": ks})
+                for v, k in (("elide-r0", 0.8), ("elide-r3", 1.1)):
+                    add("art", v, t, r, {"insert_mops": 2 * k, "lookup_mops": 4 * k}, {"keyset": ks},
+                        elision={"commits": 100, "aborts_by_cause": {"busy": 30 * t, "conflict": 5}})
+            for a in ("glibc", "hpsync"):
+                for size in (64, 1024, 4096):
+                    f = {64: 1.0, 1024: cia_1k if a == "hpsync" else 1.3, 4096: 2.5}[size]
+                    add("ring", "mutex", t, r, {"ns_per_node": 3.0 * f * noise}, {"size": size}, a)
+            add("scatter", "mutex", t, r, {"updates_per_sec": 100 * noise})
+            for v, k in (("tm-k1", 0.5), ("tm-k8", tm_gain)):
+                add("scatter", v, t, r, {"updates_per_sec": 100 * k * t ** 0.5 * noise},
+                    tm={"commits": 1000, "aborts_by_cause": {"conflict": 40 * t, "capacity": 3}})
+            add("scatter", "tm-auto", t, r, {"updates_per_sec": 100 * tm_gain * 0.95 * t ** 0.5 * noise},
+                granularity=6, tm={"commits": 900, "aborts_by_cause": {"conflict": 20}})
+    doc = schema.envelope(BENCH.kind, {"rounds": rounds, "quick": False},
+                          [{"id": 0, "host": host, "programs": ["hps-workload-art"], "processes": 1}],
+                          {"samples": samples, "workloads": works,
+                           "variants": {w: {v["name"]: {"status": "measured", "note": ""}
+                                            for v in d["variants"]} for w, d in works.items()},
+                           "allocators": {"measured": ["glibc", "hpsync"], "missing": {}}})
+    return base.analyse_run(BENCH, doc)
+
+
+def verdicts(run: dict[str, Any]) -> dict[str, str]:
+    return {t["id"]: t["verdict"] for t in run["targets"]}
+
+
+def test_targets_judged_per_round() -> None:
+    good = verdicts(suite_run())
+    assert good["workloads-art-olc-insert_dense"] == "PASS"
+    assert good["workloads-art-olc-lookup_random"] == "PASS"
+    assert good["workloads-ring-cia-floor_mutex"] == "PASS"
+    assert good["workloads-tm-vs-mutex_scatter"] == "PASS"
+    assert good["workloads-tm-vs-mutex_physics"] == "n/a"
+    assert good["workloads-validate_2"] == "PASS" and good["workloads-validate_8"] == "n/a"
+    bad = verdicts(suite_run(olc_lookup=2.0, cia_1k=1.3, tm_gain=0.6))
+    assert bad["workloads-art-olc-lookup_dense"] == "FAIL"
+    assert bad["workloads-art-olc-insert_dense"] == "PASS"
+    assert bad["workloads-ring-cia-floor_mutex"] == "FAIL"
+    assert bad["workloads-tm-vs-mutex_scatter"] == "FAIL"
+    assert verdicts(suite_run(rounds=1))["workloads-art-olc-insert_dense"] == "inconclusive"
+
+
+def test_report_draws_the_papers_shapes(tmp_path: Path) -> None:
+    run = suite_run()
+    kinds: dict[str, list[str]] = {}
+    for f in report.plan(run):
+        kinds.setdefault(f.kind, []).append(f.title)
+    assert set(kinds) == {"speedup", "restarts", "curve", "granularity", "aborts"}
+    assert any(t.startswith("art: insert_mops speed-up") for t in kinds["speedup"])
+    assert kinds["curve"][0].startswith("ring: ns_per_node vs size by allocator")
+    assert kinds["restarts"] == ["art: insert_mops vs restarts (keyset dense)",
+                                 "art: insert_mops vs restarts (keyset random)"]
+    # In the suite's order: scatter before the ART.
+    assert kinds["aborts"] == ["scatter: TM aborts per commit by cause",
+                               "art: elision aborts per commit by cause"]
+    page = report.html(run, "made up")
+    assert page.count("<img ") == sum(map(len, kinds.values()))
+    text = render.render(run)
+    assert "art: art" in text and "2.50x mutex" in text
+
+
+def test_granularity_marks_the_controller() -> None:
+    run = suite_run()
+    figs = render.figures(run)
+    assert [t for k, t, _ in figs if k == "granularity"] == ["scatter: updates_per_sec vs granularity"]
+    # The controller's point: its chosen k (6) at its own figure.
+    samples = [s for s in run["extra"]["samples"] if s["workload"] == "scatter"]
+    desc = run["extra"]["workloads"]["scatter"]
+    captured: list[Any] = []
+    orig = render.plots.marked_lines
+    render.plots.marked_lines = lambda ln, mk, *a: captured.append((ln, mk)) or b""  # type: ignore
+    try:
+        for _, _, draw in render._by_variant_attr("scatter", desc, samples, {"metric": "updates_per_sec"},
+                                                  "granularity", "granularity"):
+            draw()
+    finally:
+        render.plots.marked_lines = orig  # type: ignore
+    (lines, marks), = captured
+    assert [ln.xs for ln in lines] == [[1.0, 8.0], [1.0, 8.0]]
+    assert marks[0][0] == "tm-auto 1T" and marks[0][1] == 6.0
+    assert marks[0][2] == pytest.approx(100 * 1.2 * 0.95 * 1.02)
+
+
+def test_compare_across_two_machines(tmp_path: Path) -> None:
+    a, b = suite_run(host="a"), suite_run(olc_lookup=4.0, host="b")
+    comp = compare.compare_runs(a, b)
+    rows = {r.key: r for r in comp.rows}
+    r = rows["art/lookup_mops_vs_mutex/olc/dense T=2"]
+    assert r.ratio == pytest.approx(4.0 / 3.5)
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    p = subprocess.run(["./hpsync", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")],
+                       cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "lookup_mops_vs_mutex" in p.stdout
+
+
+def test_harness_rows_flatten_and_map_back() -> None:
+    """The harness's form: variants nested in a row, TM variants known to
+    the program by one name per backend, the controller's k from k_end."""
+    d = describe.parse({"workload": "h", "variants": [
+        {"name": "mutex", "kind": "lock", "baseline": True},
+        {"name": "norec:tm-dyn", "arg": "tm-dyn", "kind": "tm", "controller": True,
+         "env": {"HPSYNC_TM": "norec"}},
+        {"name": "stm:tm-dyn", "arg": "tm-dyn", "kind": "tm", "controller": True,
+         "env": {"HPSYNC_TM": "stm"}}],
+        "metrics": [{"name": "ops_per_sec", "better": "higher"}], "dims": ["row"]}, "hps-workload-h")
+    groups = measure.env_groups(d.variants)
+    assert [[v.name for v in g] for g in groups] == [["mutex", "norec:tm-dyn"], ["stm:tm-dyn"]]
+    step = measure.Step(0, d, groups[0], [2], None, {}, 1.0)
+    assert step.argv(Path("/p"), False)[-4:] == ["--variants", "mutex,tm-dyn", "--reps", "1"]
+    doc = {"workload": "h", "rows": [{"row": "b16", "threads": 2, "params": {"bins": 16}, "variants": [
+        {"variant": "mutex", "secs": [0.5], "ops_per_sec": 10.0, "tm": None},
+        {"variant": "tm-dyn", "secs": [0.25], "ops_per_sec": 20.0,
+         "tm": {"commits": 4, "aborts_by_cause": {"conflict": 2}, "k_end": [8, 16, 32]}}]}]}
+    ss = measure.samples_of(step, doc, None)
+    assert [(s["variant"], s["dims"], s["metrics"]) for s in ss] == [
+        ("mutex", {"row": "b16"}, {"ops_per_sec": 10.0}),
+        ("norec:tm-dyn", {"row": "b16"}, {"ops_per_sec": 20.0})]
+    assert ss[1]["granularity"] == 16.0
+    with pytest.raises(CliError, match="no row for norec:tm-dyn@2"):
+        measure.samples_of(step, {**doc, "rows": [{**doc["rows"][0], "variants": doc["rows"][0]["variants"][:1]}]},
+                           None)
+
+
+def test_real_quick_run_of_scatter(tmp_path: Path) -> None:
+    """The real harness program, quick, through the CLI: its description,
+    the per-backend processes and the controller's point."""
+    if not (BUILD / "bin" / "hps-workload-scatter").is_file():
+        pytest.fail("build/bin/hps-workload-scatter missing: run make first")
+    p = run_cli(BUILD, tmp_path, "bench", "workloads", "scatter", "--quick", "--json", "--no-store")
+    assert p.returncode == 0, p.stderr
+    run = json.loads(p.stdout)
+    samples = run["extra"]["samples"]
+    assert {"critical", "norec:tm-dyn", "stm:tm-k1"} <= {s["variant"] for s in samples}
+    assert all(s.get("granularity", 0) >= 1 for s in samples if s["variant"].endswith("tm-dyn"))
+    assert any(f[0] == "granularity" for f in render.figures(run))
+    v = {t["id"]: t["verdict"] for t in run["targets"]}
+    assert v["workloads-validate_2"] == "PASS"
