@@ -109,8 +109,8 @@ def abort_figures(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[str
                 if rates:
                     labels.append(f"{v} {t}T")
                     per.append(rates)
-        if not labels:
-            continue
+        if not any(r["all"] > 0 for r in per):
+            continue                 # nothing aborted (elision without RTM takes the lock)
         causes = sorted({c for r in per for c in r if c != "all"})
         stacks = {c: [r.get(c, 0.0) for r in per] for c in causes} or {"all": [r["all"] for r in per]}
         title = f"{w}: {'TM' if layer == 'tm' else 'elision'} aborts per commit by cause"
