@@ -409,6 +409,13 @@ static void fork_child(void)
         hps_adaptive_init(&g_gate);   /* no parked waiter survived the fork */
         if (g_auto)
             hps_tm_auto_threads(self);    /* the child's one thread: solo */
+    } else if (self->irrev != 1) {
+        /* Forked inside a section that does not hold the gate (sgl's or the
+         * bias's irrevocable mode, or a plain one): another thread may have
+         * held it, draining, waiting for this one.  That thread is gone;
+         * the gate would stay closed in the child for ever. */
+        hps_store_relaxed(&g_irrev, 0);
+        hps_adaptive_init(&g_gate);
     }
 }
 
@@ -517,6 +524,8 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
             if (hps_likely(b == NULL))
                 break;
             if (b == d) {             /* taken at this begin's tick */
+                if (hps_unlikely(d->bias_pending))
+                    hps_tm_bias_settled(d);
                 run_biased(d);
                 return;
             }
@@ -529,6 +538,8 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
         while (hps_load_acquire(&g_irrev) != 0)
             hps_tm_wait(&w);
     }
+    if (hps_unlikely(d->bias_pending))
+        hps_tm_bias_settled(d);
     hps_tm_bias_note(d);
     /* Read after passing the gate: a switch happens only with it closed. */
     const hps_tm_ops_t *ops = ops_now();

@@ -73,7 +73,7 @@ typedef struct hps_tm_desc {
     /* The bias (bias.c): ticks alone so far, the handoff count last seen,
      * the ticks to wait before taking it, whether this thread held it at
      * its last tick and its solo count when it took it. */
-    uint32_t alone_ticks, bias_wait, bias_held;
+    uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
     uint64_t bias_seen, bias_solo0;
     hps_tm_stats_t st;
 } hps_tm_desc_t;
@@ -202,6 +202,8 @@ void hps_tm_bias_fence(const hps_tm_desc_t *self);
 void hps_tm_bias_note(hps_tm_desc_t *d);
 void hps_tm_bias_tick(hps_tm_desc_t *d);
 void hps_tm_bias_revoke(hps_tm_desc_t *self);
+/* A revoker got into its section (or irrevocable): the bias may be taken again. */
+void hps_tm_bias_settled(hps_tm_desc_t *d);
 void hps_tm_bias_drop(hps_tm_desc_t *d);
 void hps_tm_bias_summary(FILE *f, uint64_t solo);
 
