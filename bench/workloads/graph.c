@@ -499,6 +499,7 @@ static const wl_workload_t k_graph = {
     .name = "graph",
     .title = "graph clustering: threads merge the clusters of a random graph's edges, locking two "
              "roots (trylock path on mutexes, elided locks, a lockset; TM)",
+    .seconds = 1.0,
     .rows = k_rows,
     .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
     .variants = k_variants,
