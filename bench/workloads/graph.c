@@ -52,10 +52,11 @@ static const char *const k_variants[] = { "mutex", "adaptive", "elide", "lockset
 static const char *const k_kinds[] = { "lock", "lock", "elide", "elide" };
 
 /* a: vertices, b: edges per 64 vertices (the density: 128 is average
- * degree 4, 24 is 0.75); n: edges.  --quick and --scale shrink the
- * vertices with the edges, so a row keeps its density (its conflict level).
- * Either way about half the edges or more link two clusters (V minus the
- * clusters of them): the rest find one root and take no lock. */
+ * degree 4, 24 is 0.75; with V it seeds the graph), n: edges.  --quick and
+ * --scale shrink the vertices with the edges, so a row keeps its density
+ * (its conflict level).  Either way about half the edges or more link two
+ * clusters (V minus the clusters of them): the rest find one root and
+ * take no lock. */
 static const wl_row_t k_rows[] = {
     { "giant-256k", 262144, 128, 524288, 1 },
     { "small-256k", 262144, 24, 98304, 1 },
@@ -160,7 +161,7 @@ static void *setup(const wl_row_t *row, int threads, long n)
 {
     graph_t *g = wl_alloc(sizeof *g);
     g->ne = n;
-    g->nv = n * 64 / row->b;
+    g->nv = (long)((double)row->a * (double)n / (double)row->n);
     if (g->nv < 16)
         g->nv = 16;
     g->threads = threads;
