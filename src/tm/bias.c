@@ -29,7 +29,14 @@
  * about 15 ns.  So a bias that ran fewer than BIAS_PAYS sections before it
  * was revoked did not pay: the wait doubles (up to 2^12 ticks), and two
  * threads that take turns settle on the normal path; one that paid resets
- * the wait.
+ * the wait.  Two more guards keep a preempted owner from stalling everyone:
+ * a revoker waits for the owner's section, and an owner descheduled inside
+ * one (threads outnumbering CPUs, or other processes on them) makes that a
+ * time slice, milliseconds, during which every other thread's sections
+ * wait (tree-1k at 8 threads on 2 CPUs ran at half speed).  So the bias is
+ * never taken while more threads use TM than the process has CPUs, and a
+ * revocation that waited over 100 us closes the bias for 10 ms, doubling
+ * with each such stall in a row (up to 1.3 s).
  *
  * Off with HPSYNC_TM_BIAS=0, where membarrier is missing, and for the
  * hardware backends (their sections are already cheap where RTM exists,
@@ -37,6 +44,8 @@
  */
 #define _GNU_SOURCE
 #include <linux/membarrier.h>
+#include <sched.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
@@ -59,6 +68,19 @@ static hps_au64 g_taken, g_revoked;
  * otherwise find it taken again, revoke again, and so on (a 46 s stall of
  * tm.bias.stm under AddressSanitizer at a load average of 30). */
 static hps_au32 g_pending;
+static uint32_t g_cpus;                     /* the process's CPUs, at setup */
+static hps_au64 g_quiet_until;              /* CLOCK_MONOTONIC ns: no bias before */
+static hps_au32 g_stalls;                   /* revocations in a row that waited long */
+
+#define BIAS_STALL_NS 100000ull             /* a revocation that waited a slice */
+#define BIAS_QUIET_NS 10000000ull           /* 10 ms, doubled per stall in a row */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 #define BIAS_WAIT_MIN 2u                    /* ticks of 64 sections */
 #define BIAS_WAIT_MAX 4096u
@@ -75,6 +97,10 @@ void hps_tm_bias_setup(int on)
     g_on = on && membarrier_cmd(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
     hps_store_relaxed(&hps_tm_bias, NULL);
     hps_store_relaxed(&g_pending, 0);
+    hps_store_relaxed(&g_quiet_until, 0);
+    hps_store_relaxed(&g_stalls, 0);
+    cpu_set_t set;
+    g_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint32_t)CPU_COUNT(&set) : 1;
 }
 
 int hps_tm_bias_enabled(void)
@@ -133,6 +159,8 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     const hps_tm_ops_t *ops = hps_tm_ops_now();
     if (ops == &hps_tm_htm_ops || ops == &hps_tm_hybrid_ops)
         return;
+    if (hps_tm_active_threads() > g_cpus || now_ns() < hps_load_relaxed(&g_quiet_until))
+        return;
     /* Under the gate: every other thread is outside a section, and any
      * that enters after the gate opens reads the bias (gate_open releases). */
     hps_tm_gate_close(d);
@@ -152,11 +180,20 @@ void hps_tm_bias_revoke(hps_tm_desc_t *self)
         (void)hps_faa_seq_cst(&g_pending, 1);
     }
     /* The gate's fence and drain wait for the owner's section to end. */
+    uint64_t t0 = now_ns();
     hps_tm_gate_close(self);
     hps_tm_desc_t *o = hps_load_relaxed(&hps_tm_bias);
     if (o != NULL && o != self) {
         hps_store_relaxed(&hps_tm_bias, NULL);
         hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
+        uint64_t t1 = now_ns();
+        if (t1 - t0 > BIAS_STALL_NS) {
+            uint32_t k = hps_load_relaxed(&g_stalls);
+            hps_store_relaxed(&g_quiet_until, t1 + (BIAS_QUIET_NS << (k < 7 ? k : 7)));
+            hps_store_relaxed(&g_stalls, k + 1);
+        } else {
+            hps_store_relaxed(&g_stalls, 0);
+        }
     }
     hps_tm_gate_open();
 }
