@@ -23,8 +23,7 @@
  * Another thread that reaches a section finds the bias held, steps out,
  * and revokes it through the gate (membarrier, then waiting for the owner's
  * section to end).  The bias is taken back at a thread's tick (every 64
- * sections) once it saw no other thread begin a section for `bias_wait`
- * ticks.  A revocation costs the revoker a membarrier and a wait, some
+ * sections) once no other thread ticked for `bias_wait` of its ticks.  A revocation costs the revoker a membarrier and a wait, some
  * microseconds; a biased section saves the owner two atomic operations,
  * about 15 ns.  So a bias that ran fewer than BIAS_PAYS sections before it
  * was revoked did not pay: the wait doubles (up to 2^12 ticks), and two
@@ -53,11 +52,11 @@
 
 hps_aptr hps_tm_bias;                       /* hps_tm_desc_t *, or NULL */
 
-/* Who began the last normal section, and how often that changed hands
- * (approximate: plain read-modify-write, a hint for the policy only). */
+/* The thread whose tick came last.  Ticks (every 64 sections), not every
+ * section, write it: two threads taking turns would otherwise bounce its
+ * line at each section.  A hint for the policy only. */
 static struct {
     hps_au32 last_tid;
-    hps_au64 handoffs;
 } __attribute__((aligned(HPS_CACHELINE))) g_seen;
 
 static int g_on;
@@ -122,14 +121,6 @@ void hps_tm_bias_fence(const hps_tm_desc_t *self)
     }
 }
 
-void hps_tm_bias_note(hps_tm_desc_t *d)
-{
-    if (hps_load_relaxed(&g_seen.last_tid) != d->tid) {
-        hps_store_relaxed(&g_seen.last_tid, d->tid);
-        hps_store_relaxed(&g_seen.handoffs, hps_load_relaxed(&g_seen.handoffs) + 1);
-    }
-}
-
 void hps_tm_bias_tick(hps_tm_desc_t *d)
 {
     if (!g_on)
@@ -145,14 +136,14 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
         else
             d->bias_wait = BIAS_WAIT_MIN;
     }
-    if (now != NULL || hps_load_relaxed(&g_pending) != 0)
-        return;
-    uint64_t h = hps_load_relaxed(&g_seen.handoffs);
-    if (h != d->bias_seen || hps_load_relaxed(&g_seen.last_tid) != d->tid) {
-        d->bias_seen = h;
+    if (hps_load_relaxed(&g_seen.last_tid) != d->tid) {
+        /* Another thread ticked since this one's last tick: not alone. */
+        hps_store_relaxed(&g_seen.last_tid, d->tid);
         d->alone_ticks = 0;
         return;
     }
+    if (now != NULL || hps_load_relaxed(&g_pending) != 0)
+        return;
     if (++d->alone_ticks < (d->bias_wait ? d->bias_wait : BIAS_WAIT_MIN))
         return;
     d->alone_ticks = 0;
@@ -212,7 +203,6 @@ void hps_tm_bias_drop(hps_tm_desc_t *d)
     d->bias_wait = BIAS_WAIT_MIN;
     d->bias_held = 0;
     d->alone_ticks = 0;
-    d->bias_seen = 0;
 }
 
 void hps_tm_bias_summary(FILE *f, uint64_t solo)

@@ -540,7 +540,6 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
     }
     if (hps_unlikely(d->bias_pending))
         hps_tm_bias_settled(d);
-    hps_tm_bias_note(d);
     /* Read after passing the gate: a switch happens only with it closed. */
     const hps_tm_ops_t *ops = ops_now();
     d->ops = ops;

@@ -70,11 +70,12 @@ typedef struct hps_tm_desc {
     uint32_t limbo_next;             /* limbo size that triggers the next reclaim */
     hps_tm_log_t on_commit, on_abort;/* (fn, arg) actions (actions.c) */
     uint32_t cond_depth, cond_ro;    /* what a condvar wait resumes (cond.c) */
-    /* The bias (bias.c): ticks alone so far, the handoff count last seen,
+    /* The bias (bias.c): ticks alone so far,
      * the ticks to wait before taking it, whether this thread held it at
-     * its last tick and its solo count when it took it. */
+     * its last tick, whether it revoked one and has not yet begun its
+     * section, and its solo count when it took it. */
     uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
-    uint64_t bias_seen, bias_solo0;
+    uint64_t bias_solo0;
     hps_tm_stats_t st;
 } hps_tm_desc_t;
 
@@ -192,14 +193,13 @@ void hps_tm_gate_open(void);
 
 /* The bias (bias.c): the descriptor whose sections run alone on the solo
  * path with no atomic operation, or NULL.  setup at init (and in a fork
- * child); fence before reading other threads' in_sec; note in every normal
- * section (who began it); tick at a thread's tick (it may take the bias);
+ * child); fence before reading other threads' in_sec; tick at a thread's
+ * tick (it notes who ticked last, and may take the bias);
  * revoke when a thread finds another's bias; drop at thread exit. */
 extern hps_aptr hps_tm_bias;
 void hps_tm_bias_setup(int on);
 int hps_tm_bias_enabled(void);
 void hps_tm_bias_fence(const hps_tm_desc_t *self);
-void hps_tm_bias_note(hps_tm_desc_t *d);
 void hps_tm_bias_tick(hps_tm_desc_t *d);
 void hps_tm_bias_revoke(hps_tm_desc_t *self);
 /* A revoker got into its section (or irrevocable): the bias may be taken again. */
