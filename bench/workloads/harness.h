@@ -100,6 +100,14 @@ typedef struct wl_workload {
     int (*validate)(void *ctx, char *why, size_t len);
     void (*corrupt)(void *ctx);
     void (*teardown)(void *ctx);
+    /* Optional (zero: as above).  Bit i set: the workload's own variant i
+     * runs in TM sections itself, so --describe lists it once per TM
+     * backend ("<backend>:<name>", with HPSYNC_TM) and the document carries
+     * its section statistics, as for tm-k<K>. */
+    unsigned tm_own;
+    /* Non-zero: nothing to coarsen (no loop of independent iterations,
+     * e.g. the pipeline's queue hand-offs): no tm-k<K> or tm-dyn variants. */
+    int no_coarsen;
 } wl_workload_t;
 
 /* The whole main() of a workload program. */
