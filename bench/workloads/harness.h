@@ -26,7 +26,10 @@
  *   "<workload>: <row>: variant <variant> (backend <b>, T threads): wrong result: <why>"
  * and exit status 1.  The TM variants come from the harness: "tm-k<K>"
  * for every K of --k (default 1,2,4,...,1024: the static sweep) and
- * "tm-dyn" (hps_tm_for_dynamic); the backend is HPSYNC_TM's.
+ * "tm-dyn" (hps_tm_for_dynamic); the backend is HPSYNC_TM's.  A workload
+ * with nothing to coarsen says so (no_coarsen: no tm-k<K>, no tm-dyn), and
+ * one whose own variants run TM sections marks them (tm_own): they are then
+ * described per backend and report their section statistics.
  *
  * The document: context block, workload, backend, parameters, and per row
  * and thread count one entry per variant with the raw seconds of every

@@ -48,8 +48,8 @@ static const char *const k_variants[] = { "mutex", "tx-cond", "tx-abort", "spin"
 
 /* a: queue capacity, b: rounds of work per item; n: items */
 static const wl_row_t k_rows[] = {
-    { "cap4", 4, 32, 200000, 1 },
-    { "cap256", 256, 32, 200000, 1 },
+    { "cap4", 4, 32, 100000, 1 },
+    { "cap256", 256, 32, 100000, 1 },
 };
 
 #define MAX_STAGES 3
@@ -501,7 +501,7 @@ static const wl_workload_t k_pipeline = {
     .title = "pipeline: source, transform and sink threads hand items through bounded queues "
              "(a TCP/IP stack's hand-offs; a mutex and condvars, TM with tx-aware condvars, "
              "restarts, busy-waiting)",
-    .seconds = 4.0,
+    .seconds = 1.5,
     .rows = k_rows,
     .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
     .variants = k_variants,
