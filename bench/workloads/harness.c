@@ -68,7 +68,7 @@ static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
     for (int i = 0; i < n && at < len; i++)
         at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
                                rows ? w->rows[i].name : w->variants[i]);
-    if (!rows && at < len)
+    if (!rows && at < len && !w->no_coarsen)
         snprintf(buf + at, len - at, ", tm-k<K>, tm-dyn");
 }
 
@@ -115,11 +115,11 @@ static void add_named_variant(const char *name, void *arg)
             add_variant(o, name, i, 0, 0);
             return;
         }
-    if (!strcmp(name, "tm-dyn")) {
+    if (!strcmp(name, "tm-dyn") && !g_w->no_coarsen) {
         add_variant(o, name, WL_TM, 0, 1);
         return;
     }
-    if (!strncmp(name, "tm-k", 4)) {
+    if (!strncmp(name, "tm-k", 4) && !g_w->no_coarsen) {
         add_k(name + 4, o);
         return;
     }
@@ -202,15 +202,19 @@ static void parse(opts_t *o, int argc, char **argv)
         for (int i = 0; i < g_w->nvariants; i++)
             add_variant(o, g_w->variants[i], i, 0, 0);
     }
+    if (ks && g_w->no_coarsen) {
+        hps_bench_log("--k: %s has no coarsened variants", g_w->name);
+        exit(2);
+    }
     if (ks)
         each_item("--k", ks, add_k, o);
-    else if (!variants)
+    else if (!variants && !g_w->no_coarsen)
         for (long k = 1; k <= 1024; k *= 2) {
             char s[16];
             snprintf(s, sizeof s, "%ld", k);
             add_k(s, o);
         }
-    if (!variants)
+    if (!variants && !g_w->no_coarsen)
         add_variant(o, "tm-dyn", WL_TM, 0, 1);
 }
 
@@ -224,13 +228,20 @@ typedef struct wl_thread {
 
 static int g_nthreads;
 
+/* Variants whose threads run TM sections: the harness's, and the
+ * workload's own ones it marks (tm_own). */
+static int runs_tm(const wl_variant_t *v)
+{
+    return v->id == WL_TM || (v->id < 32 && (g_w->tm_own >> v->id & 1u));
+}
+
 static void *worker(void *arg)
 {
     wl_thread_t *t = arg;
     hps_bench_gate_enter(&g_gate);
     g_w->run(g_ctx, g_v, t->w.index, g_nthreads);
     hps_bench_worker_done(&t->w, 0);
-    if (g_v->id == WL_TM) {
+    if (runs_tm(g_v)) {
         hps_tm_stats_get(&t->st);
         if (g_v->site) {
             hps_tm_coarsen_info_t in;
@@ -292,7 +303,7 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
 
 static void tm_json(const result_t *r, const wl_variant_t *v, int threads)
 {
-    if (v->id != WL_TM) {
+    if (!runs_tm(v)) {
         hps_json_null("tm");
         return;
     }
@@ -354,7 +365,8 @@ static void run_row(const opts_t *o, const wl_row_t *row, int threads, result_t 
     for (int i = 0; i < o->nv; i++) {
         hps_json_begin_object(NULL);
         hps_json_str("variant", v[i].name);
-        hps_json_str("kind", v[i].id == WL_TM ? (v[i].site ? "tm-dynamic" : "tm-static") : "plain");
+        hps_json_str("kind", v[i].id == WL_TM ? (v[i].site ? "tm-dynamic" : "tm-static")
+                             : runs_tm(&v[i]) ? "tm-own" : "plain");
         if (v[i].id == WL_TM && !v[i].site)
             hps_json_int("k", v[i].k);
         else
@@ -403,6 +415,8 @@ static void on_watchdog(int sig)
 static const char *const k_desc_backends[] = { "sgl", "norec", "stm", "htm", "hybrid" };
 static const long k_desc_k[] = { 1, 4, 16, 64, 256, 1024 };
 
+/* k > 0: tm-k<K>; k == 0: the controller; k < 0: a workload's own TM
+ * variant (tm_own). */
 static void describe_tm(const char *backend, const char *arg, long k, int quick)
 {
     char name[48];
@@ -421,9 +435,9 @@ static void describe_tm(const char *backend, const char *arg, long k, int quick)
         hps_json_str(NULL, "rtm");
         hps_json_end_array();
     }
-    if (k)
+    if (k > 0)
         hps_json_int("granularity", k);
-    else
+    else if (k == 0)
         hps_json_bool("controller", 1);
     hps_json_bool("quick", quick && strcmp(backend, "sgl") != 0);
     hps_json_end_object();
@@ -437,6 +451,11 @@ static int describe(const wl_workload_t *w)
     hps_json_str("title", w->title ? w->title : w->name);
     hps_json_begin_array("variants");
     for (int i = 0; i < w->nvariants; i++) {
+        if (i < 32 && (w->tm_own >> i & 1u)) {
+            for (size_t b = 0; b < sizeof k_desc_backends / sizeof *k_desc_backends; b++)
+                describe_tm(k_desc_backends[b], w->variants[i], -1, 1);
+            continue;
+        }
         hps_json_begin_object(NULL);
         hps_json_str("name", w->variants[i]);
         hps_json_str("kind", w->variant_kinds         ? w->variant_kinds[i]
@@ -445,7 +464,7 @@ static int describe(const wl_workload_t *w)
         hps_json_bool("baseline", i == w->mutex_variant);
         hps_json_end_object();
     }
-    for (size_t b = 0; b < sizeof k_desc_backends / sizeof *k_desc_backends; b++) {
+    for (size_t b = 0; b < sizeof k_desc_backends / sizeof *k_desc_backends && !w->no_coarsen; b++) {
         char arg[32];
         for (size_t i = 0; i < sizeof k_desc_k / sizeof *k_desc_k; i++) {
             snprintf(arg, sizeof arg, "tm-k%ld", k_desc_k[i]);
@@ -489,10 +508,12 @@ static int describe(const wl_workload_t *w)
     hps_json_num("quick", w->seconds > 0 ? w->seconds / 20 : 0.05);
     hps_json_end_object();
     hps_json_begin_array("figures");
-    hps_json_begin_object(NULL);
-    hps_json_str("shape", "granularity");
-    hps_json_str("metric", "ops_per_sec");
-    hps_json_end_object();
+    if (!w->no_coarsen) {
+        hps_json_begin_object(NULL);
+        hps_json_str("shape", "granularity");
+        hps_json_str("metric", "ops_per_sec");
+        hps_json_end_object();
+    }
     hps_json_end_array();
     hps_json_end_object();
     return hps_json_finish() ? 1 : 0;

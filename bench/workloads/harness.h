@@ -26,7 +26,10 @@
  *   "<workload>: <row>: variant <variant> (backend <b>, T threads): wrong result: <why>"
  * and exit status 1.  The TM variants come from the harness: "tm-k<K>"
  * for every K of --k (default 1,2,4,...,1024: the static sweep) and
- * "tm-dyn" (hps_tm_for_dynamic); the backend is HPSYNC_TM's.
+ * "tm-dyn" (hps_tm_for_dynamic); the backend is HPSYNC_TM's.  A workload
+ * with nothing to coarsen says so (no_coarsen: no tm-k<K>, no tm-dyn), and
+ * one whose own variants run TM sections marks them (tm_own): they are then
+ * described per backend and report their section statistics.
  *
  * The document: context block, workload, backend, parameters, and per row
  * and thread count one entry per variant with the raw seconds of every
@@ -107,6 +110,14 @@ typedef struct wl_workload {
      * the row's repetitions (e.g. "elision": its statistics summed over
      * them); NULL writes none. */
     void (*variant_json)(void *ctx, const wl_variant_t *v);
+    /* Optional (zero: as above).  Bit i set: the workload's own variant i
+     * runs in TM sections itself, so --describe lists it once per TM
+     * backend ("<backend>:<name>", with HPSYNC_TM) and the document carries
+     * its section statistics, as for tm-k<K>. */
+    unsigned tm_own;
+    /* Non-zero: nothing to coarsen (no loop of independent iterations,
+     * e.g. the pipeline's queue hand-offs): no tm-k<K> or tm-dyn variants. */
+    int no_coarsen;
 } wl_workload_t;
 
 /* The whole main() of a workload program. */

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # corrupt_harness.sh PROGRAM WORKLOAD [VARIANT...]: a workload program must
 # catch a damaged result (--selftest-corrupt) on every kind of variant (by
-# default the first of its own, a static TM one, the dynamic one; or the
-# VARIANTs named, for a workload whose own variants differ in kind, such as
-# graph's lock, elided and lockset paths): exit status 1 and one line
+# default the first of its own, a static TM one, the dynamic one; every own
+# one when it has no coarsened ones, as the pipeline; or the VARIANTs named,
+# for a workload whose own variants differ in kind, such as graph's lock,
+# elided and lockset paths): exit status 1 and one line
 # "<workload>: <row>: variant <v> (...): wrong result: ..." on stderr; and
 # the same run without the damage must pass (so the failure is the damage's).
 prog=$1
@@ -13,10 +14,19 @@ shift 2
 err=$(mktemp) || exit 1
 trap 'rm -f "$err"' EXIT
 status=0
-# The first of the workload's own variants, a static k, the dynamic form.
-own=$("$prog" --variants '?' 2>&1 | sed -n 's/.*choose from \([^,]*\),.*/\1/p')
-[ $# -gt 0 ] || set -- "$own" tm-k4 tm-dyn
-for v in "$@"; do
+# The first of the workload's own variants, a static k, the dynamic form;
+# a workload without coarsened variants (the pipeline): every own variant.
+if [ $# -gt 0 ]; then
+  variants="$*"
+else
+  choices=$("$prog" --variants '?' 2>&1 | sed -n 's/.*choose from \(.*\))$/\1/p')
+  case "$choices" in
+    *tm-k*) variants="${choices%%,*} tm-k4 tm-dyn" ;;
+    *) variants=$(echo "$choices" | tr -d ',') ;;
+  esac
+fi
+[ -n "$variants" ] || { echo "FAIL: no variants from $prog"; exit 1; }
+for v in $variants; do
   args="--quick --scale 0.01 --reps 1 --threads 2 --variants $v"
   timeout 60 "$prog" $args --selftest-corrupt >/dev/null 2>"$err"
   rc=$?
