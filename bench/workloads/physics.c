@@ -58,10 +58,10 @@ static const long k_tm_k[] = { 1, 4, 16 };
 
 /* a: bodies, b: pairs per step; n: pairs per run */
 static const wl_row_t k_rows[] = {
-    { "b16", 16, 1024, 200000, 1 },
-    { "b256", 256, 1024, 500000, 0 },
-    { "b4k", 4096, 1024, 500000, 0 },
-    { "b64k", 65536, 1024, 500000, 1 },
+    { "b16", 16, 1024, 1000000, 1 },
+    { "b256", 256, 1024, 1000000, 0 },
+    { "b4k", 4096, 1024, 1000000, 0 },
+    { "b64k", 65536, 1024, 1000000, 1 },
 };
 
 #define DIMS 3
@@ -382,6 +382,7 @@ static const wl_workload_t k_physics = {
     .variants = k_variants,
     .nvariants = (int)(sizeof k_variants / sizeof k_variants[0]),
     .mutex_variant = V_MUTEX,
+    .seconds = 0.6,
     .tm_k = k_tm_k,
     .ntm_k = (int)(sizeof k_tm_k / sizeof k_tm_k[0]),
     .setup = setup,
