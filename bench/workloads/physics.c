@@ -298,12 +298,14 @@ static void run(void *ctx, const wl_variant_t *v, int tid, int n)
         break;
     case V_COLOUR:
         /* Every thread walks every class, taking its share of it; no body
-         * appears twice in a class, so the shares never meet. */
+         * appears twice in a class, so the shares never meet.  Alone, a
+         * thread has no one to wait for. */
         for (long c = 0; c < s->ncls; c++) {
             long clo = s->cls[c], len = s->cls[c + 1] - clo;
             for (long k = clo + len * tid / n; k < clo + len * (tid + 1) / n; k++)
                 collide_plain(s, &s->pairs[k]);
-            wl_barrier();
+            if (n > 1)
+                wl_barrier();
         }
         break;
     default:
