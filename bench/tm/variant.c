@@ -83,6 +83,7 @@ void tmb_stats_json(void)
     TMB_DELTA(irrevocable);
     TMB_DELTA(reads);
     TMB_DELTA(writes);
+    TMB_DELTA(solo);
 #undef TMB_DELTA
     hps_json_uint("max_read_set", a.max_read_set);
     hps_json_uint("max_write_set", a.max_write_set);

@@ -377,6 +377,8 @@ static void run_row(const opts_t *o, const wl_row_t *row, int threads, result_t 
         else
             hps_json_null("speedup_vs_mutex");
         tm_json(&res[i], &v[i], threads);
+        if (g_w->variant_json)
+            g_w->variant_json(g_ctx, &v[i]);
         hps_json_end_object();
     }
     hps_json_end_array();
@@ -443,7 +445,9 @@ static int describe(const wl_workload_t *w)
     for (int i = 0; i < w->nvariants; i++) {
         hps_json_begin_object(NULL);
         hps_json_str("name", w->variants[i]);
-        hps_json_str("kind", i == w->mutex_variant ? "lock" : "other");
+        hps_json_str("kind", w->variant_kinds         ? w->variant_kinds[i]
+                             : i == w->mutex_variant ? "lock"
+                                                     : "other");
         hps_json_bool("baseline", i == w->mutex_variant);
         hps_json_end_object();
     }

@@ -106,6 +106,13 @@ typedef struct wl_workload {
     int (*validate)(void *ctx, char *why, size_t len);
     void (*corrupt)(void *ctx);
     void (*teardown)(void *ctx);
+    /* Optional: each own variant's kind for --describe ("lock", "elide",
+     * "other"); NULL: "lock" for the mutex variant, "other" for the rest. */
+    const char *const *variant_kinds;
+    /* Optional: more fields of a variant's entry in the document, after
+     * the row's repetitions (e.g. "elision": its statistics summed over
+     * them); NULL writes none. */
+    void (*variant_json)(void *ctx, const wl_variant_t *v);
 } wl_workload_t;
 
 /* The whole main() of a workload program. */

@@ -383,6 +383,9 @@ typedef struct hps_tm_stats {
     uint64_t aborts_by_cause[HPS_TM_CAUSES];
     uint64_t reads, writes;          /* words in read and write sets, summed over commits */
     uint64_t max_read_set, max_write_set;
+    /* Sections that ran alone on the bias (HPSYNC_TM_BIAS): as solo, plain
+     * reads and no atomic operation, whatever the backend; among commits. */
+    uint64_t solo;
 } hps_tm_stats_t;
 
 void hps_tm_stats_get(hps_tm_stats_t *out);      /* this thread's */

@@ -145,6 +145,7 @@ static void tm_init_once(void)
     hps_tm_etl = s->tm_etl;
     hps_tm_privatize = s->tm_privatize;
     hps_store_relaxed(&g_ops, (void *)choose_backend());
+    hps_tm_bias_setup(s->tm_bias);
     pthread_key_create(&g_key, thread_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     if (g_stats)
@@ -200,8 +201,11 @@ static void gate_close(const hps_tm_desc_t *self)
 {
     hps_adaptive_lock(&g_gate);
     /* Sequentially consistent (xchg): ordered before the reads of in_sec in
-     * drain(), against begin's store of in_sec and read of g_irrev. */
+     * drain(), against begin's store of in_sec and read of g_irrev.  The
+     * bias's owner stores in_sec plainly: its half of the fence is the
+     * membarrier in hps_tm_bias_fence (bias.c). */
     (void)hps_xchg_seq_cst(&g_irrev, 1);
+    hps_tm_bias_fence(self);
     drain(self);
 }
 
@@ -211,6 +215,9 @@ static void gate_open(void)
     hps_store_release(&g_irrev, 0);
     hps_adaptive_unlock(&g_gate);
 }
+
+void hps_tm_gate_close(const hps_tm_desc_t *self) { gate_close(self); }
+void hps_tm_gate_open(void) { gate_open(); }
 
 /* ---- the thread table ----------------------------------------------------- */
 
@@ -260,9 +267,12 @@ static HPS_NOINLINE void count_in(hps_tm_desc_t *d)
 
 static HPS_NOINLINE void tick(hps_tm_desc_t *d)
 {
+    if (hps_unlikely(!d->counted))
+        count_in(d);
     d->tick = HPS_TM_TICK;
     if (g_auto)
         hps_tm_auto_tick(d);
+    hps_tm_bias_tick(d);
 }
 
 HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
@@ -290,7 +300,7 @@ HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
     g_nlive++;
     pthread_mutex_unlock(&g_reg_mu);
     d->rng = ((uint64_t)d->tid + 1) * 0x9E3779B97F4A7C15ull | 1;
-    d->tick = HPS_TM_TICK;
+    d->tick = 1;                      /* the first section counts the thread in */
     pthread_setspecific(g_key, d);
     hps_tm_self_ = &d->fast;
     return &d->fast;
@@ -305,6 +315,7 @@ static void stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
     to->irrevocable += s->irrevocable;
     for (int c = 0; c < HPS_TM_CAUSES; c++)
         to->aborts_by_cause[c] += s->aborts_by_cause[c];
+    to->solo += s->solo;
     to->reads += s->reads;
     to->writes += s->writes;
     if (s->max_read_set > to->max_read_set)
@@ -319,6 +330,7 @@ static void retire(hps_tm_desc_t *d)
 {
     stats_add(&g_exited, &d->st);
     memset(&d->st, 0, sizeof d->st);
+    hps_tm_bias_drop(d);
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
     clear_logs(d);
     d->on_commit.n = d->on_abort.n = 0;
@@ -388,6 +400,8 @@ static void fork_child(void)
         if (g_desc[i] != self && hps_load_relaxed(&g_desc[i]->owner))
             retire(g_desc[i]);
     pthread_mutex_unlock(&g_reg_mu);
+    /* The child's one thread: no bias to honour, membarrier registered anew. */
+    hps_tm_bias_setup(hps_settings()->tm_bias);
     if (g_auto)
         hps_tm_auto_fork_child();
     if (g_fork_drained) {
@@ -395,6 +409,13 @@ static void fork_child(void)
         hps_adaptive_init(&g_gate);   /* no parked waiter survived the fork */
         if (g_auto)
             hps_tm_auto_threads(self);    /* the child's one thread: solo */
+    } else if (self->irrev != 1) {
+        /* Forked inside a section that does not hold the gate (sgl's or the
+         * bias's irrevocable mode, or a plain one): another thread may have
+         * held it, draining, waiting for this one.  That thread is gone;
+         * the gate would stay closed in the child for ever. */
+        hps_store_relaxed(&g_irrev, 0);
+        hps_adaptive_init(&g_gate);
     }
 }
 
@@ -436,31 +457,89 @@ static uint32_t section_mode(hps_tm_desc_t *d, const hps_tm_ops_t *ops)
     return ops->mode == HPS_TM_MODE_SGL ? HPS_TM_MODE_CALL : ops->mode;
 }
 
+/* The section runs as solo does: plain reads, in-place writes with an undo
+ * log; no other thread is in a section while this one holds the bias. */
+static inline void run_biased(hps_tm_desc_t *d)
+{
+    d->ops = &hps_tm_solo_ops;
+    d->fast.read = NULL;
+    d->fast.write = hps_tm_solo_ops.write;
+    /* section_mode for solo: read-only sections call the write (it
+     * checks ro), read-write ones write inline. */
+    d->nolog = 0;
+    d->fast.mode = d->ro ? HPS_TM_MODE_CALL : HPS_TM_MODE_SGL;
+    d->st.solo++;
+    hps_tm_rd_ = NULL;
+    hps_tm_wr_ = &d->fast;
+}
+
+/* The owner's entry: a plain store of in_sec, then g_irrev and the bias
+ * again (bias.c has the other half).  0: go the normal way. */
+static inline int begin_biased(hps_tm_desc_t *d)
+{
+    hps_store_relaxed(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
+    hps_compiler_fence();
+    if (hps_likely(hps_load_acquire(&g_irrev) == 0) && hps_likely(hps_load_relaxed(&hps_tm_bias) == d)) {
+        run_biased(d);
+        return 1;
+    }
+    hps_store_release(&d->in_sec, 0);
+    return 0;
+}
+
+static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d);
+
+/* The bias's owner's sections take the first branch: no call, no atomic
+ * operation; everything else is begin_slow's. */
 HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
-    if (hps_unlikely(!d->counted))
-        count_in(d);
-    if (hps_unlikely(--d->tick == 0))
-        tick(d);
     f->depth = 1;
     d->ro = ro && !d->ro_failed;
+    if (hps_likely(--d->tick != 0) && hps_likely((d->want_irrev | d->aborts_in_row) == 0) &&
+        hps_load_relaxed(&hps_tm_bias) == d && begin_biased(d))
+        return;
+    begin_slow(d);
+}
+
+static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
+{
+    hps_tm_fast_t *f = &d->fast;
+    if (d->tick == 0)
+        tick(d);
     if (hps_unlikely(d->want_irrev || d->aborts_in_row >= g_retries)) {
         begin_irrevocable(d);
         return;
     }
+    if (hps_load_relaxed(&hps_tm_bias) == d && begin_biased(d))
+        return;
     for (;;) {
         /* Sequentially consistent (xchg): the store of in_sec must be
          * ordered before the read of g_irrev (see gate_close), and before
          * this section's reads (epoch-based reclamation). */
         (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
-        if (hps_likely(hps_load_acquire(&g_irrev) == 0))
-            break;
+        if (hps_likely(hps_load_acquire(&g_irrev) == 0)) {
+            /* Read after passing the gate, which the bias changes under. */
+            void *b = hps_load_relaxed(&hps_tm_bias);
+            if (hps_likely(b == NULL))
+                break;
+            if (b == d) {             /* taken at this begin's tick */
+                if (hps_unlikely(d->bias_pending))
+                    hps_tm_bias_settled(d);
+                run_biased(d);
+                return;
+            }
+            hps_store_release(&d->in_sec, 0);
+            hps_tm_bias_revoke(d);
+            continue;
+        }
         hps_store_release(&d->in_sec, 0);
         uint32_t w = 0;
         while (hps_load_acquire(&g_irrev) != 0)
             hps_tm_wait(&w);
     }
+    if (hps_unlikely(d->bias_pending))
+        hps_tm_bias_settled(d);
     /* Read after passing the gate: a switch happens only with it closed. */
     const hps_tm_ops_t *ops = ops_now();
     d->ops = ops;
@@ -473,11 +552,34 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
     hps_tm_wr_ = f;
 }
 
+static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d);
+
 HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     hps_tm_rd_ = NULL;
     hps_tm_wr_ = NULL;
+    if (hps_likely(d->ops == &hps_tm_solo_ops) &&
+        !(d->irrev | d->aborted | d->allocs.n | d->frees.n | d->on_commit.n | d->on_abort.n)) {
+        /* Solo and the bias's sections, with nothing but writes to account
+         * for: the whole commit is bookkeeping (aborts_in_row and ro_failed
+         * are 0 in a section that never aborted). */
+        uint32_t writes = d->ulog.n - d->ulog_masks;
+        d->st.commits++;
+        d->st.commits_ro += writes == 0;
+        d->st.writes += writes;
+        if (writes > d->st.max_write_set)
+            d->st.max_write_set = writes;
+        hps_store_release(&d->in_sec, 0);
+        d->ulog.n = 0;
+        d->ulog_masks = 0;
+        return;
+    }
+    commit_slow(d);
+}
+
+static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
+{
     if (d->irrev == 1) {
         hps_tm_mem_commit(d);
         hps_store_release(&d->in_sec, 0);
@@ -658,6 +760,7 @@ static void stats_at_exit(void)
     fprintf(stderr, "\nhpsync tm: words read %llu, written %llu; largest read set %llu, write set %llu\n",
             (unsigned long long)s.reads, (unsigned long long)s.writes,
             (unsigned long long)s.max_read_set, (unsigned long long)s.max_write_set);
+    hps_tm_bias_summary(stderr, s.solo);
     if (g_auto)
         hps_tm_auto_summary(stderr);
 }

@@ -70,6 +70,12 @@ typedef struct hps_tm_desc {
     uint32_t limbo_next;             /* limbo size that triggers the next reclaim */
     hps_tm_log_t on_commit, on_abort;/* (fn, arg) actions (actions.c) */
     uint32_t cond_depth, cond_ro;    /* what a condvar wait resumes (cond.c) */
+    /* The bias (bias.c): ticks alone so far,
+     * the ticks to wait before taking it, whether this thread held it at
+     * its last tick, whether it revoked one and has not yet begun its
+     * section, and its solo count when it took it. */
+    uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
+    uint64_t bias_solo0;
     hps_tm_stats_t st;
 } hps_tm_desc_t;
 
@@ -179,6 +185,27 @@ size_t hps_tm_auto_reason(char *buf, size_t n);   /* a copy, under the controlle
  * the other. */
 void hps_tm_actions_commit(hps_tm_desc_t *d);
 void hps_tm_actions_abort(hps_tm_desc_t *d);
+
+/* The gate (core.c): close = one holder at a time, g_irrev raised, every
+ * other thread outside its section (after the bias fence); open = release. */
+void hps_tm_gate_close(const hps_tm_desc_t *self);
+void hps_tm_gate_open(void);
+
+/* The bias (bias.c): the descriptor whose sections run alone on the solo
+ * path with no atomic operation, or NULL.  setup at init (and in a fork
+ * child); fence before reading other threads' in_sec; tick at a thread's
+ * tick (it notes who ticked last, and may take the bias);
+ * revoke when a thread finds another's bias; drop at thread exit. */
+extern hps_aptr hps_tm_bias;
+void hps_tm_bias_setup(int on);
+int hps_tm_bias_enabled(void);
+void hps_tm_bias_fence(const hps_tm_desc_t *self);
+void hps_tm_bias_tick(hps_tm_desc_t *d);
+void hps_tm_bias_revoke(hps_tm_desc_t *self);
+/* A revoker got into its section (or irrevocable): the bias may be taken again. */
+void hps_tm_bias_settled(hps_tm_desc_t *d);
+void hps_tm_bias_drop(hps_tm_desc_t *d);
+void hps_tm_bias_summary(FILE *f, uint64_t solo);
 
 /* A wait step that spins briefly, then yields (robust when oversubscribed). */
 void hps_tm_wait(uint32_t *n);

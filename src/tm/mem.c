@@ -38,8 +38,11 @@ static void retire(hps_tm_desc_t *d, void *p, uint64_t tag)
 void hps_tm_mem_reclaim(hps_tm_desc_t *d)
 {
     /* Sequentially consistent: the retirement (and the commit before it)
-     * is ordered before the reads of in_sec, against begin's exchange. */
+     * is ordered before the reads of in_sec, against begin's exchange; the
+     * bias's owner stores in_sec plainly, so it needs the asymmetric fence
+     * (only when another thread holds the bias). */
     hps_fence_seq_cst();
+    hps_tm_bias_fence(d);
     uint64_t oldest = UINT64_MAX;
     uint32_t n = hps_tm_desc_count();
     for (uint32_t i = 0; i < n; i++) {

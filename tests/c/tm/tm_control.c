@@ -276,9 +276,14 @@ void case_subword(void)
 
 /* ---- fork and thread exit ------------------------------------------------------ */
 
+static hps_au32 g_fork_warm;          /* workers past their first sections */
+
 static void *fork_worker(void *arg)
 {
     uint64_t s = (uintptr_t)arg + 11;
+    for (int i = 0; i < 100; i++)
+        transfer(&s);
+    atomic_fetch_add(&g_fork_warm, 1);
     while (!atomic_load(&g_stop))
         transfer(&s);
     return NULL;
@@ -299,6 +304,12 @@ void case_fork(void)
     pthread_t t[4];
     for (uintptr_t i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, fork_worker, (void *)i);
+    /* Fork only once the workers have started and grown their logs: a
+     * thread inside malloc at fork() leaves AddressSanitizer's allocator
+     * (gcc 12's does not lock it around fork, unlike glibc's malloc) locked
+     * in the child for ever. */
+    while (atomic_load(&g_fork_warm) < 4)
+        usleep(100);
     for (int i = 0; i < 20; i++) {
         pid_t pid;
         if (i % 4 == 3) {            /* from inside an irrevocable section */

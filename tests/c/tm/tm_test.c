@@ -68,6 +68,7 @@ static const hps_test_case_t cases[] = {
     { "stats", .run = case_stats },
     { "subword", .run = case_subword },
     { "fork", .run = case_fork },
+    { "bias", .run = case_bias },
     { "thread_exit", .run = case_thread_exit },
     { "cond_handoff", .run = case_cond_handoff },
     { "cond_stress", .run = case_cond_stress },

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The bias: one thread runs its sections on the solo path while it is the
+ * only thread running sections.
+ *
+ * Why: a section's fixed cost is dominated by serializing instructions,
+ * the exchange that publishes in_sec (the irrevocability gate and epoch
+ * reclamation read it) and the backend's own (norec's sequence CAS, sgl's
+ * lock), about 7 ns each here, against 2-15 ns for the operations of a
+ * typical small section.  A thread that runs sections alone needs neither:
+ * like biased locking, the owner of the bias publishes in_sec with a plain
+ * store and runs the section as solo does (plain reads, in-place writes with
+ * an undo log for restarts), and the rare other party pays instead.
+ *
+ * The protocol is Dekker's with an asymmetric fence.  The owner stores
+ * in_sec, then (compiler barrier only) loads g_irrev, then hps_tm_bias.
+ * Everyone who must see the owner outside a section (the gate: a revoker,
+ * an irrevocable section, a backend switch, fork; the reclaimer) first
+ * raises g_irrev, then runs membarrier(PRIVATE_EXPEDITED), which executes a
+ * full barrier on every CPU running one of our threads, then reads in_sec.
+ * Either the owner's load saw g_irrev raised, or the drain sees its in_sec.
+ *
+ * Another thread that reaches a section finds the bias held, steps out,
+ * and revokes it through the gate (membarrier, then waiting for the owner's
+ * section to end).  The bias is taken back at a thread's tick (every 64
+ * sections) once no other thread ticked for `bias_wait` of its ticks.  A revocation costs the revoker a membarrier and a wait, some
+ * microseconds; a biased section saves the owner two atomic operations,
+ * about 15 ns.  So a bias that ran fewer than BIAS_PAYS sections before it
+ * was revoked did not pay: the wait doubles (up to 2^12 ticks), and two
+ * threads that take turns settle on the normal path; one that paid resets
+ * the wait.  Two more guards keep a preempted owner from stalling everyone:
+ * a revoker waits for the owner's section, and an owner descheduled inside
+ * one (threads outnumbering CPUs, or other processes on them) makes that a
+ * time slice, milliseconds, during which every other thread's sections
+ * wait (tree-1k at 8 threads on 2 CPUs ran at half speed).  So the bias is
+ * never taken while more threads use TM than the process has CPUs, and a
+ * revocation that waited over 100 us closes the bias for 10 ms, doubling
+ * with each such stall in a row (up to 1.3 s).
+ *
+ * Off with HPSYNC_TM_BIAS=0, where membarrier is missing, and for the
+ * hardware backends (their sections are already cheap where RTM exists,
+ * and the tests inject their aborts).
+ */
+#define _GNU_SOURCE
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "internal.h"
+#include "../common/env.h"
+
+hps_aptr hps_tm_bias;                       /* hps_tm_desc_t *, or NULL */
+
+/* The thread whose tick came last.  Ticks (every 64 sections), not every
+ * section, write it: two threads taking turns would otherwise bounce its
+ * line at each section.  A hint for the policy only. */
+static struct {
+    hps_au32 last_tid;
+} __attribute__((aligned(HPS_CACHELINE))) g_seen;
+
+static int g_on;
+static hps_au64 g_taken, g_revoked;
+/* Threads that revoked the bias and have not yet entered their section.
+ * Nobody takes the bias while one waits: a revoker preempted between the
+ * gate's opening and its section (likely on a loaded machine) would
+ * otherwise find it taken again, revoke again, and so on (a 46 s stall of
+ * tm.bias.stm under AddressSanitizer at a load average of 30). */
+static hps_au32 g_pending;
+static uint32_t g_cpus;                     /* the process's CPUs, at setup */
+static hps_au64 g_quiet_until;              /* CLOCK_MONOTONIC ns: no bias before */
+static hps_au32 g_stalls;                   /* revocations in a row that waited long */
+
+#define BIAS_STALL_NS 100000ull             /* a revocation that waited a slice */
+#define BIAS_QUIET_NS 10000000ull           /* 10 ms, doubled per stall in a row */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define BIAS_WAIT_MIN 2u                    /* ticks of 64 sections */
+#define BIAS_WAIT_MAX 4096u
+#define BIAS_PAYS 4096u                     /* sections a bias must run */
+
+static long membarrier_cmd(int cmd)
+{
+    return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+void hps_tm_bias_setup(int on)
+{
+    /* Registration is per process (and again in a fork()ed child). */
+    g_on = on && membarrier_cmd(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+    hps_store_relaxed(&hps_tm_bias, NULL);
+    hps_store_relaxed(&g_pending, 0);
+    hps_store_relaxed(&g_quiet_until, 0);
+    hps_store_relaxed(&g_stalls, 0);
+    cpu_set_t set;
+    g_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint32_t)CPU_COUNT(&set) : 1;
+}
+
+int hps_tm_bias_enabled(void)
+{
+    return g_on;
+}
+
+void hps_tm_bias_fence(const hps_tm_desc_t *self)
+{
+    void *b = hps_load_relaxed(&hps_tm_bias);
+    if (b == NULL || b == self)
+        return;
+    if (membarrier_cmd(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+        /* Registered at setup, so this cannot fail; if the kernel ever
+         * refused, no fence would make the drain's reading right. */
+        static const char msg[] = "hpsync: membarrier failed; TM bias cannot be revoked safely\n";
+        (void)!write(2, msg, sizeof msg - 1);
+        abort();
+    }
+}
+
+void hps_tm_bias_tick(hps_tm_desc_t *d)
+{
+    if (!g_on)
+        return;
+    void *now = hps_load_relaxed(&hps_tm_bias);
+    if (now == d)
+        return;
+    if (d->bias_held) {               /* revoked since the last tick */
+        d->bias_held = 0;
+        uint32_t w = d->bias_wait ? d->bias_wait : BIAS_WAIT_MIN;
+        if (d->st.solo - d->bias_solo0 < BIAS_PAYS)
+            d->bias_wait = w * 2 < BIAS_WAIT_MAX ? w * 2 : BIAS_WAIT_MAX;
+        else
+            d->bias_wait = BIAS_WAIT_MIN;
+    }
+    if (hps_load_relaxed(&g_seen.last_tid) != d->tid) {
+        /* Another thread ticked since this one's last tick: not alone. */
+        hps_store_relaxed(&g_seen.last_tid, d->tid);
+        d->alone_ticks = 0;
+        return;
+    }
+    if (now != NULL || hps_load_relaxed(&g_pending) != 0)
+        return;
+    if (++d->alone_ticks < (d->bias_wait ? d->bias_wait : BIAS_WAIT_MIN))
+        return;
+    d->alone_ticks = 0;
+    const hps_tm_ops_t *ops = hps_tm_ops_now();
+    if (ops == &hps_tm_htm_ops || ops == &hps_tm_hybrid_ops)
+        return;
+    if (hps_tm_active_threads() > g_cpus || now_ns() < hps_load_relaxed(&g_quiet_until))
+        return;
+    /* Under the gate: every other thread is outside a section, and any
+     * that enters after the gate opens reads the bias (gate_open releases). */
+    hps_tm_gate_close(d);
+    if (hps_load_relaxed(&hps_tm_bias) == NULL && hps_load_relaxed(&g_pending) == 0) {
+        hps_store_relaxed(&hps_tm_bias, (void *)d);
+        hps_store_relaxed(&g_taken, hps_load_relaxed(&g_taken) + 1);
+        d->bias_held = 1;
+        d->bias_solo0 = d->st.solo;
+    }
+    hps_tm_gate_open();
+}
+
+void hps_tm_bias_revoke(hps_tm_desc_t *self)
+{
+    if (!self->bias_pending) {
+        self->bias_pending = 1;
+        (void)hps_faa_seq_cst(&g_pending, 1);
+    }
+    /* The gate's fence and drain wait for the owner's section to end. */
+    uint64_t t0 = now_ns();
+    hps_tm_gate_close(self);
+    hps_tm_desc_t *o = hps_load_relaxed(&hps_tm_bias);
+    if (o != NULL && o != self) {
+        hps_store_relaxed(&hps_tm_bias, NULL);
+        hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
+        uint64_t t1 = now_ns();
+        if (t1 - t0 > BIAS_STALL_NS) {
+            uint32_t k = hps_load_relaxed(&g_stalls);
+            hps_store_relaxed(&g_quiet_until, t1 + (BIAS_QUIET_NS << (k < 7 ? k : 7)));
+            hps_store_relaxed(&g_stalls, k + 1);
+        } else {
+            hps_store_relaxed(&g_stalls, 0);
+        }
+    }
+    hps_tm_gate_open();
+}
+
+void hps_tm_bias_settled(hps_tm_desc_t *d)
+{
+    d->bias_pending = 0;
+    (void)hps_fas_seq_cst(&g_pending, 1);
+}
+
+void hps_tm_bias_drop(hps_tm_desc_t *d)
+{
+    /* The thread is outside any section: nothing to wait for. */
+    if (hps_load_relaxed(&hps_tm_bias) == d)
+        hps_store_relaxed(&hps_tm_bias, NULL);
+    d->bias_wait = BIAS_WAIT_MIN;
+    d->bias_held = 0;
+    d->alone_ticks = 0;
+}
+
+void hps_tm_bias_summary(FILE *f, uint64_t solo)
+{
+    if (!g_on)
+        fprintf(f, "hpsync tm: bias off (%s)\n", hps_settings()->tm_bias ? "no membarrier" : "HPSYNC_TM_BIAS=0");
+    else
+        fprintf(f, "hpsync tm: sections run alone on the bias %llu; bias taken %llu, revoked %llu times\n",
+                (unsigned long long)solo, (unsigned long long)hps_load_relaxed(&g_taken),
+                (unsigned long long)hps_load_relaxed(&g_revoked));
+}
