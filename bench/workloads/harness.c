@@ -208,6 +208,12 @@ static void parse(opts_t *o, int argc, char **argv)
     }
     if (ks)
         each_item("--k", ks, add_k, o);
+    else if (!variants && g_w->tm_k && !g_w->no_coarsen)
+        for (int i = 0; i < g_w->ntm_k; i++) {
+            char s[24];
+            snprintf(s, sizeof s, "%ld", g_w->tm_k[i]);
+            add_k(s, o);
+        }
     else if (!variants && !g_w->no_coarsen)
         for (long k = 1; k <= 1024; k *= 2) {
             char s[16];
@@ -409,9 +415,9 @@ static void on_watchdog(int sig)
  * the harness needs no change there.  The TM variants are listed once per
  * backend (HPSYNC_TM is per process): "<backend>:tm-k<K>" and
  * "<backend>:tm-dyn", which the program knows as tm-k<K> and tm-dyn.  The
- * default suite sweeps k by powers of 4 on sgl, norec and stm; --quick
- * keeps three k and the controller on norec and stm; htm and hybrid need
- * RTM. */
+ * default suite sweeps k by powers of 4 (or the workload's tm_k) on sgl,
+ * norec and stm; --quick keeps every other k and the controller on norec
+ * and stm; htm and hybrid need RTM. */
 static const char *const k_desc_backends[] = { "sgl", "norec", "stm", "htm", "hybrid" };
 static const long k_desc_k[] = { 1, 4, 16, 64, 256, 1024 };
 
@@ -464,11 +470,13 @@ static int describe(const wl_workload_t *w)
         hps_json_bool("baseline", i == w->mutex_variant);
         hps_json_end_object();
     }
+    const long *ks = w->tm_k ? w->tm_k : k_desc_k;
+    size_t nk = w->tm_k ? (size_t)w->ntm_k : sizeof k_desc_k / sizeof *k_desc_k;
     for (size_t b = 0; b < sizeof k_desc_backends / sizeof *k_desc_backends && !w->no_coarsen; b++) {
         char arg[32];
-        for (size_t i = 0; i < sizeof k_desc_k / sizeof *k_desc_k; i++) {
-            snprintf(arg, sizeof arg, "tm-k%ld", k_desc_k[i]);
-            describe_tm(k_desc_backends[b], arg, k_desc_k[i], i % 2 == 0);
+        for (size_t i = 0; i < nk; i++) {
+            snprintf(arg, sizeof arg, "tm-k%ld", ks[i]);
+            describe_tm(k_desc_backends[b], arg, ks[i], i % 2 == 0);
         }
         describe_tm(k_desc_backends[b], "tm-dyn", 0, 1);
     }

@@ -89,6 +89,12 @@ typedef struct wl_workload {
     const char *const *variants;     /* its own variants (the TM ones are added) */
     int nvariants;
     int mutex_variant;               /* the index speed-ups are relative to */
+    /* Optional: the k of the static TM variants --describe lists (per
+     * backend; every other one also in --quick) and the program sweeps when
+     * no --variants is given.  NULL: 1, 4, ..., 1024 described, and the
+     * powers of 2 up to 1024 swept. */
+    const long *tm_k;
+    int ntm_k;
     /* Build the input for a row and thread count, n operations a run, and
      * the reference. */
     void *(*setup)(const wl_row_t *row, int threads, long n);
