@@ -61,6 +61,9 @@ static void each_item(const char *opt, const char *list, void (*fn)(const char *
     free(copy);
 }
 
+static const wl_extra_t k_no_extra;
+#define EXTRA (g_w->extra ? g_w->extra : &k_no_extra)
+
 static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
 {
     size_t at = 0;
@@ -68,7 +71,7 @@ static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
     for (int i = 0; i < n && at < len; i++)
         at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
                                rows ? w->rows[i].name : w->variants[i]);
-    if (!rows && at < len)
+    if (!rows && at < len && !EXTRA->no_tm)
         snprintf(buf + at, len - at, ", tm-k<K>, tm-dyn");
 }
 
@@ -98,9 +101,19 @@ static void add_variant(opts_t *o, const char *name, int id, long k, int dyn)
     o->v[o->nv++] = (wl_variant_t){ strdup(name), id, k, dyn ? (hps_tm_coarsen_t *)1 : NULL };
 }
 
+static void no_tm(const char *what)
+{
+    char buf[512];
+    choices(buf, sizeof buf, g_w, 0);
+    hps_bench_log("%s: %s has no TM sweep (variants: %s)", what, g_w->name, buf);
+    exit(2);
+}
+
 static void add_k(const char *s, void *arg)
 {
     opts_t *o = arg;
+    if (EXTRA->no_tm)
+        no_tm("--k");
     long k = hps_bench_parse_num("--k", s, 1, 1L << 20);
     char name[32];
     snprintf(name, sizeof name, "tm-k%ld", k);
@@ -115,6 +128,8 @@ static void add_named_variant(const char *name, void *arg)
             add_variant(o, name, i, 0, 0);
             return;
         }
+    if (EXTRA->no_tm && (!strcmp(name, "tm-dyn") || !strncmp(name, "tm-k", 4)))
+        no_tm(name);
     if (!strcmp(name, "tm-dyn")) {
         add_variant(o, name, WL_TM, 0, 1);
         return;
@@ -185,6 +200,8 @@ static void parse(opts_t *o, int argc, char **argv)
         any |= o->row_sel[i];
     for (int i = 0; i < g_w->nrows && !any; i++)
         o->row_sel[i] = !o->quick || g_w->rows[i].quick;
+    for (int i = 0; o->nthreads == 0 && i < 4 && EXTRA->threads[i]; i++)
+        o->threads[o->nthreads++] = EXTRA->threads[i];
     if (o->nthreads == 0)
         o->threads[o->nthreads++] = 1, o->threads[o->nthreads++] = 2;
     /* Ascending, so a 1-thread run comes first and the speed-ups over it
@@ -204,13 +221,13 @@ static void parse(opts_t *o, int argc, char **argv)
     }
     if (ks)
         each_item("--k", ks, add_k, o);
-    else if (!variants)
+    else if (!variants && !EXTRA->no_tm)
         for (long k = 1; k <= 1024; k *= 2) {
             char s[16];
             snprintf(s, sizeof s, "%ld", k);
             add_k(s, o);
         }
-    if (!variants)
+    if (!variants && !EXTRA->no_tm)
         add_variant(o, "tm-dyn", WL_TM, 0, 1);
 }
 
@@ -247,7 +264,17 @@ typedef struct result {
     hps_tm_stats_t st;               /* summed over reps (TM variants) */
     uint32_t k_end[256];
     double median;
+    char check[256];                 /* the last validation's line */
 } result_t;
+
+/* One row at one thread count: its input, its tm-dyn site, its results. */
+typedef struct row_run {
+    const wl_row_t *row;
+    void *ctx;
+    hps_tm_coarsen_t site;           /* fresh per row and thread count: no hint from another */
+    wl_variant_t v[MAX_VARIANTS];
+    result_t *res;                   /* o->nv */
+} row_run_t;
 
 static void stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
 {
@@ -265,6 +292,8 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
     g_v = v;
     g_nthreads = threads;
     g_w->reset(g_ctx);
+    if (EXTRA->prepare)
+        EXTRA->prepare(g_ctx, v);
     pthread_barrier_init(&g_barrier, NULL, (unsigned)threads);
     hps_bench_totals_t tot;
     /* Fixed work: the workers ignore the stop flag; 1 ms is the least the
@@ -288,6 +317,7 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
                       row->name, v->name, hps_tm_backend_name(), threads, why);
         exit(1);
     }
+    snprintf(r->check, sizeof r->check, "%s", why);
 }
 
 static void tm_json(const result_t *r, const wl_variant_t *v, int threads)
@@ -315,23 +345,37 @@ static void tm_json(const result_t *r, const wl_variant_t *v, int threads)
     hps_json_end_object();
 }
 
-/* One row at one thread count: every variant, reps interleaved. */
-static void run_row(const opts_t *o, const wl_row_t *row, int threads, result_t *res,
-                    const result_t *res1)
+static void row_begin(const opts_t *o, row_run_t *rr, const wl_row_t *row, int threads, result_t *res)
 {
     long n = (long)((double)row->n * (o->quick ? 0.2 : 1.0) * o->scale);
-    g_ctx = g_w->setup(row, threads, n > threads ? n : threads);
-    hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT;
-    wl_variant_t v[MAX_VARIANTS];
+    rr->row = row;
+    rr->ctx = g_w->setup(row, threads, n > threads ? n : threads);
+    rr->site = (hps_tm_coarsen_t)HPS_TM_COARSEN_INIT;
+    rr->res = res;
     for (int i = 0; i < o->nv; i++) {
-        v[i] = o->v[i];
-        if (v[i].site)
-            v[i].site = &site;   /* fresh per row and thread count: no hint from another */
+        rr->v[i] = o->v[i];
+        if (rr->v[i].site)
+            rr->v[i].site = &rr->site;
         memset(&res[i], 0, sizeof res[i]);
     }
-    for (long rep = 0; rep < o->reps; rep++)
-        for (int i = 0; i < o->nv; i++)
-            run_once(o, row, threads, &v[i], &res[i], rep);
+}
+
+/* One repetition of every variant on a row, in the variants' order. */
+static void row_rep(const opts_t *o, row_run_t *rr, int threads, long rep)
+{
+    g_ctx = rr->ctx;
+    for (int i = 0; i < o->nv; i++)
+        run_once(o, rr->row, threads, &rr->v[i], &rr->res[i], rep);
+}
+
+/* The row's entry in the document; then its input goes. */
+static void row_end(const opts_t *o, row_run_t *rr, int threads, const result_t *res1)
+{
+    const wl_row_t *row = rr->row;
+    const wl_variant_t *v = rr->v;
+    result_t *res = rr->res;
+    const wl_metric_t *m = EXTRA->metric;
+    g_ctx = rr->ctx;
     uint64_t ops = g_w->ops(g_ctx);
     double mutex_median = 0;
     for (int i = 0; i < o->nv; i++) {
@@ -343,6 +387,8 @@ static void run_row(const opts_t *o, const wl_row_t *row, int threads, result_t 
     }
     hps_json_begin_object(NULL);
     hps_json_str("row", row->name);
+    if (EXTRA->row_json)
+        EXTRA->row_json(g_ctx);
     hps_json_int("threads", threads);
     /* After the runs: auto's choice for this many threads. */
     hps_json_str("backend", hps_tm_backend_name());
@@ -362,6 +408,15 @@ static void run_row(const opts_t *o, const wl_row_t *row, int threads, result_t 
         hps_json_num_array("secs", res[i].secs, (int)o->reps);
         hps_json_num("median_s", res[i].median);
         hps_json_num("ops_per_sec", res[i].median > 0 ? (double)ops / res[i].median : 0);
+        if (m && ops > 0) {
+            double f[HPS_BENCH_MAX_REPS];
+            char key[64];
+            for (long r = 0; r < o->reps; r++)
+                f[r] = res[i].secs[r] * m->per_op / (double)ops;
+            snprintf(key, sizeof key, "%s_reps", m->name);
+            hps_json_num_array(key, f, (int)o->reps);
+            hps_json_num(m->name, res[i].median * m->per_op / (double)ops);
+        }
         if (res1 && res1[i].median > 0)
             hps_json_num("speedup_vs_1t", res1[i].median / res[i].median);
         else
@@ -370,13 +425,17 @@ static void run_row(const opts_t *o, const wl_row_t *row, int threads, result_t 
             hps_json_num("speedup_vs_mutex", mutex_median / res[i].median);
         else
             hps_json_null("speedup_vs_mutex");
-        tm_json(&res[i], &v[i], threads);
+        hps_json_str("check", res[i].check);
+        if (v[i].id != WL_TM && EXTRA->variant_json)
+            EXTRA->variant_json(g_ctx, &v[i], threads, res[i].median);
+        else
+            tm_json(&res[i], &v[i], threads);
         hps_json_end_object();
     }
     hps_json_end_array();
     hps_json_end_object();
     g_w->teardown(g_ctx);
-    g_ctx = NULL;
+    g_ctx = rr->ctx = NULL;
 }
 
 static void on_watchdog(int sig)
@@ -429,6 +488,7 @@ static void describe_tm(const char *backend, const char *arg, long k, int quick)
 
 static int describe(const wl_workload_t *w)
 {
+    const wl_extra_t *x = w->extra ? w->extra : &k_no_extra;
     hps_json_open(NULL, 0);
     hps_json_begin_object(NULL);
     hps_json_str("workload", w->name);
@@ -437,11 +497,16 @@ static int describe(const wl_workload_t *w)
     for (int i = 0; i < w->nvariants; i++) {
         hps_json_begin_object(NULL);
         hps_json_str("name", w->variants[i]);
-        hps_json_str("kind", i == w->mutex_variant ? "lock" : "other");
+        hps_json_str("kind", x->kinds ? x->kinds[i] : i == w->mutex_variant ? "lock" : "other");
         hps_json_bool("baseline", i == w->mutex_variant);
+        if (x->tm_backend && x->tm_backend[i]) {
+            hps_json_begin_object("env");
+            hps_json_str("HPSYNC_TM", x->tm_backend[i]);
+            hps_json_end_object();
+        }
         hps_json_end_object();
     }
-    for (size_t b = 0; b < sizeof k_desc_backends / sizeof *k_desc_backends; b++) {
+    for (size_t b = 0; !x->no_tm && b < sizeof k_desc_backends / sizeof *k_desc_backends; b++) {
         char arg[32];
         for (size_t i = 0; i < sizeof k_desc_k / sizeof *k_desc_k; i++) {
             snprintf(arg, sizeof arg, "tm-k%ld", k_desc_k[i]);
@@ -450,16 +515,21 @@ static int describe(const wl_workload_t *w)
         describe_tm(k_desc_backends[b], "tm-dyn", 0, 1);
     }
     hps_json_end_array();
+    const wl_metric_t *m = x->metric;
+    const char *dim = x->dim ? x->dim : "row";
     hps_json_begin_array("metrics");
     hps_json_begin_object(NULL);
-    hps_json_str("name", "ops_per_sec");
-    hps_json_str("unit", "ops/s");
-    hps_json_str("better", "higher");
+    hps_json_str("name", m ? m->name : "ops_per_sec");
+    hps_json_str("unit", m ? m->unit : "ops/s");
+    hps_json_str("better", m ? m->better : "higher");
     hps_json_end_object();
     hps_json_end_array();
     hps_json_begin_array("dims");
-    hps_json_str(NULL, "row");
+    if (*dim)
+        hps_json_str(NULL, dim);
     hps_json_end_array();
+    if (x->allocators)
+        hps_json_bool("allocators", 1);
     hps_json_begin_object("args");
     hps_json_begin_array("default");
     hps_json_end_array();
@@ -485,10 +555,20 @@ static int describe(const wl_workload_t *w)
     hps_json_num("quick", w->seconds > 0 ? w->seconds / 20 : 0.05);
     hps_json_end_object();
     hps_json_begin_array("figures");
-    hps_json_begin_object(NULL);
-    hps_json_str("shape", "granularity");
-    hps_json_str("metric", "ops_per_sec");
-    hps_json_end_object();
+    if (x->curve) {
+        hps_json_begin_object(NULL);
+        hps_json_str("shape", "curve");
+        hps_json_str("x", dim);
+        hps_json_str("metric", m ? m->name : "ops_per_sec");
+        hps_json_str("series", "allocator");
+        hps_json_end_object();
+    }
+    if (!x->no_tm) {
+        hps_json_begin_object(NULL);
+        hps_json_str("shape", "granularity");
+        hps_json_str("metric", "ops_per_sec");
+        hps_json_end_object();
+    }
     hps_json_end_array();
     hps_json_end_object();
     return hps_json_finish() ? 1 : 0;
@@ -505,31 +585,71 @@ int wl_main(const wl_workload_t *w, int argc, char **argv)
     alarm(o.quick ? 600 : 3600);
     if (hps_bench_become_multithreaded())
         return 1;
-    hps_json_open(NULL, 0);
+    /* The document is kept until the end: a run that fails validation
+     * prints nothing on stdout (the contract's "no JSON"). */
+    char *doc = NULL;
+    size_t doclen = 0;
+    FILE *mem = open_memstream(&doc, &doclen);
+    if (!mem)
+        return 1;
+    hps_json_open(mem, 0);
     hps_json_begin_object(NULL);
     hps_bench_context();
     hps_json_str("workload", w->name);
     hps_json_str("backend", hps_tm_backend_name());
+    if (EXTRA->allocators)
+        hps_json_str("malloc_provider", hps_bench_provider("malloc"));
+    if (EXTRA->doc_json)
+        EXTRA->doc_json();
     hps_json_int("reps", o.reps);
     hps_json_bool("quick", o.quick);
     hps_json_num("scale", o.scale);
     hps_json_begin_array("rows");
-    result_t *res = calloc((size_t)o.nv * 2, sizeof(result_t));
-    if (!res)
+    /* Results per selected row: at 1 thread (kept for the speed-ups) and at
+     * the thread count in progress. */
+    int nsel = 0, sel[64];
+    for (int r = 0; r < w->nrows; r++)
+        if (o.row_sel[r])
+            sel[nsel++] = r;
+    result_t *res = calloc((size_t)o.nv * 2 * (size_t)nsel, sizeof(result_t));
+    row_run_t *rr = calloc((size_t)nsel, sizeof(row_run_t));
+    if (!res || !rr)
         return 1;
-    for (int r = 0; r < w->nrows; r++) {
-        if (!o.row_sel[r])
-            continue;
-        int have1 = 0;
+#define RES(j, one) (res + ((size_t)(j) * 2 + ((one) ? 0 : 1)) * (size_t)o.nv)
+    int have1 = 0;
+    if (EXTRA->interleave_rows) {
         for (int t = 0; t < o.nthreads; t++) {
             int one = o.threads[t] == 1;
-            result_t *dst = one ? res : res + o.nv;
-            run_row(&o, &w->rows[r], o.threads[t], dst, !one && have1 ? res : NULL);
+            for (int j = 0; j < nsel; j++)
+                row_begin(&o, &rr[j], &w->rows[sel[j]], o.threads[t], RES(j, one));
+            for (long rep = 0; rep < o.reps; rep++)
+                for (int j = 0; j < nsel; j++)
+                    row_rep(&o, &rr[j], o.threads[t], rep);
+            for (int j = 0; j < nsel; j++)
+                row_end(&o, &rr[j], o.threads[t], !one && have1 ? RES(j, 1) : NULL);
             have1 |= one;
         }
+    } else {
+        for (int j = 0; j < nsel; j++) {
+            have1 = 0;
+            for (int t = 0; t < o.nthreads; t++) {
+                int one = o.threads[t] == 1;
+                row_begin(&o, &rr[j], &w->rows[sel[j]], o.threads[t], RES(j, one));
+                for (long rep = 0; rep < o.reps; rep++)
+                    row_rep(&o, &rr[j], o.threads[t], rep);
+                row_end(&o, &rr[j], o.threads[t], !one && have1 ? RES(j, 1) : NULL);
+                have1 |= one;
+            }
+        }
     }
+#undef RES
     free(res);
+    free(rr);
     hps_json_end_array();
     hps_json_end_object();
-    return hps_json_finish() ? 1 : 0;
+    if (hps_json_finish() != 0 || fclose(mem) != 0)
+        return 1;
+    fwrite(doc, 1, doclen, stdout);
+    free(doc);
+    return fflush(stdout) != 0;
 }
