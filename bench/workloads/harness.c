@@ -237,13 +237,25 @@ typedef struct wl_thread {
     hps_bench_worker_t w;
     hps_tm_stats_t st;               /* the thread's section statistics at its end */
     uint32_t k_end;                  /* tm-dyn: the k it ended on */
+    uint32_t k_phase;                /* tm-dyn: the k it ran at wl_phase() (0: no call) */
 } wl_thread_t;
 
 static int g_nthreads;
+static __thread wl_thread_t *t_self;
+
+void wl_phase(const wl_variant_t *v)
+{
+    if (!v->site || !t_self)
+        return;
+    hps_tm_coarsen_info_t in;
+    hps_tm_coarsen_info(v->site, &in);
+    t_self->k_phase = in.k;
+}
 
 static void *worker(void *arg)
 {
     wl_thread_t *t = arg;
+    t_self = t;
     hps_bench_gate_enter(&g_gate);
     g_w->run(g_ctx, g_v, t->w.index, g_nthreads);
     hps_bench_worker_done(&t->w, 0);
@@ -262,7 +274,10 @@ static void *worker(void *arg)
 typedef struct result {
     double secs[HPS_BENCH_MAX_REPS];
     hps_tm_stats_t st;               /* summed over reps (TM variants) */
-    uint32_t k_end[256];
+    uint32_t k_end[256], k_phase[256];
+    /* tm-dyn with wl_phase(): per repetition (the first 32) and thread (the
+     * first 8), the k at the phase change and at the end. */
+    uint32_t k_reps[32][8][2];
     double median;
     char check[256];                 /* the last validation's line */
 } result_t;
@@ -306,7 +321,9 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
     for (int i = 0; i < threads; i++) {
         stats_add(&r->st, &ts[i].st);
         if (i < 256)
-            r->k_end[i] = ts[i].k_end;
+            r->k_end[i] = ts[i].k_end, r->k_phase[i] = ts[i].k_phase;
+        if (i < 8 && rep < 32)
+            r->k_reps[rep][i][0] = ts[i].k_phase, r->k_reps[rep][i][1] = ts[i].k_end;
     }
     free(ts);
     if (o->corrupt)
@@ -320,7 +337,7 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
     snprintf(r->check, sizeof r->check, "%s", why);
 }
 
-static void tm_json(const result_t *r, const wl_variant_t *v, int threads)
+static void tm_json(const result_t *r, const wl_variant_t *v, int threads, long reps)
 {
     if (v->id != WL_TM) {
         hps_json_null("tm");
@@ -341,6 +358,27 @@ static void tm_json(const result_t *r, const wl_variant_t *v, int threads)
         for (int i = 0; i < threads && i < 256; i++)
             hps_json_uint(NULL, r->k_end[i]);
         hps_json_end_array();
+        if (r->k_phase[0]) {
+            hps_json_begin_array("k_phase");
+            for (int i = 0; i < threads && i < 256; i++)
+                hps_json_uint(NULL, r->k_phase[i]);
+            hps_json_end_array();
+            /* [[k at the change, k at the end] per thread] per repetition:
+             * the first starts from k0, the others from the site's hint
+             * (where a thread of the previous one settled). */
+            hps_json_begin_array("k_phase_reps");
+            for (long rep = 0; rep < reps && rep < 32; rep++) {
+                hps_json_begin_array(NULL);
+                for (int i = 0; i < threads && i < 8; i++) {
+                    hps_json_begin_array(NULL);
+                    hps_json_uint(NULL, r->k_reps[rep][i][0]);
+                    hps_json_uint(NULL, r->k_reps[rep][i][1]);
+                    hps_json_end_array();
+                }
+                hps_json_end_array();
+            }
+            hps_json_end_array();
+        }
     }
     hps_json_end_object();
 }
@@ -429,7 +467,7 @@ static void row_end(const opts_t *o, row_run_t *rr, int threads, const result_t 
         if (v[i].id != WL_TM && EXTRA->variant_json)
             EXTRA->variant_json(g_ctx, &v[i], threads, res[i].median);
         else
-            tm_json(&res[i], &v[i], threads);
+            tm_json(&res[i], &v[i], threads, o->reps);
         hps_json_end_object();
     }
     hps_json_end_array();

@@ -161,6 +161,14 @@ int wl_main(const wl_workload_t *w, int argc, char **argv);
  * a parallel phase). */
 void wl_barrier(void);
 
+/* A workload whose input changes character mid-run (the histogram's
+ * b1m-b16: many bins, then 16 hot ones) calls this in each thread at the
+ * change: for tm-dyn, the k the thread's controller runs then is written
+ * as "k_phase" beside "k_end" (per thread, last repetition), so the
+ * document shows whether the controller moved after the change.  A no-op
+ * for other variants. */
+void wl_phase(const wl_variant_t *v);
+
 /* Out of memory in setup: one line and exit 1. */
 void *wl_alloc(size_t n);
 
