@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "harness.h"
 
@@ -237,6 +238,7 @@ typedef struct wl_thread {
     hps_bench_worker_t w;
     hps_tm_stats_t st;               /* the thread's section statistics at its end */
     uint32_t k_end;                  /* tm-dyn: the k it ended on */
+    double cpu;                      /* CPU seconds its share took */
     uint32_t k_phase;                /* tm-dyn: the k it ran at wl_phase() (0: no call) */
 } wl_thread_t;
 
@@ -256,8 +258,12 @@ static void *worker(void *arg)
 {
     wl_thread_t *t = arg;
     t_self = t;
+    struct timespec c0, c1;
     hps_bench_gate_enter(&g_gate);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     g_w->run(g_ctx, g_v, t->w.index, g_nthreads);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    t->cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
     hps_bench_worker_done(&t->w, 0);
     if (g_v->id == WL_TM) {
         hps_tm_stats_get(&t->st);
@@ -273,6 +279,7 @@ static void *worker(void *arg)
 /* Per variant, for one row and thread count. */
 typedef struct result {
     double secs[HPS_BENCH_MAX_REPS];
+    double cpu[HPS_BENCH_MAX_REPS];  /* the threads' CPU seconds, summed */
     hps_tm_stats_t st;               /* summed over reps (TM variants) */
     uint32_t k_end[256], k_phase[256];
     /* tm-dyn with wl_phase(): per repetition (the first 32) and thread (the
@@ -318,7 +325,9 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
         exit(1);
     pthread_barrier_destroy(&g_barrier);
     r->secs[rep] = tot.secs;
+    r->cpu[rep] = 0;
     for (int i = 0; i < threads; i++) {
+        r->cpu[rep] += ts[i].cpu;
         stats_add(&r->st, &ts[i].st);
         if (i < 256)
             r->k_end[i] = ts[i].k_end, r->k_phase[i] = ts[i].k_phase;
@@ -412,7 +421,6 @@ static void row_end(const opts_t *o, row_run_t *rr, int threads, const result_t 
     const wl_row_t *row = rr->row;
     const wl_variant_t *v = rr->v;
     result_t *res = rr->res;
-    const wl_metric_t *m = EXTRA->metric;
     g_ctx = rr->ctx;
     uint64_t ops = g_w->ops(g_ctx);
     double mutex_median = 0;
@@ -446,14 +454,15 @@ static void row_end(const opts_t *o, row_run_t *rr, int threads, const result_t 
         hps_json_num_array("secs", res[i].secs, (int)o->reps);
         hps_json_num("median_s", res[i].median);
         hps_json_num("ops_per_sec", res[i].median > 0 ? (double)ops / res[i].median : 0);
-        if (m && ops > 0) {
-            double f[HPS_BENCH_MAX_REPS];
+        for (int j = 0; j < EXTRA->nmetrics && ops > 0; j++) {
+            const wl_metric_t *m = &EXTRA->metrics[j];
+            double f[HPS_BENCH_MAX_REPS], tmp[HPS_BENCH_MAX_REPS];
             char key[64];
             for (long r = 0; r < o->reps; r++)
-                f[r] = res[i].secs[r] * m->per_op / (double)ops;
+                f[r] = tmp[r] = (m->cpu ? res[i].cpu[r] : res[i].secs[r]) * m->per_op / (double)ops;
             snprintf(key, sizeof key, "%s_reps", m->name);
             hps_json_num_array(key, f, (int)o->reps);
-            hps_json_num(m->name, res[i].median * m->per_op / (double)ops);
+            hps_json_num(m->name, hps_bench_median(tmp, (size_t)o->reps));
         }
         if (res1 && res1[i].median > 0)
             hps_json_num("speedup_vs_1t", res1[i].median / res[i].median);
@@ -553,14 +562,16 @@ static int describe(const wl_workload_t *w)
         describe_tm(k_desc_backends[b], "tm-dyn", 0, 1);
     }
     hps_json_end_array();
-    const wl_metric_t *m = x->metric;
+    const wl_metric_t *m = x->nmetrics ? x->metrics : NULL;
     const char *dim = x->dim ? x->dim : "row";
     hps_json_begin_array("metrics");
-    hps_json_begin_object(NULL);
-    hps_json_str("name", m ? m->name : "ops_per_sec");
-    hps_json_str("unit", m ? m->unit : "ops/s");
-    hps_json_str("better", m ? m->better : "higher");
-    hps_json_end_object();
+    for (int j = 0; j < (m ? x->nmetrics : 1); j++) {
+        hps_json_begin_object(NULL);
+        hps_json_str("name", m ? m[j].name : "ops_per_sec");
+        hps_json_str("unit", m ? m[j].unit : "ops/s");
+        hps_json_str("better", m ? m[j].better : "higher");
+        hps_json_end_object();
+    }
     hps_json_end_array();
     hps_json_begin_array("dims");
     if (*dim)

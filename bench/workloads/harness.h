@@ -75,18 +75,24 @@ static inline void wl_tm_for(const wl_variant_t *v, long lo, long hi, hps_tm_ite
 }
 
 /* A figure per repetition other than ops/s: secs * per_op / ops (e.g.
- * ns per node: per_op 1e9).  Written as "<name>_reps" and "<name>" (the
- * median) in every variant's entry, and --describe's only metric. */
+ * ns per node: per_op 1e9), secs the run's wall time or, with cpu, the
+ * CPU time its threads used (summed), which leaves out the time they
+ * waited for a CPU: on a machine shared with other work that wait is most
+ * of the spread between runs.  Written as "<name>_reps" and "<name>" (the
+ * median) in every variant's entry; --describe lists them all, the first
+ * is the curve's. */
 typedef struct wl_metric {
     const char *name, *unit, *better;    /* better: "higher" or "lower" */
     double per_op;
+    int cpu;
 } wl_metric_t;
 
 typedef struct wl_extra {
     int no_tm;                       /* no tm-k<K> / tm-dyn: its own variants only */
     const char *const *kinds;        /* --describe kind per own variant (lock, elide, tm, other) */
     const char *const *tm_backend;   /* per own variant: the HPSYNC_TM its process needs, or NULL */
-    const wl_metric_t *metric;       /* NULL: ops_per_sec */
+    const wl_metric_t *metrics;      /* NULL: ops_per_sec */
+    int nmetrics;
     const char *dim;                 /* the row field naming a point (row_json writes it);
                                       * NULL: "row"; "": none */
     int allocators;                  /* run once per allocator (LD_PRELOAD): malloc_provider */
