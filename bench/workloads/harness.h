@@ -37,7 +37,11 @@
  * same variant's 1-thread run (when --threads includes 1) and over the
  * workload's mutex variant, and for TM variants the section statistics
  * summed over the repetitions (commits, aborts by cause) and, for tm-dyn,
- * the k each thread ended on.
+ * the k each thread ended on; "check" is the last validation's line.  The
+ * document goes to stdout only at the end: a failed run prints none.
+ * wl_extra_t (optional) adapts this to workloads of another kind: their
+ * own variants only, another figure, a dimension, a run per allocator,
+ * rows interleaved (the ring and the tree, harness_sync.h).
  *
  * Defaults: every row, threads 1,2, 3 repetitions, every variant.  --quick
  * keeps the rows marked quick and runs a fifth of each row's operations;
@@ -72,6 +76,47 @@ static inline void wl_tm_for(const wl_variant_t *v, long lo, long hi, hps_tm_ite
     else
         hps_tm_for(lo, hi, v->k, fn, arg);
 }
+
+/* A figure per repetition other than ops/s: secs * per_op / ops (e.g.
+ * ns per node: per_op 1e9), secs the run's wall time or, with cpu, the
+ * CPU time its threads used (summed), which leaves out the time they
+ * waited for a CPU: on a machine shared with other work that wait is most
+ * of the spread between runs.  Written as "<name>_reps" and "<name>" (the
+ * median) in every variant's entry; --describe lists them all, the first
+ * is the curve's. */
+typedef struct wl_metric {
+    const char *name, *unit, *better;    /* better: "higher" or "lower" */
+    double per_op;
+    int cpu;
+} wl_metric_t;
+
+typedef struct wl_extra {
+    int no_tm;                       /* no tm-k<K> / tm-dyn: its own variants only */
+    const char *const *kinds;        /* --describe kind per own variant (lock, elide, tm, other) */
+    const char *const *tm_backend;   /* per own variant: the HPSYNC_TM its process needs, or NULL */
+    const wl_metric_t *metrics;      /* NULL: ops_per_sec */
+    int nmetrics;
+    const char *dim;                 /* the row field naming a point (row_json writes it);
+                                      * NULL: "row"; "": none */
+    int allocators;                  /* run once per allocator (LD_PRELOAD): malloc_provider */
+    int curve;                       /* figure: metric against dim, a line per allocator */
+    /* Every repetition runs every selected row (and variant) before the next
+     * one, at each thread count: rows compared with each other (a size
+     * against the smallest) then see the machine's slow phases alike.  All
+     * rows' inputs are set up at once. */
+    int interleave_rows;
+    int threads[4];                  /* default --threads (0-terminated; none: 1,2) */
+    /* Top-level fields of the document (after "workload"). */
+    void (*doc_json)(void);
+    /* Fields of a row itself (beside "row"): its dim. */
+    void (*row_json)(void *ctx);
+    /* Before each run, after reset: what the variant needs (a lock chosen,
+     * a structure built for it); own variants and TM ones alike. */
+    void (*prepare)(void *ctx, const wl_variant_t *v);
+    /* An own variant's entry: written instead of "tm": null (e.g. "tm" and
+     * "elision" of its runs); median_s is its median time. */
+    void (*variant_json)(void *ctx, const wl_variant_t *v, int threads, double median_s);
+} wl_extra_t;
 
 typedef struct wl_row {
     const char *name;
@@ -124,7 +169,20 @@ typedef struct wl_workload {
     /* Non-zero: nothing to coarsen (no loop of independent iterations,
      * e.g. the pipeline's queue hand-offs): no tm-k<K> or tm-dyn variants. */
     int no_coarsen;
+
+    /* ---- optional (zero: the behaviour above) -------------------------------
+     * For workloads whose point is not the TM granularity sweep: the ring and
+     * the tree (their own synchronization variants, a figure other than
+     * ops/s, a run per allocator). */
+    const wl_extra_t *extra;
 } wl_workload_t;
+
+/* A workload whose hooks carry the names above (static functions setup,
+ * ops, params_json, reset, run, validate, corrupt, teardown) lists them so
+ * in its wl_workload_t: { .name = ..., WL_HOOKS, ... }. */
+#define WL_HOOKS                                                                        \
+    .setup = setup, .ops = ops, .params_json = params_json, .reset = reset, .run = run, \
+    .validate = validate, .corrupt = corrupt, .teardown = teardown
 
 /* The whole main() of a workload program. */
 int wl_main(const wl_workload_t *w, int argc, char **argv);
@@ -132,6 +190,14 @@ int wl_main(const wl_workload_t *w, int argc, char **argv);
 /* A barrier for the threads of the run in progress (e.g. a reduction after
  * a parallel phase). */
 void wl_barrier(void);
+
+/* A workload whose input changes character mid-run (the histogram's
+ * b1m-b16: many bins, then 16 hot ones) calls this in each thread at the
+ * change: for tm-dyn, the k the thread's controller runs then is written
+ * as "k_phase" beside "k_end" (per thread, last repetition), so the
+ * document shows whether the controller moved after the change.  A no-op
+ * for other variants. */
+void wl_phase(const wl_variant_t *v);
 
 /* Out of memory in setup: one line and exit 1. */
 void *wl_alloc(size_t n);

@@ -12,6 +12,13 @@
  * tm-dyn (each update a TM read and write, K updates a section).
  * Validation: every bin equals a sequential histogram of the same keys
  * (so the counts also sum to N).  Options: harness.h.
+ *
+ * Row b1m-b16 changes its conflict rate mid-run (issue 16: the dynamic
+ * controller must adapt again): each thread's first half of keys spreads
+ * over 1 Mi bins, its second half over 16 hot ones, so the best static k
+ * differs between the halves and tm-dyn has to move; the harness writes
+ * the k each thread's controller ran at the switch (k_phase) beside the
+ * one it ended on (k_end).  Not in --quick's rows (the tests name it).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -22,16 +29,18 @@
 enum { V_ATOMIC, V_PRIVATE, V_MUTEX };
 static const char *const k_variants[] = { "atomic", "private", "mutex" };
 
-/* a: bins; n: keys */
+/* a: bins; b: 0, or the hot bins of each thread's second half of keys;
+ * n: keys */
 static const wl_row_t k_rows[] = {
     { "b16", 16, 0, 2000000, 1 },
     { "b1k", 1024, 0, 2000000, 0 },
     { "b64k", 65536, 0, 2000000, 0 },
     { "b1m", 1048576, 0, 2000000, 1 },
+    { "b1m-b16", 1048576, 16, 2000000, 0 },
 };
 
 typedef struct hist {
-    long bins, n;
+    long bins, hot, n;
     int threads;
     uint32_t *keys;
     uint64_t *hist, *ref;
@@ -51,10 +60,16 @@ static void *setup(const wl_row_t *row, int threads, long n)
     h->priv = wl_alloc(sizeof(uint64_t *) * (size_t)threads);
     for (int t = 0; t < threads; t++)
         h->priv[t] = wl_alloc(sizeof(uint64_t) * (size_t)h->bins);
+    h->hot = row->b;
     uint64_t rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)h->bins;
-    for (long i = 0; i < h->n; i++) {
-        h->keys[i] = (uint32_t)(hps_xorshift64(&rng) % (uint64_t)h->bins);
-        h->ref[h->keys[i]]++;
+    for (int t = 0; t < threads; t++) {
+        /* The thread's share, as run() splits it; with hot bins its second
+         * half draws from those only. */
+        long lo = h->n * t / threads, hi = h->n * (t + 1) / threads, mid = h->hot ? lo + (hi - lo) / 2 : hi;
+        for (long i = lo; i < hi; i++) {
+            h->keys[i] = (uint32_t)(hps_xorshift64(&rng) % (uint64_t)(i < mid ? h->bins : h->hot));
+            h->ref[h->keys[i]]++;
+        }
     }
     pthread_mutex_init(&h->mu, NULL);
     return h;
@@ -69,6 +84,8 @@ static void params_json(void *ctx)
 {
     hist_t *h = ctx;
     hps_json_int("bins", h->bins);
+    if (h->hot)
+        hps_json_int("hot_bins_second_half", h->hot);
     hps_json_int("keys", h->n);
 }
 
@@ -117,7 +134,14 @@ static void run(void *ctx, const wl_variant_t *v, int tid, int n)
         }
         break;
     default:
-        wl_tm_for(v, lo, hi, tm_update, h);
+        if (h->hot) {
+            long mid = lo + (hi - lo) / 2;
+            wl_tm_for(v, lo, mid, tm_update, h);
+            wl_phase(v);
+            wl_tm_for(v, mid, hi, tm_update, h);
+        } else {
+            wl_tm_for(v, lo, hi, tm_update, h);
+        }
         break;
     }
 }

@@ -21,6 +21,8 @@ static hps_elide_state_t g_elide_state = HPS_ELIDE_STATE_INIT;
 /* One set of counters for every thread: elision counts outside its
  * transactions, so sharing them costs atomics, not aborts. */
 static hps_elide_stats_t g_elide_stats;
+static const char *const k_elide_causes[HPS_ELIDE_NCAUSES] = { "conflict", "capacity", "busy",
+                                                               "explicit", "other" };
 
 int wl_sync_parse(const char *name, wl_sync_t *s)
 {
@@ -105,33 +107,90 @@ const char *wl_sync_tm_backend(void)
     return hps_tm_backend_name();
 }
 
+static hps_tm_stats_t g_tm_before;
+
 void wl_sync_stats_begin(void)
 {
     memset(&g_elide_stats, 0, sizeof g_elide_stats);
     tmb_stats_begin();
+    hps_tm_stats_total(&g_tm_before);
 }
 
+_Static_assert(HPS_ELIDE_NCAUSES == 5 && HPS_TM_CAUSES <= 16, "wl_sync_stats_t's arrays");
+
+void wl_sync_stats_add(wl_sync_stats_t *acc)
+{
+    hps_elide_stats_t *e = &g_elide_stats;
+    acc->begun += hps_load_relaxed(&e->attempts);
+    acc->commits += hps_load_relaxed(&e->commits);
+    for (int c = 0; c < HPS_ELIDE_NCAUSES; c++)
+        acc->aborts[c] += hps_load_relaxed(&e->aborts[c]);
+    acc->fallbacks += hps_load_relaxed(&e->fallbacks);
+    acc->skips += hps_load_relaxed(&e->skips);
+    hps_tm_stats_t a, *b = &g_tm_before;
+    hps_tm_stats_total(&a);
+    acc->tm_commits += a.commits - b->commits;
+    acc->tm_commits_ro += a.commits_ro - b->commits_ro;
+    acc->tm_aborts += a.aborts - b->aborts;
+    acc->tm_retries += a.retries - b->retries;
+    acc->tm_irrevocable += a.irrevocable - b->irrevocable;
+    acc->tm_reads += a.reads - b->reads;
+    acc->tm_writes += a.writes - b->writes;
+    for (int c = 0; c < HPS_TM_CAUSES; c++)
+        acc->tm_by_cause[c] += a.aborts_by_cause[c] - b->aborts_by_cause[c];
+}
+
+static void elision_json(const wl_sync_t *s, const wl_sync_stats_t *acc)
+{
+    if (s->kind != WL_ELIDE) {
+        hps_json_null("elision");
+        return;
+    }
+    hps_json_begin_object("elision");
+    hps_json_str("backend", hps_elide_backend_name());
+    hps_json_uint("restarts", hps_elide_retries());
+    hps_json_uint("begun", acc->begun);
+    hps_json_uint("commits", acc->commits);
+    hps_json_begin_object("aborts_by_cause");
+    for (int c = 0; c < HPS_ELIDE_NCAUSES; c++)
+        hps_json_uint(k_elide_causes[c], acc->aborts[c]);
+    hps_json_end_object();
+    hps_json_uint("fallbacks", acc->fallbacks);
+    hps_json_uint("skips", acc->skips);
+    hps_json_end_object();
+}
+
+void wl_sync_stats_write(const wl_sync_t *s, const wl_sync_stats_t *acc)
+{
+    elision_json(s, acc);
+    if (s->kind != WL_STM) {
+        hps_json_null("tm");
+        return;
+    }
+    hps_json_begin_object("tm");
+    hps_json_str("backend", hps_tm_backend_name());
+    hps_json_uint("commits", acc->tm_commits);
+    hps_json_uint("commits_ro", acc->tm_commits_ro);
+    hps_json_uint("aborts", acc->tm_aborts);
+    hps_json_uint("retries", acc->tm_retries);
+    hps_json_uint("irrevocable", acc->tm_irrevocable);
+    hps_json_uint("reads", acc->tm_reads);
+    hps_json_uint("writes", acc->tm_writes);
+    hps_json_begin_object("aborts_by_cause");
+    for (int c = 0; c < HPS_TM_CAUSES; c++)
+        if (acc->tm_by_cause[c])
+            hps_json_uint(hps_tm_cause_name(c), acc->tm_by_cause[c]);
+    hps_json_end_object();
+    hps_json_end_object();
+}
+
+/* One run's statistics (the tree and ring before the harness; the ART). */
 void wl_sync_stats_json(void)
 {
-    if (g_sync.kind == WL_ELIDE) {
-        hps_elide_stats_t *e = &g_elide_stats;
-        static const char *const causes[HPS_ELIDE_NCAUSES] = { "conflict", "capacity", "busy",
-                                                               "explicit", "other" };
-        hps_json_begin_object("elision");
-        hps_json_str("backend", hps_elide_backend_name());
-        hps_json_uint("restarts", hps_elide_retries());
-        hps_json_uint("begun", hps_load_relaxed(&e->attempts));
-        hps_json_uint("commits", hps_load_relaxed(&e->commits));
-        hps_json_begin_object("aborts_by_cause");
-        for (int c = 0; c < HPS_ELIDE_NCAUSES; c++)
-            hps_json_uint(causes[c], hps_load_relaxed(&e->aborts[c]));
-        hps_json_end_object();
-        hps_json_uint("fallbacks", hps_load_relaxed(&e->fallbacks));
-        hps_json_uint("skips", hps_load_relaxed(&e->skips));
-        hps_json_end_object();
-    } else {
-        hps_json_null("elision");
-    }
+    wl_sync_stats_t acc;
+    memset(&acc, 0, sizeof acc);
+    wl_sync_stats_add(&acc);
+    elision_json(&g_sync, &acc);
     if (g_sync.kind == WL_STM)
         tmb_stats_json();
     else

@@ -57,6 +57,18 @@ void tmb_lock_exit(void);
 void wl_sync_stats_begin(void);
 void wl_sync_stats_json(void);
 
+/* The same statistics added up over several runs (a harness workload's
+ * repetitions, interleaved with other variants' runs): after each run,
+ * wl_sync_stats_add() adds what it counted since wl_sync_stats_begin();
+ * wl_sync_stats_write() writes "elision" and "tm" (or nulls) for s. */
+typedef struct wl_sync_stats {
+    uint64_t begun, commits, aborts[5], fallbacks, skips;      /* elide */
+    uint64_t tm_commits, tm_commits_ro, tm_aborts, tm_retries, tm_irrevocable;
+    uint64_t tm_reads, tm_writes, tm_by_cause[16];              /* stm */
+} wl_sync_stats_t;
+void wl_sync_stats_add(wl_sync_stats_t *acc);
+void wl_sync_stats_write(const wl_sync_t *s, const wl_sync_stats_t *acc);
+
 /* The TM backend in use ("stm", ...), for the document. */
 const char *wl_sync_tm_backend(void);
 

@@ -85,6 +85,7 @@ static const hps_test_case_t cases[] = {
     { "auto_churn", .run = case_auto_churn },
     { "auto_measure", .run = case_auto_measure },
     { "auto_small", .run = case_auto_small },
+    { "orecs_huge", .run = case_orecs_huge },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("tm_test", cases, 90, 0);
 

@@ -54,6 +54,7 @@ void case_coarsen_dynamic(void);
 void case_coarsen_static(void);
 void case_counter(void);
 void case_fork(void);
+void case_orecs_huge(void);
 void case_hw_own(void);
 void case_hw_policy(void);
 void case_irrevocable(void);
