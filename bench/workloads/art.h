@@ -9,6 +9,9 @@
  *   art_olc.c  optimistic lock coupling: a version word per node, readers
  *              lock nothing and restart when a version moved.
  *
+ * Both build their nodes with art_ops.h (find, add, grow: written once
+ * over access macros); art_node.c has the pool, the check and teardown.
+ *
  * The tree follows the published design (Leis et al., ICDE 2013): inner
  * nodes of four sizes (4, 16, 48, 256 children), key bytes taken most
  * significant first (big-endian), lazy expansion (a subtree with one key
@@ -153,6 +156,22 @@ static inline unsigned art_word_byte(uint64_t w, unsigned i) { return (unsigned)
 static inline uint64_t art_word_set(uint64_t w, unsigned i, unsigned b)
 {
     return (w & ~(0xffull << (8 * i))) | ((uint64_t)(b & 0xff) << (8 * i));
+}
+
+/*
+ * A hint, given as soon as a child's address is known: fetch the slot a
+ * Node256 without a prefix would hold for key byte d.  Finding the real
+ * slot needs the child's header (type, prefix), so without the hint a
+ * large tree pays two cache misses in a row per level (header, then slot);
+ * with it they overlap.  Big trees are mostly Node256 without prefixes
+ * below the root (dense keys, and random ones down to where they thin
+ * out); for another node the hint fetches a line that is not used, and a
+ * prefetch never faults.
+ */
+static inline void art_prefetch(const void *child, uint64_t key, unsigned d)
+{
+    if (!art_is_leaf(child) && d < 8)
+        __builtin_prefetch(&((const art_n256_t *)child)->child[art_byte(key, d)]);
 }
 
 static inline size_t art_node_size(unsigned type)

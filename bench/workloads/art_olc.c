@@ -142,6 +142,8 @@ restart:;
         d += p;
         unsigned b = art_byte(key, d);
         void *child = art_find(node, b, &slot);
+        if (child)
+            art_prefetch(child, key, d + 1);
         uint32_t cnt = hps_plain_load_relaxed(&node->count);
         if (!check(node, v))
             RESTART(insert);
@@ -218,6 +220,8 @@ restart:;
         d += p;
         void **slot;
         void *child = art_find(node, art_byte(key, d), &slot);
+        if (child)
+            art_prefetch(child, key, d + 1);
         if (!check(node, v))
             RESTART(lookup);
         if (!child)

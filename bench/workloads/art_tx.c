@@ -70,6 +70,7 @@ TX_CALLABLE static int insert_tx(art_n256_t *root, uint64_t key, art_ctx_t *c)
             }
             return 1;
         }
+        art_prefetch(child, key, d + 1);
         if (art_is_leaf(child)) {
             uint64_t lk = art_leaf_of(child)->key;
             if (lk == key)
@@ -101,6 +102,7 @@ TX_CALLABLE static int lookup_tx(art_n256_t *root, uint64_t key, uint64_t *value
         void *child = art_find(node, art_byte(key, d), &slot);
         if (!child)
             return 0;
+        art_prefetch(child, key, d + 1);
         if (art_is_leaf(child)) {
             const art_leaf_t *l = art_leaf_of(child);
             if (l->key != key)
