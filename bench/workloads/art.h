@@ -203,13 +203,17 @@ typedef struct art_pool {
     size_t nchunks, cap;
 } art_pool_t;
 
-/* Per thread: its pool, and the nodes it replaced (OLC frees them only
- * when the run is over, since a reader may still be looking at one). */
+/* Per thread: its pool, the nodes it replaced (OLC frees them only when
+ * the run is over, since a reader may still be looking at one), and a
+ * block per node type reserved before taking locks (OLC: an allocation
+ * that page-faults or takes malloc's slow path must not happen while
+ * other threads wait on our lock; a restart keeps the block for later). */
 typedef struct art_ctx {
     art_alloc_mode_t mode;
     art_pool_t pool;
     void **retired;
     size_t nretired, cap_retired;
+    void *spare[ART_N256 + 1];
 } art_ctx_t;
 
 /* n bytes, 16-aligned, from the context's pool (exits on out of memory). */

@@ -124,6 +124,7 @@ restart:;
             /* Split node's prefix (never the root's: it has none). */
             if (!leaf)
                 leaf = art_new_leaf(c, key);
+            art_reserve(c, ART_N4);
             if (!upgrade(parent, pv))
                 RESTART(insert);
             if (!upgrade(node, v)) {
@@ -152,6 +153,7 @@ restart:;
                 leaf = art_new_leaf(c, key);
             if (cnt == art_capacity(node->type)) {
                 /* Full: replace it with a bigger copy (never the root). */
+                art_reserve(c, node->type + 1);
                 if (!upgrade(parent, pv))
                     RESTART(insert);
                 if (!upgrade(node, v)) {
@@ -188,6 +190,7 @@ restart:;
             }
             if (!leaf)
                 leaf = art_new_leaf(c, key);
+            art_reserve(c, ART_N4);
             if (!upgrade(node, v))
                 RESTART(insert);
             unsigned q = art_common(lk, key, d + 1);

@@ -44,9 +44,27 @@ ART_FN void *art_alloc(art_ctx_t *c, size_t n)
     return p;
 }
 
+/* A block for a node of this type: the one reserved (art_reserve), if
+ * any, else a new one. */
+ART_FN void *art_node_block(art_ctx_t *c, unsigned type)
+{
+    void *n = c->spare[type];
+    if (!n)
+        return art_alloc(c, art_node_size(type));
+    c->spare[type] = NULL;
+    return n;
+}
+
+/* Have a block for a node of this type ready, before taking locks. */
+ART_FN void art_reserve(art_ctx_t *c, unsigned type)
+{
+    if (!c->spare[type])
+        c->spare[type] = art_alloc(c, art_node_size(type));
+}
+
 ART_FN art_node_t *art_new_node(art_ctx_t *c, unsigned type, uint64_t pfx)
 {
-    art_node_t *n = art_alloc(c, art_node_size(type));
+    art_node_t *n = art_node_block(c, type);
     /* Private until a child pointer publishes it: plain stores. */
     __builtin_memset(n, 0, art_node_size(type));
     n->type = type;

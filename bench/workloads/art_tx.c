@@ -25,7 +25,7 @@
 #endif
 
 /* The shared node operations (art_ops.h) over tx.h's accesses. */
-#define ART_FN TX_CALLABLE static
+#define ART_FN TX_CALLABLE static __attribute__((unused))   /* art_reserve is OLC's */
 #define ART_LOAD(p) TX_READ(p)
 #define ART_LOADP(p) TX_READP(p)
 #define ART_STORE(p, v) TX_WRITE(p, v)
