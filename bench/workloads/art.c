@@ -61,6 +61,7 @@ typedef struct row {
     double ins[HPS_BENCH_MAX_REPS], look[HPS_BENCH_MAX_REPS];   /* Mops/s per repetition */
     double ins_med, look_med;
     uint64_t leaves;
+    art_olc_restarts_t restarts;     /* olc: summed over threads and repetitions */
 } row_t;
 
 static struct {
@@ -81,6 +82,7 @@ typedef struct worker {
     art_ctx_t ctx;
     uint64_t done, misses, wrong, first_bad;
     uint64_t t0, t1;             /* this thread's phase, ns */
+    art_olc_restarts_t restarts;
 } worker_t;
 
 /* Random keys: a bijection of 0..2^64-1 (the murmur3 finalizer), so N
@@ -121,6 +123,7 @@ static void *worker_main(void *arg)
         }
     }
     w->t1 = hps_bench_now_ns();
+    art_olc_restarts_take(&w->restarts);
     w->done = done;
     w->misses = misses;
     w->wrong = wrong;
@@ -209,6 +212,10 @@ static void run_rep(row_t *r, int rep, int random)
     if (leaves != (uint64_t)g.keys)
         fail(r, "the tree holds %llu leaves for %ld keys", (unsigned long long)leaves, g.keys);
     r->leaves = leaves;
+    for (int i = 0; i < r->threads; i++) {
+        r->restarts.insert += ws[i].restarts.insert;
+        r->restarts.lookup += ws[i].restarts.lookup;
+    }
     art_destroy(g.root, g.alloc);
     for (int i = 0; i < r->threads; i++)
         art_ctx_release(&ws[i].ctx);
@@ -300,6 +307,12 @@ static void emit_row(row_t *r)
              "structure and leaf count checked", (unsigned long long)r->leaves, g.probes);
     hps_json_str("check", check);
     if (r->v->sync.kind == WL_OTHER) {
+        /* OLC's restarts: a reader whose version moved, a writer whose
+         * upgrade lost a race (every repetition, every thread). */
+        hps_json_begin_object("olc");
+        hps_json_uint("restarts_insert", r->restarts.insert);
+        hps_json_uint("restarts_lookup", r->restarts.lookup);
+        hps_json_end_object();
         hps_json_null("elision");
         hps_json_null("tm");
     } else {

@@ -9,6 +9,9 @@
  *   art_olc.c  optimistic lock coupling: a version word per node, readers
  *              lock nothing and restart when a version moved.
  *
+ * Both build their nodes with art_ops.h (find, add, grow: written once
+ * over access macros); art_node.c has the pool, the check and teardown.
+ *
  * The tree follows the published design (Leis et al., ICDE 2013): inner
  * nodes of four sizes (4, 16, 48, 256 children), key bytes taken most
  * significant first (big-endian), lazy expansion (a subtree with one key
@@ -45,15 +48,24 @@ typedef struct art_node {
     uint32_t type;
 } art_node_t;
 
+/* Node4 and Node16 keys are read and written as whole words (kw): a
+ * search compares every key byte at once (art_ops.h), and a section or an
+ * OLC reader reads the keys with one or two accesses, not one a byte. */
 typedef struct art_n4 {
     art_node_t h;
-    uint8_t key[4];
+    union {
+        uint8_t key[4];
+        uint32_t kw;
+    };
     void *child[4];
 } art_n4_t;
 
 typedef struct art_n16 {
     art_node_t h;
-    uint8_t key[16];
+    union {
+        uint8_t key[16];
+        uint64_t kw[2];
+    };
     void *child[16];
 } art_n16_t;
 
@@ -118,6 +130,50 @@ static inline unsigned art_common(uint64_t a, uint64_t b, unsigned d)
     return (unsigned)__builtin_clzll((a ^ b) << (8 * d)) / 8;
 }
 
+/*
+ * Key search in a word of Node4/Node16 key bytes (byte i of the array is
+ * bits 8i..8i+7 of the word: little-endian).  The classic zero-byte test
+ * on w ^ (b in every byte) sets bit 7 of each byte that matched; it can
+ * also flag a byte above a real match (a borrow), never one below, so the
+ * lowest flag is exact.  Only the first `lanes` bytes count: the rest are
+ * unused slots.  The keys of a node are distinct, so one match at most.
+ */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "art.h: key words assume a little-endian byte order"
+#endif
+static inline uint64_t art_match(uint64_t w, unsigned b, unsigned lanes)
+{
+    uint64_t x = w ^ (0x0101010101010101ull * (b & 0xff));
+    uint64_t z = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+    return lanes >= 8 ? z : z & ((1ull << (8 * lanes)) - 1);
+}
+
+/* The lane of the lowest flag of a non-zero art_match. */
+static inline unsigned art_lane(uint64_t z) { return (unsigned)__builtin_ctzll(z) / 8; }
+
+/* Byte i of a key word, and the word with byte i set to b. */
+static inline unsigned art_word_byte(uint64_t w, unsigned i) { return (unsigned)(w >> (8 * i)) & 0xff; }
+static inline uint64_t art_word_set(uint64_t w, unsigned i, unsigned b)
+{
+    return (w & ~(0xffull << (8 * i))) | ((uint64_t)(b & 0xff) << (8 * i));
+}
+
+/*
+ * A hint, given as soon as a child's address is known: fetch the slot a
+ * Node256 without a prefix would hold for key byte d.  Finding the real
+ * slot needs the child's header (type, prefix), so without the hint a
+ * large tree pays two cache misses in a row per level (header, then slot);
+ * with it they overlap.  Big trees are mostly Node256 without prefixes
+ * below the root (dense keys, and random ones down to where they thin
+ * out); for another node the hint fetches a line that is not used, and a
+ * prefetch never faults.
+ */
+static inline void art_prefetch(const void *child, uint64_t key, unsigned d)
+{
+    if (!art_is_leaf(child) && d < 8)
+        __builtin_prefetch(&((const art_n256_t *)child)->child[art_byte(key, d)]);
+}
+
 static inline size_t art_node_size(unsigned type)
 {
     switch (type) {
@@ -147,13 +203,17 @@ typedef struct art_pool {
     size_t nchunks, cap;
 } art_pool_t;
 
-/* Per thread: its pool, and the nodes it replaced (OLC frees them only
- * when the run is over, since a reader may still be looking at one). */
+/* Per thread: its pool, the nodes it replaced (OLC frees them only when
+ * the run is over, since a reader may still be looking at one), and a
+ * block per node type reserved before taking locks (OLC: an allocation
+ * that page-faults or takes malloc's slow path must not happen while
+ * other threads wait on our lock; a restart keeps the block for later). */
 typedef struct art_ctx {
     art_alloc_mode_t mode;
     art_pool_t pool;
     void **retired;
     size_t nretired, cap_retired;
+    void *spare[ART_N256 + 1];
 } art_ctx_t;
 
 /* n bytes, 16-aligned, from the context's pool (exits on out of memory). */
@@ -180,5 +240,10 @@ int art_tm_lookup(art_n256_t *root, uint64_t key, uint64_t *value);
 /* art_olc.c */
 int art_olc_insert(art_n256_t *root, uint64_t key, art_ctx_t *c);
 int art_olc_lookup(art_n256_t *root, uint64_t key, uint64_t *value);
+/* The calling thread's OLC restarts since its last call, added to *into. */
+typedef struct art_olc_restarts {
+    uint64_t insert, lookup;
+} art_olc_restarts_t;
+void art_olc_restarts_take(art_olc_restarts_t *into);
 
 #endif

@@ -58,6 +58,9 @@ void art_ctx_release(art_ctx_t *c)
     free(c->pool.chunks);
     for (size_t i = 0; i < c->nretired; i++)
         free(c->retired[i]);
+    if (c->mode == ART_ALLOC_MALLOC)    /* pool blocks went with their chunk */
+        for (size_t t = 0; t < sizeof c->spare / sizeof *c->spare; t++)
+            free(c->spare[t]);
     free(c->retired);
     memset(c, 0, sizeof *c);
 }

@@ -66,116 +66,36 @@ static inline void write_unlock_obsolete(art_node_t *n) { hps_plain_add_acq_rel_
 
 static inline void publish(void **slot, void *c) { hps_plain_store_release(slot, c); }
 
-static void *alloc(art_ctx_t *c, size_t n)
+/* The shared node operations (art_ops.h) over relaxed loads and release
+ * stores: what a reader reads counts only once a version check confirms
+ * it; what a writer stores under its lock is published by release. */
+#define ART_FN static inline
+#define ART_LOAD(p) hps_plain_load_relaxed(p)
+#define ART_LOADP(p) hps_plain_load_relaxed(p)
+#define ART_STORE(p, v) hps_plain_store_relaxed(p, v)
+#define ART_PUBLISH(p, v) hps_plain_store_release(p, v)
+#define ART_PUBLISHP(p, v) publish(p, v)
+#define ART_MALLOC(n) malloc(n)
+/* Reported by the workload as a failed run, not a figure. */
+#define ART_OOM() abort()
+#include "art_ops.h"
+
+/* Restarts of this thread's operations, for the document: how often a
+ * version moved under a reader or an upgrade lost a race. */
+static __thread art_olc_restarts_t t_restarts;
+
+void art_olc_restarts_take(art_olc_restarts_t *into)
 {
-    if (c->mode == ART_ALLOC_POOL)
-        return art_pool_alloc(c, n);
-    void *p = malloc(n);
-    if (!p) {
-        /* Reported by the workload as a failed run, not a figure. */
-        abort();
-    }
-    return p;
+    into->insert += t_restarts.insert;
+    into->lookup += t_restarts.lookup;
+    t_restarts.insert = t_restarts.lookup = 0;
 }
 
-static art_node_t *new_node(art_ctx_t *c, unsigned type, uint64_t pfx)
-{
-    art_node_t *n = alloc(c, art_node_size(type));
-    __builtin_memset(n, 0, art_node_size(type));
-    n->type = type;
-    n->pfx = pfx;
-    return n;
-}
-
-static void *new_leaf(art_ctx_t *c, uint64_t key)
-{
-    art_leaf_t *l = alloc(c, sizeof *l);
-    l->key = key;
-    l->value = art_value_of(key);
-    return art_leaf_ref(l);
-}
-
-/* The child of n for byte b and its slot, read without a lock: only
- * meaningful once n's version is checked. */
-static void *find(art_node_t *n, unsigned b, void ***slot)
-{
-    void **s = NULL;
-    switch (n->type) {
-    case ART_N4:
-    case ART_N16: {
-        uint8_t *keys = n->type == ART_N4 ? ((art_n4_t *)n)->key : ((art_n16_t *)n)->key;
-        void **child = n->type == ART_N4 ? ((art_n4_t *)n)->child : ((art_n16_t *)n)->child;
-        uint32_t cnt = hps_plain_load_relaxed(&n->count), cap = art_capacity(n->type);
-        for (uint32_t i = 0; i < cnt && i < cap; i++)
-            if (hps_plain_load_relaxed(&keys[i]) == b) {
-                s = &child[i];
-                break;
-            }
-        break;
-    }
-    case ART_N48: {
-        unsigned ix = hps_plain_load_relaxed(&((art_n48_t *)n)->index[b]);
-        if (ix && ix <= 48)
-            s = &((art_n48_t *)n)->child[ix - 1];
-        break;
-    }
-    default:
-        s = &((art_n256_t *)n)->child[b];
-        break;
-    }
-    *slot = s;
-    return s ? hps_plain_load_relaxed(s) : NULL;
-}
-
-/* Add child c for byte b in slot cnt of n (locked, or still private). The
- * child goes in before the count or index that lets readers find it. */
-static void put(art_node_t *n, uint32_t cnt, unsigned b, void *c)
-{
-    switch (n->type) {
-    case ART_N4:
-        hps_plain_store_relaxed(&((art_n4_t *)n)->key[cnt], (uint8_t)b);
-        publish(&((art_n4_t *)n)->child[cnt], c);
-        break;
-    case ART_N16:
-        hps_plain_store_relaxed(&((art_n16_t *)n)->key[cnt], (uint8_t)b);
-        publish(&((art_n16_t *)n)->child[cnt], c);
-        break;
-    case ART_N48:
-        publish(&((art_n48_t *)n)->child[cnt], c);
-        hps_plain_store_release(&((art_n48_t *)n)->index[b], (uint8_t)(cnt + 1));
-        break;
-    default:
-        publish(&((art_n256_t *)n)->child[b], c);
-        break;
-    }
-    hps_plain_store_release(&n->count, cnt + 1);
-}
-
-/* A copy of the full, locked node n one size up. */
-static art_node_t *grow(art_ctx_t *c, art_node_t *n, uint32_t cnt)
-{
-    art_node_t *g = new_node(c, n->type + 1, n->pfx);
-    g->count = cnt;
-    if (n->type == ART_N4 || n->type == ART_N16) {
-        uint8_t *keys = n->type == ART_N4 ? ((art_n4_t *)n)->key : ((art_n16_t *)n)->key;
-        void **child = n->type == ART_N4 ? ((art_n4_t *)n)->child : ((art_n16_t *)n)->child;
-        for (uint32_t i = 0; i < cnt; i++) {
-            if (n->type == ART_N4) {
-                ((art_n16_t *)g)->key[i] = keys[i];
-                ((art_n16_t *)g)->child[i] = child[i];
-            } else {
-                ((art_n48_t *)g)->index[keys[i]] = (uint8_t)(i + 1);
-                ((art_n48_t *)g)->child[i] = child[i];
-            }
-        }
-    } else {
-        art_n48_t *o = (art_n48_t *)n;
-        for (unsigned b = 0; b < 256; b++)
-            if (o->index[b])
-                ((art_n256_t *)g)->child[b] = o->child[o->index[b] - 1];
-    }
-    return g;
-}
+#define RESTART(op)                                                                                \
+    do {                                                                                           \
+        t_restarts.op++;                                                                           \
+        goto restart;                                                                              \
+    } while (0)
 
 static void drop_leaf(art_ctx_t *c, void *leaf)
 {
@@ -197,22 +117,23 @@ restart:;
         pslot = slot;
         node = next;
         if (!read_lock(node, &v))
-            goto restart;
+            RESTART(insert);
         uint64_t pfx = hps_plain_load_relaxed(&node->pfx);
         unsigned p = art_pfx_len(pfx), i = art_pfx_mismatch(pfx, key, d);
         if (i < p) {
             /* Split node's prefix (never the root's: it has none). */
             if (!leaf)
-                leaf = new_leaf(c, key);
+                leaf = art_new_leaf(c, key);
+            art_reserve(c, ART_N4);
             if (!upgrade(parent, pv))
-                goto restart;
+                RESTART(insert);
             if (!upgrade(node, v)) {
                 write_unlock(parent);
-                goto restart;
+                RESTART(insert);
             }
-            art_node_t *n = new_node(c, ART_N4, (pfx & art_top(i)) | i);
-            put(n, 0, art_pfx_byte(pfx, i), node);
-            put(n, 1, art_byte(key, d + i), leaf);
+            art_node_t *n = art_new_node(c, ART_N4, (pfx & art_top(i)) | i);
+            art_put(n, 0, art_pfx_byte(pfx, i), node);
+            art_put(n, 1, art_byte(key, d + i), leaf);
             publish(pslot, n);
             hps_plain_store_relaxed(&node->pfx, art_pfx_tail(pfx, i));
             write_unlock(node);
@@ -221,23 +142,26 @@ restart:;
         }
         d += p;
         unsigned b = art_byte(key, d);
-        void *child = find(node, b, &slot);
+        void *child = art_find(node, b, &slot);
+        if (child)
+            art_prefetch(child, key, d + 1);
         uint32_t cnt = hps_plain_load_relaxed(&node->count);
         if (!check(node, v))
-            goto restart;
+            RESTART(insert);
         if (!child) {
             if (!leaf)
-                leaf = new_leaf(c, key);
+                leaf = art_new_leaf(c, key);
             if (cnt == art_capacity(node->type)) {
                 /* Full: replace it with a bigger copy (never the root). */
+                art_reserve(c, node->type + 1);
                 if (!upgrade(parent, pv))
-                    goto restart;
+                    RESTART(insert);
                 if (!upgrade(node, v)) {
                     write_unlock(parent);
-                    goto restart;
+                    RESTART(insert);
                 }
-                art_node_t *g = grow(c, node, cnt);
-                put(g, cnt, b, leaf);
+                art_node_t *g = art_grow(c, node, cnt);
+                art_put(g, cnt, b, leaf);
                 publish(pslot, g);
                 write_unlock_obsolete(node);
                 if (c->mode == ART_ALLOC_MALLOC)
@@ -245,18 +169,18 @@ restart:;
                 write_unlock(parent);
             } else {
                 if (!upgrade(node, v))
-                    goto restart;
+                    RESTART(insert);
                 if (parent && !check(parent, pv)) {
                     write_unlock(node);
-                    goto restart;
+                    RESTART(insert);
                 }
-                put(node, cnt, b, leaf);
+                art_put(node, cnt, b, leaf);
                 write_unlock(node);
             }
             return 1;
         }
         if (parent && !check(parent, pv))
-            goto restart;
+            RESTART(insert);
         if (art_is_leaf(child)) {
             /* A leaf never changes once published: its key is safe to read. */
             uint64_t lk = art_leaf_of(child)->key;
@@ -265,13 +189,14 @@ restart:;
                 return 0;
             }
             if (!leaf)
-                leaf = new_leaf(c, key);
+                leaf = art_new_leaf(c, key);
+            art_reserve(c, ART_N4);
             if (!upgrade(node, v))
-                goto restart;
+                RESTART(insert);
             unsigned q = art_common(lk, key, d + 1);
-            art_node_t *n = new_node(c, ART_N4, art_pfx_make(key, d + 1, q));
-            put(n, 0, art_byte(lk, d + 1 + q), child);
-            put(n, 1, art_byte(key, d + 1 + q), leaf);
+            art_node_t *n = art_new_node(c, ART_N4, art_pfx_make(key, d + 1, q));
+            art_put(n, 0, art_byte(lk, d + 1 + q), child);
+            art_put(n, 1, art_byte(key, d + 1 + q), leaf);
             publish(slot, n);
             write_unlock(node);
             return 1;
@@ -286,20 +211,22 @@ restart:;
     art_node_t *node = &root->h;
     uint64_t v;
     if (!read_lock(node, &v))
-        goto restart;
+        RESTART(lookup);
     for (unsigned d = 0;; d++) {
         uint64_t pfx = hps_plain_load_relaxed(&node->pfx);
         unsigned p = art_pfx_len(pfx);
         if (art_pfx_mismatch(pfx, key, d) < p) {
             if (!check(node, v))
-                goto restart;
+                RESTART(lookup);
             return 0;
         }
         d += p;
         void **slot;
-        void *child = find(node, art_byte(key, d), &slot);
+        void *child = art_find(node, art_byte(key, d), &slot);
+        if (child)
+            art_prefetch(child, key, d + 1);
         if (!check(node, v))
-            goto restart;
+            RESTART(lookup);
         if (!child)
             return 0;
         if (art_is_leaf(child)) {
@@ -311,7 +238,7 @@ restart:;
         }
         uint64_t cv;
         if (!read_lock(child, &cv) || !check(node, v))
-            goto restart;
+            RESTART(lookup);
         node = child;
         v = cv;
     }

@@ -19,126 +19,21 @@
 #include "tx.h"
 
 #if defined(TMB_LOCK)
-#define ART_FN(name) art_lock_##name
+#define ART_API(name) art_lock_##name
 #else
-#define ART_FN(name) art_tm_##name
+#define ART_API(name) art_tm_##name
 #endif
 
-TX_CALLABLE static void *alloc(art_ctx_t *c, size_t n)
-{
-    /* Pool blocks taken by a section that aborts are lost, not reused: the
-     * pool only moves forward, which costs memory, never correctness. */
-    if (c->mode == ART_ALLOC_POOL)
-        return art_pool_alloc(c, n);
-    void *p = TX_MALLOC(n);
-    if (!p)
-        tmb_out_of_memory();
-    return p;
-}
-
-TX_CALLABLE static art_node_t *new_node(art_ctx_t *c, unsigned type, uint64_t pfx)
-{
-    art_node_t *n = alloc(c, art_node_size(type));
-    /* Private until a TX_WRITEP publishes it: plain stores (tx.h). */
-    __builtin_memset(n, 0, art_node_size(type));
-    n->type = type;
-    n->pfx = pfx;
-    return n;
-}
-
-TX_CALLABLE static void *new_leaf(art_ctx_t *c, uint64_t key)
-{
-    art_leaf_t *l = alloc(c, sizeof *l);
-    l->key = key;
-    l->value = art_value_of(key);
-    return art_leaf_ref(l);
-}
-
-/* The child of n for byte b (NULL: none), and its slot. */
-TX_CALLABLE static void *find(art_node_t *n, unsigned b, void ***slot)
-{
-    void **s = NULL;
-    switch (n->type) {
-    case ART_N4:
-    case ART_N16: {
-        uint8_t *keys = n->type == ART_N4 ? ((art_n4_t *)n)->key : ((art_n16_t *)n)->key;
-        void **child = n->type == ART_N4 ? ((art_n4_t *)n)->child : ((art_n16_t *)n)->child;
-        uint32_t cnt = TX_READ(&n->count);
-        for (uint32_t i = 0; i < cnt; i++)
-            if (TX_READ(&keys[i]) == b) {
-                s = &child[i];
-                break;
-            }
-        break;
-    }
-    case ART_N48: {
-        unsigned ix = TX_READ(&((art_n48_t *)n)->index[b]);
-        if (ix)
-            s = &((art_n48_t *)n)->child[ix - 1];
-        break;
-    }
-    default:
-        s = &((art_n256_t *)n)->child[b];
-        break;
-    }
-    void *c = s ? TX_READP(s) : NULL;
-    *slot = s;
-    return c;
-}
-
-/* Add child c for byte b to n, which has room (slot cnt is free). */
-TX_CALLABLE static void put(art_node_t *n, uint32_t cnt, unsigned b, void *c)
-{
-    switch (n->type) {
-    case ART_N4:
-        TX_WRITE(&((art_n4_t *)n)->key[cnt], (uint8_t)b);
-        TX_WRITEP(&((art_n4_t *)n)->child[cnt], c);
-        break;
-    case ART_N16:
-        TX_WRITE(&((art_n16_t *)n)->key[cnt], (uint8_t)b);
-        TX_WRITEP(&((art_n16_t *)n)->child[cnt], c);
-        break;
-    case ART_N48:
-        /* No child is ever removed, so slots fill in order. */
-        TX_WRITEP(&((art_n48_t *)n)->child[cnt], c);
-        TX_WRITE(&((art_n48_t *)n)->index[b], (uint8_t)(cnt + 1));
-        break;
-    default:
-        TX_WRITEP(&((art_n256_t *)n)->child[b], c);
-        break;
-    }
-    TX_WRITE(&n->count, cnt + 1);
-}
-
-/* A copy of the full node n one size up (private: plain stores). */
-TX_CALLABLE static art_node_t *grow(art_ctx_t *c, art_node_t *n, uint32_t cnt)
-{
-    art_node_t *g = new_node(c, n->type + 1, TX_READ(&n->pfx));
-    g->count = cnt;
-    if (n->type == ART_N4 || n->type == ART_N16) {
-        uint8_t *keys = n->type == ART_N4 ? ((art_n4_t *)n)->key : ((art_n16_t *)n)->key;
-        void **child = n->type == ART_N4 ? ((art_n4_t *)n)->child : ((art_n16_t *)n)->child;
-        for (uint32_t i = 0; i < cnt; i++) {
-            unsigned k = TX_READ(&keys[i]);
-            void *ch = TX_READP(&child[i]);
-            if (n->type == ART_N4) {
-                ((art_n16_t *)g)->key[i] = (uint8_t)k;
-                ((art_n16_t *)g)->child[i] = ch;
-            } else {
-                ((art_n48_t *)g)->index[k] = (uint8_t)(i + 1);
-                ((art_n48_t *)g)->child[i] = ch;
-            }
-        }
-    } else {
-        art_n48_t *o = (art_n48_t *)n;
-        for (unsigned b = 0; b < 256; b++) {
-            unsigned ix = TX_READ(&o->index[b]);
-            if (ix)
-                ((art_n256_t *)g)->child[b] = TX_READP(&o->child[ix - 1]);
-        }
-    }
-    return g;
-}
+/* The shared node operations (art_ops.h) over tx.h's accesses. */
+#define ART_FN TX_CALLABLE static __attribute__((unused))   /* art_reserve is OLC's */
+#define ART_LOAD(p) TX_READ(p)
+#define ART_LOADP(p) TX_READP(p)
+#define ART_STORE(p, v) TX_WRITE(p, v)
+#define ART_PUBLISH(p, v) TX_WRITE(p, v)
+#define ART_PUBLISHP(p, v) TX_WRITEP(p, v)
+#define ART_MALLOC(n) TX_MALLOC(n)
+#define ART_OOM() tmb_out_of_memory()
+#include "art_ops.h"
 
 TX_CALLABLE static int insert_tx(art_n256_t *root, uint64_t key, art_ctx_t *c)
 {
@@ -150,9 +45,9 @@ TX_CALLABLE static int insert_tx(art_n256_t *root, uint64_t key, art_ctx_t *c)
         if (i < p) {
             /* The key leaves node's prefix at byte i: a Node4 takes the
              * shared part, node keeps what follows byte i. */
-            art_node_t *n = new_node(c, ART_N4, (pfx & art_top(i)) | i);
-            put(n, 0, art_pfx_byte(pfx, i), node);
-            put(n, 1, art_byte(key, d + i), new_leaf(c, key));
+            art_node_t *n = art_new_node(c, ART_N4, (pfx & art_top(i)) | i);
+            art_put(n, 0, art_pfx_byte(pfx, i), node);
+            art_put(n, 1, art_byte(key, d + i), art_new_leaf(c, key));
             TX_WRITE(&node->pfx, art_pfx_tail(pfx, i));
             TX_WRITEP(ref, n);
             return 1;
@@ -160,21 +55,22 @@ TX_CALLABLE static int insert_tx(art_n256_t *root, uint64_t key, art_ctx_t *c)
         d += p;
         unsigned b = art_byte(key, d);
         void **slot;
-        void *child = find(node, b, &slot);
+        void *child = art_find(node, b, &slot);
         if (!child) {
             uint32_t cnt = TX_READ(&node->count);
             if (cnt < art_capacity(node->type)) {
-                put(node, cnt, b, new_leaf(c, key));
+                art_put(node, cnt, b, art_new_leaf(c, key));
             } else {
                 /* Full (never the root: a Node256 missing b has room). */
-                art_node_t *g = grow(c, node, cnt);
-                put(g, cnt, b, new_leaf(c, key));
+                art_node_t *g = art_grow(c, node, cnt);
+                art_put(g, cnt, b, art_new_leaf(c, key));
                 TX_WRITEP(ref, g);
                 if (c->mode == ART_ALLOC_MALLOC)
                     TX_FREE(node);
             }
             return 1;
         }
+        art_prefetch(child, key, d + 1);
         if (art_is_leaf(child)) {
             uint64_t lk = art_leaf_of(child)->key;
             if (lk == key)
@@ -182,9 +78,9 @@ TX_CALLABLE static int insert_tx(art_n256_t *root, uint64_t key, art_ctx_t *c)
             /* Lazy expansion ends here: both keys under a Node4 whose
              * prefix is what they share after byte d. */
             unsigned q = art_common(lk, key, d + 1);
-            art_node_t *n = new_node(c, ART_N4, art_pfx_make(key, d + 1, q));
-            put(n, 0, art_byte(lk, d + 1 + q), child);
-            put(n, 1, art_byte(key, d + 1 + q), new_leaf(c, key));
+            art_node_t *n = art_new_node(c, ART_N4, art_pfx_make(key, d + 1, q));
+            art_put(n, 0, art_byte(lk, d + 1 + q), child);
+            art_put(n, 1, art_byte(key, d + 1 + q), art_new_leaf(c, key));
             TX_WRITEP(slot, n);
             return 1;
         }
@@ -203,9 +99,10 @@ TX_CALLABLE static int lookup_tx(art_n256_t *root, uint64_t key, uint64_t *value
             return 0;
         d += p;
         void **slot;
-        void *child = find(node, art_byte(key, d), &slot);
+        void *child = art_find(node, art_byte(key, d), &slot);
         if (!child)
             return 0;
+        art_prefetch(child, key, d + 1);
         if (art_is_leaf(child)) {
             const art_leaf_t *l = art_leaf_of(child);
             if (l->key != key)
@@ -217,7 +114,7 @@ TX_CALLABLE static int lookup_tx(art_n256_t *root, uint64_t key, uint64_t *value
     }
 }
 
-int ART_FN(insert)(art_n256_t *root, uint64_t key, art_ctx_t *c)
+int ART_API(insert)(art_n256_t *root, uint64_t key, art_ctx_t *c)
 {
     int r;
     TX_BEGIN();
@@ -226,7 +123,7 @@ int ART_FN(insert)(art_n256_t *root, uint64_t key, art_ctx_t *c)
     return r;
 }
 
-int ART_FN(lookup)(art_n256_t *root, uint64_t key, uint64_t *value)
+int ART_API(lookup)(art_n256_t *root, uint64_t key, uint64_t *value)
 {
     int r;
     uint64_t v = 0;
