@@ -21,7 +21,16 @@
 #include <unistd.h>
 #include "itm.h"
 
-__thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec")));
+__thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec"))) = {
+    .bar = &hps_itm_bar_plain,
+};
+
+/* sjlj.S stores the outermost checkpoint straight into hps_itm_t.ck and
+ * tests the core's depth itself: the offsets it uses. */
+_Static_assert(offsetof(hps_itm_thread_t, ck) == 0, "sjlj.S: ck first in hps_itm_thread_t");
+_Static_assert(offsetof(hps_itm_ckpt_t, rsp) == 48 && offsetof(hps_itm_ckpt_t, rip) == 56,
+               "sjlj.S: the checkpoint's layout");
+_Static_assert(offsetof(hps_tm_fast_t, depth) == 16, "sjlj.S: DEPTH is the core's depth offset");
 
 void hps_itm_fatal(const char *msg)
 {
@@ -30,11 +39,12 @@ void hps_itm_fatal(const char *msg)
 }
 
 uint32_t hps_itm_begin_(uint32_t props, const hps_itm_ckpt_t *ck);
+uint32_t hps_itm_begin_outer_(uint32_t props);
 uint32_t hps_itm_resume_(void);
 
 /* Begin the outermost section (again, after an abort); the actions to
  * return. */
-static uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
+HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
 {
     const uint32_t pr = t->props;
     hps_tm_fast_t *f = &d->fast;
@@ -44,7 +54,7 @@ static uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     f->jb[1] = (void *)hps_itm_resume_stub_;
     f->jb[2] = (void *)(uintptr_t)(t->ck.rsp - 64);
     int irrev = !(pr & HPS_ITM_PR_INSTRUMENTED) || (pr & HPS_ITM_PR_DOES_GO_IRREVOCABLE);
-    if (irrev)
+    if (hps_unlikely(irrev))
         d->want_irrev = 1;
     /* pr_readOnly: the compiler saw no store in the instrumented code
      * (a store anyway restarts the section read-write). */
@@ -53,8 +63,14 @@ static uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     if (d->irrev == 0 && (pr & plain) == plain &&
         (d->ops == &hps_tm_sgl_ops || d->ops == &hps_tm_solo_ops))
         hps_tm_irrevocable();
-    if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
-        return HPS_ITM_A_RUN_UNINSTRUMENTED;
+    if (d->irrev) {
+        /* Direct accesses, and no nested frame open at the outermost begin. */
+        t->bar = &hps_itm_bar_plain;
+        if (pr & HPS_ITM_PR_UNINSTRUMENTED)
+            return HPS_ITM_A_RUN_UNINSTRUMENTED;
+        return HPS_ITM_A_RUN_INSTRUMENTED;
+    }
+    hps_itm_bar_sync(t);
     return HPS_ITM_A_RUN_INSTRUMENTED;
 }
 
@@ -90,8 +106,11 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
         fr->frees_n = d->frees.n;
         fr->acts_n = t->acts.n;
         fr->on_abort_n = d->on_abort.n;
+        fr->exc_n = t->exc_n;
+        t->bar = &hps_itm_bar_generic;   /* writes keep old values now */
         return HPS_ITM_A_RUN_INSTRUMENTED;
     }
+    hps_itm_bar_sync(t);                 /* it may have become irrevocable */
     if ((props & HPS_ITM_PR_UNINSTRUMENTED) && (d->irrev || !(props & HPS_ITM_PR_INSTRUMENTED)))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     return HPS_ITM_A_RUN_INSTRUMENTED;
@@ -110,6 +129,15 @@ uint32_t hps_itm_begin_(uint32_t props, const hps_itm_ckpt_t *ck)
     return start(t, d);
 }
 
+/* The outermost begin, its checkpoint already in hps_itm_t.ck (sjlj.S). */
+uint32_t hps_itm_begin_outer_(uint32_t props)
+{
+    hps_itm_thread_t *t = &hps_itm_t;
+    hps_tm_fast_t *f = hps_likely(hps_tm_self_ != NULL) ? hps_tm_self_ : hps_tm_register_();
+    t->props = props;
+    return start(t, (hps_tm_desc_t *)f);
+}
+
 /* The core aborted the section (its writes undone, its allocations freed,
  * its undo actions run): undo the program's logged locals, and begin
  * again, unless it was cancelled. */
@@ -122,9 +150,12 @@ uint32_t hps_itm_resume_(void)
     t->undo_n = 0;
     t->acts.n = 0;
     t->txid_cur = 0;
+    if (hps_unlikely(t->exc_n | t->catches) || t->exc_flight)
+        hps_itm_exc_rollback(t, 0);
     if (t->cancel) {
         t->cancel = 0;
         d->aborted = 0;              /* not a retry: the next section is new */
+        t->bar = &hps_itm_bar_plain;
         return HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE;
     }
     return start(t, d) | HPS_ITM_A_RESTORE_LIVE;
@@ -136,25 +167,34 @@ HPS_EXPORT void _ITM_commitTransaction(void)
     hps_tm_fast_t *f = hps_tm_self_;
     if (hps_unlikely(f->depth > 1)) {
         /* A nested commit: its undo entries stay with the frame around it. */
-        if (t->nframes && t->frames[t->nframes - 1].depth == f->depth && --t->nframes == 0)
-            t->undo_n = 0;
         f->depth--;
+        if (t->nframes && t->frames[t->nframes - 1].depth == f->depth + 1 && --t->nframes == 0) {
+            t->undo_n = 0;
+            hps_itm_bar_sync(t);
+        }
         return;
     }
     f->depth = 0;
     hps_tm_commit_(f);               /* an abort goes back to begin from here */
+    t->bar = &hps_itm_bar_plain;
     t->llog_n = 0;
     t->nframes = 0;
     t->undo_n = 0;
     t->txid_cur = 0;
+    if (hps_unlikely(t->exc_n | t->catches))
+        hps_itm_exc_commit(t);
     if (hps_unlikely(t->acts.n))
         hps_itm_run_commit_actions(t);
 }
 
-/* An exception leaves the transaction: it commits (as libitm does). */
+/* An exception leaves the transaction: it commits (as libitm does).  Should
+ * the commit abort, the rollback ends that exception's flight (actions.c)
+ * before the transaction runs again. */
 HPS_EXPORT void _ITM_commitTransactionEH(void *exc)
 {
+    hps_itm_t.exc_flight = exc;
     _ITM_commitTransaction();
+    hps_itm_t.exc_flight = NULL;
 }
 
 HPS_EXPORT void _ITM_abortTransaction(int reason)
@@ -183,6 +223,8 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
         free(d->allocs.p[--d->allocs.n]);
     d->frees.n = fr->frees_n;
     t->acts.n = fr->acts_n;
+    if (t->exc_n > fr->exc_n)
+        hps_itm_exc_rollback(t, fr->exc_n);
     while (d->on_abort.n > fr->on_abort_n) {
         hps_tm_pair_t e = d->on_abort.e[--d->on_abort.n];
         ((void (*)(void *))e.a)((void *)(uintptr_t)e.v);
@@ -190,6 +232,7 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
     d->fast.depth = fr->depth - 1;
     if (--t->nframes == 0)
         t->undo_n = 0;
+    hps_itm_bar_sync(t);
     hps_itm_longjmp_(&fr->ck, HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE);
 }
 
@@ -203,6 +246,7 @@ HPS_EXPORT void _ITM_changeTransactionMode(int mode)
     if (!d || d->fast.depth == 0 || d->irrev)
         return;
     hps_tm_irrevocable();
+    hps_itm_bar_sync(&hps_itm_t);
 }
 
 HPS_EXPORT int _ITM_inTransaction(void)
