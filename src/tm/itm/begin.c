@@ -74,6 +74,17 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     return HPS_ITM_A_RUN_INSTRUMENTED;
 }
 
+/* The rest of the section runs irrevocably: in place where the core can
+ * (sgl and solo stop undo logging; norec and stm commit their work so far
+ * when the gate is free and nothing committed since their snapshot), else
+ * by a restart into the gate. */
+static void go_irrevocable(hps_itm_thread_t *t, hps_tm_desc_t *d)
+{
+    if (!hps_tm_irrevocable_in_place(d))
+        hps_tm_irrevocable();
+    hps_itm_bar_sync(t);
+}
+
 /* Grow the frame stack (nesting deeper than ever before on this thread). */
 static HPS_NOINLINE void frames_grow(hps_itm_thread_t *t)
 {
@@ -89,9 +100,9 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
                        const hps_itm_ckpt_t *ck)
 {
     /* Code that is only uninstrumented, or goes irrevocable anyway: the
-     * whole section becomes irrevocable (a restart under norec and stm). */
+     * whole section becomes irrevocable. */
     if (!d->irrev && (!(props & HPS_ITM_PR_INSTRUMENTED) || (props & HPS_ITM_PR_DOES_GO_IRREVOCABLE)))
-        hps_tm_irrevocable();
+        go_irrevocable(t, d);
     d->fast.depth++;
     if (!(props & HPS_ITM_PR_HAS_NO_ABORT)) {
         /* It may cancel: keep what rolls back its part alone. */
@@ -237,16 +248,14 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
 }
 
 /* Before a call to code the compiler could not instrument: the rest of the
- * section runs irrevocably (sgl and solo in place; norec and stm restart
- * the section, which then begins irrevocable).  Only this section: the
- * next one starts on the backend again. */
+ * section runs irrevocably (go_irrevocable).  Only this section: the next
+ * one starts on the backend again. */
 HPS_EXPORT void _ITM_changeTransactionMode(int mode)
 {
     hps_tm_desc_t *d = hps_itm_desc();
     if (!d || d->fast.depth == 0 || d->irrev)
         return;
-    hps_tm_irrevocable();
-    hps_itm_bar_sync(&hps_itm_t);
+    go_irrevocable(&hps_itm_t, d);
 }
 
 HPS_EXPORT int _ITM_inTransaction(void)

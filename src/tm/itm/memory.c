@@ -224,7 +224,7 @@ HPS_EXPORT void *_ITM_getTMCloneOrIrrevocable(void *fn)
     if (c)
         return c;
     /* No clone: the call runs uninstrumented, so the section must be
-     * irrevocable first (a restart under norec and stm). */
+     * irrevocable first (in place where it can be, else by a restart). */
     _ITM_changeTransactionMode(HPS_ITM_MODE_SERIAL_IRREVOCABLE);
     return fn;
 }
