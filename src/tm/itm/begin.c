@@ -21,9 +21,7 @@
 #include <unistd.h>
 #include "itm.h"
 
-__thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec"))) = {
-    .bar = &hps_itm_bar_plain,
-};
+__thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec")));
 
 /* sjlj.S stores the outermost checkpoint straight into hps_itm_t.ck and
  * tests the core's depth itself: the offsets it uses. */
@@ -63,14 +61,8 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     if (d->irrev == 0 && (pr & plain) == plain &&
         (d->ops == &hps_tm_sgl_ops || d->ops == &hps_tm_solo_ops))
         hps_tm_irrevocable();
-    if (d->irrev) {
-        /* Direct accesses, and no nested frame open at the outermost begin. */
-        t->bar = &hps_itm_bar_plain;
-        if (pr & HPS_ITM_PR_UNINSTRUMENTED)
-            return HPS_ITM_A_RUN_UNINSTRUMENTED;
-        return HPS_ITM_A_RUN_INSTRUMENTED;
-    }
-    hps_itm_bar_sync(t);
+    if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
+        return HPS_ITM_A_RUN_UNINSTRUMENTED;
     return HPS_ITM_A_RUN_INSTRUMENTED;
 }
 
@@ -78,11 +70,10 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
  * (sgl and solo stop undo logging; norec and stm commit their work so far
  * when the gate is free and nothing committed since their snapshot), else
  * by a restart into the gate. */
-static void go_irrevocable(hps_itm_thread_t *t, hps_tm_desc_t *d)
+static void go_irrevocable(hps_tm_desc_t *d)
 {
     if (!hps_tm_irrevocable_in_place(d))
         hps_tm_irrevocable();
-    hps_itm_bar_sync(t);
 }
 
 /* Grow the frame stack (nesting deeper than ever before on this thread). */
@@ -102,7 +93,7 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
     /* Code that is only uninstrumented, or goes irrevocable anyway: the
      * whole section becomes irrevocable. */
     if (!d->irrev && (!(props & HPS_ITM_PR_INSTRUMENTED) || (props & HPS_ITM_PR_DOES_GO_IRREVOCABLE)))
-        go_irrevocable(t, d);
+        go_irrevocable(d);
     d->fast.depth++;
     if (!(props & HPS_ITM_PR_HAS_NO_ABORT)) {
         /* It may cancel: keep what rolls back its part alone. */
@@ -118,10 +109,8 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
         fr->acts_n = t->acts.n;
         fr->on_abort_n = d->on_abort.n;
         fr->exc_n = t->exc_n;
-        t->bar = &hps_itm_bar_generic;   /* writes keep old values now */
         return HPS_ITM_A_RUN_INSTRUMENTED;
     }
-    hps_itm_bar_sync(t);                 /* it may have become irrevocable */
     if ((props & HPS_ITM_PR_UNINSTRUMENTED) && (d->irrev || !(props & HPS_ITM_PR_INSTRUMENTED)))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     return HPS_ITM_A_RUN_INSTRUMENTED;
@@ -166,7 +155,6 @@ uint32_t hps_itm_resume_(void)
     if (t->cancel) {
         t->cancel = 0;
         d->aborted = 0;              /* not a retry: the next section is new */
-        t->bar = &hps_itm_bar_plain;
         return HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE;
     }
     return start(t, d) | HPS_ITM_A_RESTORE_LIVE;
@@ -178,16 +166,13 @@ HPS_EXPORT void _ITM_commitTransaction(void)
     hps_tm_fast_t *f = hps_tm_self_;
     if (hps_unlikely(f->depth > 1)) {
         /* A nested commit: its undo entries stay with the frame around it. */
-        f->depth--;
-        if (t->nframes && t->frames[t->nframes - 1].depth == f->depth + 1 && --t->nframes == 0) {
+        if (t->nframes && t->frames[t->nframes - 1].depth == f->depth && --t->nframes == 0)
             t->undo_n = 0;
-            hps_itm_bar_sync(t);
-        }
+        f->depth--;
         return;
     }
     f->depth = 0;
     hps_tm_commit_(f);               /* an abort goes back to begin from here */
-    t->bar = &hps_itm_bar_plain;
     t->llog_n = 0;
     t->nframes = 0;
     t->undo_n = 0;
@@ -243,7 +228,6 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
     d->fast.depth = fr->depth - 1;
     if (--t->nframes == 0)
         t->undo_n = 0;
-    hps_itm_bar_sync(t);
     hps_itm_longjmp_(&fr->ck, HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE);
 }
 
@@ -255,7 +239,7 @@ HPS_EXPORT void _ITM_changeTransactionMode(int mode)
     hps_tm_desc_t *d = hps_itm_desc();
     if (!d || d->fast.depth == 0 || d->irrev)
         return;
-    go_irrevocable(&hps_itm_t, d);
+    go_irrevocable(d);
 }
 
 HPS_EXPORT int _ITM_inTransaction(void)

@@ -91,26 +91,8 @@ typedef struct hps_itm_frame {
     uint32_t allocs_n, frees_n, acts_n, on_abort_n, exc_n;
 } hps_itm_frame_t;
 
-/* The typed barriers of the running section's state (bar.c): the exported
- * _ITM_R/W of 1, 2, 4 and 8-byte integers (and the floating-point and
- * vector types of those sizes) are one indirect jump through the thread's
- * table, chosen when the state changes (begin, the first write, the switch
- * to irrevocable, a nested frame, commit, abort) rather than tested at
- * every access. */
-typedef struct hps_itm_bar {
-    uint64_t (*r8)(const uint64_t *p);
-    uint32_t (*r4)(const uint32_t *p);
-    uint16_t (*r2)(const uint16_t *p);
-    uint8_t (*r1)(const uint8_t *p);
-    void (*w8)(uint64_t *p, uint64_t v);
-    void (*w4)(uint32_t *p, uint32_t v);
-    void (*w2)(uint16_t *p, uint16_t v);
-    void (*w1)(uint8_t *p, uint8_t v);
-} hps_itm_bar_t;
-
 typedef struct hps_itm_thread {
     hps_itm_ckpt_t ck;               /* the outermost transaction's (first: sjlj.S) */
-    const hps_itm_bar_t *bar;        /* this state's barriers (never NULL) */
     uint32_t props;                  /* its properties */
     uint32_t cancel;                 /* an abort that must not run it again */
     uint32_t nframes, frames_cap;
@@ -168,18 +150,6 @@ HPS_INLINE void hps_itm_exc_commit(hps_itm_thread_t *t)
     t->exc_flight = NULL;
     t->catches = 0;
 }
-/* bar.c: the tables, and the choice for the present state. */
-extern const hps_itm_bar_t hps_itm_bar_plain, hps_itm_bar_generic;
-void hps_itm_bar_sync(hps_itm_thread_t *t);
-/* barriers.c: the generic barriers (any state: they test it each time). */
-uint64_t hps_itm_ld8(const uint64_t *p);
-uint32_t hps_itm_ld4(const uint32_t *p);
-uint16_t hps_itm_ld2(const uint16_t *p);
-uint8_t hps_itm_ld1(const uint8_t *p);
-void hps_itm_st8(uint64_t *p, uint64_t v);
-void hps_itm_st4(uint32_t *p, uint32_t v);
-void hps_itm_st2(uint16_t *p, uint16_t v);
-void hps_itm_st1(uint8_t *p, uint8_t v);
 /* In a section that can still roll back (or in a nested frame, which can
  * roll back its own part even when irrevocable). */
 HPS_INLINE int hps_itm_revocable(const hps_tm_desc_t *d)
