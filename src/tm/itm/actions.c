@@ -32,6 +32,7 @@ HPS_EXPORT void _ITM_addUserCommitAction(void (*fn)(void *), uint32_t resuming_i
         return;
     }
     hps_tm_log_push(&hps_itm_t.acts, (uintptr_t)fn, (uint64_t)(uintptr_t)arg);
+    hps_itm_dirty(&hps_itm_t);
 }
 
 HPS_EXPORT void _ITM_addUserUndoAction(void (*fn)(void *), void *arg)
@@ -157,6 +158,7 @@ HPS_EXPORT void *_ITM_cxa_allocate_exception(size_t n)
             t->exc_cap = cap;
         }
         t->exc[t->exc_n++] = p;
+        hps_itm_dirty(t);
     }
     return p;
 }
@@ -179,8 +181,10 @@ HPS_EXPORT void *_ITM_cxa_begin_catch(void *exc)
 {
     need_cxx((const void *)__cxa_begin_catch);
     hps_itm_thread_t *t = undoable();
-    if (t)
+    if (t) {
         t->catches++;
+        hps_itm_dirty(t);
+    }
     return __cxa_begin_catch(exc);
 }
 

@@ -144,6 +144,7 @@ static void llog_push(const void *p, size_t n)
     uint64_t hdr[2] = { (uint64_t)(uintptr_t)p, n };
     memcpy(t->llog + t->llog_n + pad, hdr, sizeof hdr);
     t->llog_n = (uint32_t)need;
+    hps_itm_dirty(t);
 }
 
 void hps_itm_llog_restore(uint32_t mark)

@@ -100,6 +100,7 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
         if (t->nframes == t->frames_cap)
             frames_grow(t);
         hps_itm_frame_t *fr = &t->frames[t->nframes++];
+        hps_itm_dirty(t);
         fr->ck = *ck;
         fr->depth = d->fast.depth;
         fr->undo_n = t->undo_n;
@@ -150,6 +151,7 @@ uint32_t hps_itm_resume_(void)
     t->undo_n = 0;
     t->acts.n = 0;
     t->txid_cur = 0;
+    t->dirty = 0;
     if (hps_unlikely(t->exc_n | t->catches) || t->exc_flight)
         hps_itm_exc_rollback(t, 0);
     if (t->cancel) {
@@ -158,6 +160,19 @@ uint32_t hps_itm_resume_(void)
         return HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE;
     }
     return start(t, d) | HPS_ITM_A_RESTORE_LIVE;
+}
+
+/* After the outermost commit of a transaction that left state behind. */
+static HPS_NOINLINE void committed(hps_itm_thread_t *t)
+{
+    t->dirty = 0;
+    t->llog_n = 0;
+    t->nframes = 0;
+    t->undo_n = 0;
+    t->txid_cur = 0;
+    hps_itm_exc_commit(t);
+    if (t->acts.n)
+        hps_itm_run_commit_actions(t);
 }
 
 HPS_EXPORT void _ITM_commitTransaction(void)
@@ -173,14 +188,8 @@ HPS_EXPORT void _ITM_commitTransaction(void)
     }
     f->depth = 0;
     hps_tm_commit_(f);               /* an abort goes back to begin from here */
-    t->llog_n = 0;
-    t->nframes = 0;
-    t->undo_n = 0;
-    t->txid_cur = 0;
-    if (hps_unlikely(t->exc_n | t->catches))
-        hps_itm_exc_commit(t);
-    if (hps_unlikely(t->acts.n))
-        hps_itm_run_commit_actions(t);
+    if (hps_unlikely(t->dirty))
+        committed(t);
 }
 
 /* An exception leaves the transaction: it commits (as libitm does).  Should
@@ -268,6 +277,7 @@ HPS_EXPORT uint32_t _ITM_getTransactionId(void)
             t->txid_left = HPS_ITM_TXID_BLOCK;
         }
         t->txid_cur = t->txid++;
+        hps_itm_dirty(t);
         t->txid_left--;
     }
     return t->txid_cur;

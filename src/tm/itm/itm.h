@@ -94,6 +94,10 @@ typedef struct hps_itm_frame {
 typedef struct hps_itm_thread {
     hps_itm_ckpt_t ck;               /* the outermost transaction's (first: sjlj.S) */
     uint32_t props;                  /* its properties */
+    /* Set by whatever leaves state for the commit to clear (logged locals,
+     * a nested frame, an identifier, commit actions, exceptions), so that
+     * a plain transaction's commit tests one word. */
+    uint32_t dirty;
     uint32_t cancel;                 /* an abort that must not run it again */
     uint32_t nframes, frames_cap;
     hps_itm_frame_t *frames;
@@ -149,6 +153,10 @@ HPS_INLINE void hps_itm_exc_commit(hps_itm_thread_t *t)
     t->exc_n = 0;
     t->exc_flight = NULL;
     t->catches = 0;
+}
+HPS_INLINE void hps_itm_dirty(hps_itm_thread_t *t)
+{
+    t->dirty = 1;
 }
 /* In a section that can still roll back (or in a nested frame, which can
  * roll back its own part even when irrevocable). */

@@ -131,6 +131,7 @@ static void deleted(void *p, void (*del)(void *))
         return;
     }
     hps_tm_log_push(&hps_itm_t.acts, (uintptr_t)del, (uint64_t)(uintptr_t)p);
+    hps_itm_dirty(&hps_itm_t);
 }
 
 HPS_EXPORT void _ZGTtdlPv(void *p) { deleted(p, _ZdlPv); }
