@@ -764,3 +764,47 @@ static void stats_at_exit(void)
     if (g_auto)
         hps_tm_auto_summary(stderr);
 }
+
+/* ---- in-place irrevocability (libhpsync-itm) -------------------------------- */
+
+/* Make a running norec or stm section irrevocable without a restart, when
+ * that is cheap: it closes the gate only if the gate is free (it never
+ * waits for it: the holder may be draining this very section), waits until
+ * every other section is over, and if nothing committed since its snapshot
+ * (so every value it read still holds, and its commit cannot fail) commits
+ * its work so far and runs on alone with direct accesses, the gate held
+ * until its end as for any irrevocable section.  Its allocations, frees and
+ * actions stay with it until that end.  Returns 0, having changed nothing,
+ * where it cannot (another backend, the gate taken, a commit since the
+ * snapshot): the caller then calls hps_tm_irrevocable(), which restarts. */
+int hps_tm_irrevocable_in_place(hps_tm_desc_t *d)
+{
+    if (d->irrev)
+        return 1;
+    if (d->ops != &hps_tm_norec_ops && d->ops != &hps_tm_stm_ops)
+        return 0;
+    if (!hps_adaptive_trylock(&g_gate))
+        return 0;
+    /* Sequentially consistent: as in gate_close. */
+    (void)hps_xchg_seq_cst(&g_irrev, 1);
+    drain(d);
+    /* Acquire: the commits the clock counts are visible. */
+    if (hps_load_acquire(d->fast.clock) != d->fast.snap) {
+        gate_open();
+        return 0;
+    }
+    int c = d->ops->commit(d);
+    if (c != HPS_TM_COMMITTED) {     /* not expected alone and unchanged */
+        gate_open();
+        hps_tm_abort(d, c);
+    }
+    d->ops->end(d);
+    d->st.reads += d->rlog.n;
+    d->st.writes += d->ws.n;
+    clear_logs(d);
+    d->irrev = 1;
+    d->st.irrevocable++;
+    hps_tm_rd_ = NULL;
+    hps_tm_wr_ = NULL;
+    return 1;
+}

@@ -210,4 +210,11 @@ void hps_tm_bias_summary(FILE *f, uint64_t solo);
 /* A wait step that spins briefly, then yields (robust when oversubscribed). */
 void hps_tm_wait(uint32_t *n);
 
+
+/* libhpsync-itm (core.c): make the running norec or stm section irrevocable
+ * in place (its work so far committed, the rest run alone) when the gate
+ * is free and nothing committed since its snapshot; 0 where it cannot (the
+ * caller falls back to hps_tm_irrevocable()). */
+int hps_tm_irrevocable_in_place(hps_tm_desc_t *d);
+
 #endif

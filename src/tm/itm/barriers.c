@@ -144,6 +144,7 @@ static void llog_push(const void *p, size_t n)
     uint64_t hdr[2] = { (uint64_t)(uintptr_t)p, n };
     memcpy(t->llog + t->llog_n + pad, hdr, sizeof hdr);
     t->llog_n = (uint32_t)need;
+    hps_itm_dirty(t);
 }
 
 void hps_itm_llog_restore(uint32_t mark)
@@ -165,7 +166,11 @@ HPS_EXPORT void _ITM_LB(const void *p, size_t n)
 
 /* ---- typed barriers ------------------------------------------------------- */
 
-/* Whole words and aligned sub-words take hpsync/tm.h's inline paths. */
+/* Whole words and aligned sub-words take hpsync/tm.h's inline paths, in
+ * the exported function itself: a table of barriers per state (tried: one
+ * indirect jump instead of the NULL test and the mode compares) saved 8
+ * instructions a read but cost time (bank 10 % slower on this machine:
+ * the jump, and a second one into the backend after a write). */
 HPS_INLINE uint64_t ld_U8(const uint64_t *p)
 {
     if (hps_likely(((uintptr_t)p & 7) == 0))

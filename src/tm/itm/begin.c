@@ -23,6 +23,13 @@
 
 __thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec")));
 
+/* sjlj.S stores the outermost checkpoint straight into hps_itm_t.ck and
+ * tests the core's depth itself: the offsets it uses. */
+_Static_assert(offsetof(hps_itm_thread_t, ck) == 0, "sjlj.S: ck first in hps_itm_thread_t");
+_Static_assert(offsetof(hps_itm_ckpt_t, rsp) == 48 && offsetof(hps_itm_ckpt_t, rip) == 56,
+               "sjlj.S: the checkpoint's layout");
+_Static_assert(offsetof(hps_tm_fast_t, depth) == 16, "sjlj.S: DEPTH is the core's depth offset");
+
 void hps_itm_fatal(const char *msg)
 {
     (void)!write(2, msg, strlen(msg));
@@ -30,11 +37,12 @@ void hps_itm_fatal(const char *msg)
 }
 
 uint32_t hps_itm_begin_(uint32_t props, const hps_itm_ckpt_t *ck);
+uint32_t hps_itm_begin_outer_(uint32_t props);
 uint32_t hps_itm_resume_(void);
 
 /* Begin the outermost section (again, after an abort); the actions to
  * return. */
-static uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
+HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
 {
     const uint32_t pr = t->props;
     hps_tm_fast_t *f = &d->fast;
@@ -44,7 +52,7 @@ static uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     f->jb[1] = (void *)hps_itm_resume_stub_;
     f->jb[2] = (void *)(uintptr_t)(t->ck.rsp - 64);
     int irrev = !(pr & HPS_ITM_PR_INSTRUMENTED) || (pr & HPS_ITM_PR_DOES_GO_IRREVOCABLE);
-    if (irrev)
+    if (hps_unlikely(irrev))
         d->want_irrev = 1;
     /* pr_readOnly: the compiler saw no store in the instrumented code
      * (a store anyway restarts the section read-write). */
@@ -56,6 +64,16 @@ static uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     return HPS_ITM_A_RUN_INSTRUMENTED;
+}
+
+/* The rest of the section runs irrevocably: in place where the core can
+ * (sgl and solo stop undo logging; norec and stm commit their work so far
+ * when the gate is free and nothing committed since their snapshot), else
+ * by a restart into the gate. */
+static void go_irrevocable(hps_tm_desc_t *d)
+{
+    if (!hps_tm_irrevocable_in_place(d))
+        hps_tm_irrevocable();
 }
 
 /* Grow the frame stack (nesting deeper than ever before on this thread). */
@@ -73,15 +91,16 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
                        const hps_itm_ckpt_t *ck)
 {
     /* Code that is only uninstrumented, or goes irrevocable anyway: the
-     * whole section becomes irrevocable (a restart under norec and stm). */
+     * whole section becomes irrevocable. */
     if (!d->irrev && (!(props & HPS_ITM_PR_INSTRUMENTED) || (props & HPS_ITM_PR_DOES_GO_IRREVOCABLE)))
-        hps_tm_irrevocable();
+        go_irrevocable(d);
     d->fast.depth++;
     if (!(props & HPS_ITM_PR_HAS_NO_ABORT)) {
         /* It may cancel: keep what rolls back its part alone. */
         if (t->nframes == t->frames_cap)
             frames_grow(t);
         hps_itm_frame_t *fr = &t->frames[t->nframes++];
+        hps_itm_dirty(t);
         fr->ck = *ck;
         fr->depth = d->fast.depth;
         fr->undo_n = t->undo_n;
@@ -90,6 +109,7 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
         fr->frees_n = d->frees.n;
         fr->acts_n = t->acts.n;
         fr->on_abort_n = d->on_abort.n;
+        fr->exc_n = t->exc_n;
         return HPS_ITM_A_RUN_INSTRUMENTED;
     }
     if ((props & HPS_ITM_PR_UNINSTRUMENTED) && (d->irrev || !(props & HPS_ITM_PR_INSTRUMENTED)))
@@ -110,6 +130,15 @@ uint32_t hps_itm_begin_(uint32_t props, const hps_itm_ckpt_t *ck)
     return start(t, d);
 }
 
+/* The outermost begin, its checkpoint already in hps_itm_t.ck (sjlj.S). */
+uint32_t hps_itm_begin_outer_(uint32_t props)
+{
+    hps_itm_thread_t *t = &hps_itm_t;
+    hps_tm_fast_t *f = hps_likely(hps_tm_self_ != NULL) ? hps_tm_self_ : hps_tm_register_();
+    t->props = props;
+    return start(t, (hps_tm_desc_t *)f);
+}
+
 /* The core aborted the section (its writes undone, its allocations freed,
  * its undo actions run): undo the program's logged locals, and begin
  * again, unless it was cancelled. */
@@ -122,12 +151,28 @@ uint32_t hps_itm_resume_(void)
     t->undo_n = 0;
     t->acts.n = 0;
     t->txid_cur = 0;
+    t->dirty = 0;
+    if (hps_unlikely(t->exc_n | t->catches) || t->exc_flight)
+        hps_itm_exc_rollback(t, 0);
     if (t->cancel) {
         t->cancel = 0;
         d->aborted = 0;              /* not a retry: the next section is new */
         return HPS_ITM_A_ABORT | HPS_ITM_A_RESTORE_LIVE;
     }
     return start(t, d) | HPS_ITM_A_RESTORE_LIVE;
+}
+
+/* After the outermost commit of a transaction that left state behind. */
+static HPS_NOINLINE void committed(hps_itm_thread_t *t)
+{
+    t->dirty = 0;
+    t->llog_n = 0;
+    t->nframes = 0;
+    t->undo_n = 0;
+    t->txid_cur = 0;
+    hps_itm_exc_commit(t);
+    if (t->acts.n)
+        hps_itm_run_commit_actions(t);
 }
 
 HPS_EXPORT void _ITM_commitTransaction(void)
@@ -143,18 +188,18 @@ HPS_EXPORT void _ITM_commitTransaction(void)
     }
     f->depth = 0;
     hps_tm_commit_(f);               /* an abort goes back to begin from here */
-    t->llog_n = 0;
-    t->nframes = 0;
-    t->undo_n = 0;
-    t->txid_cur = 0;
-    if (hps_unlikely(t->acts.n))
-        hps_itm_run_commit_actions(t);
+    if (hps_unlikely(t->dirty))
+        committed(t);
 }
 
-/* An exception leaves the transaction: it commits (as libitm does). */
+/* An exception leaves the transaction: it commits (as libitm does).  Should
+ * the commit abort, the rollback ends that exception's flight (actions.c)
+ * before the transaction runs again. */
 HPS_EXPORT void _ITM_commitTransactionEH(void *exc)
 {
+    hps_itm_t.exc_flight = exc;
     _ITM_commitTransaction();
+    hps_itm_t.exc_flight = NULL;
 }
 
 HPS_EXPORT void _ITM_abortTransaction(int reason)
@@ -183,6 +228,8 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
         free(d->allocs.p[--d->allocs.n]);
     d->frees.n = fr->frees_n;
     t->acts.n = fr->acts_n;
+    if (t->exc_n > fr->exc_n)
+        hps_itm_exc_rollback(t, fr->exc_n);
     while (d->on_abort.n > fr->on_abort_n) {
         hps_tm_pair_t e = d->on_abort.e[--d->on_abort.n];
         ((void (*)(void *))e.a)((void *)(uintptr_t)e.v);
@@ -194,15 +241,14 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
 }
 
 /* Before a call to code the compiler could not instrument: the rest of the
- * section runs irrevocably (sgl and solo in place; norec and stm restart
- * the section, which then begins irrevocable).  Only this section: the
- * next one starts on the backend again. */
+ * section runs irrevocably (go_irrevocable).  Only this section: the next
+ * one starts on the backend again. */
 HPS_EXPORT void _ITM_changeTransactionMode(int mode)
 {
     hps_tm_desc_t *d = hps_itm_desc();
     if (!d || d->fast.depth == 0 || d->irrev)
         return;
-    hps_tm_irrevocable();
+    go_irrevocable(d);
 }
 
 HPS_EXPORT int _ITM_inTransaction(void)
@@ -231,6 +277,7 @@ HPS_EXPORT uint32_t _ITM_getTransactionId(void)
             t->txid_left = HPS_ITM_TXID_BLOCK;
         }
         t->txid_cur = t->txid++;
+        hps_itm_dirty(t);
         t->txid_left--;
     }
     return t->txid_cur;

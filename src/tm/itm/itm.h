@@ -88,12 +88,16 @@ typedef struct hps_itm_frame {
     hps_itm_ckpt_t ck;
     uint32_t depth;                  /* the core's depth inside it */
     uint32_t undo_n, llog_n;         /* its share of the logs below */
-    uint32_t allocs_n, frees_n, acts_n, on_abort_n;
+    uint32_t allocs_n, frees_n, acts_n, on_abort_n, exc_n;
 } hps_itm_frame_t;
 
 typedef struct hps_itm_thread {
-    hps_itm_ckpt_t ck;               /* the outermost transaction's */
+    hps_itm_ckpt_t ck;               /* the outermost transaction's (first: sjlj.S) */
     uint32_t props;                  /* its properties */
+    /* Set by whatever leaves state for the commit to clear (logged locals,
+     * a nested frame, an identifier, commit actions, exceptions), so that
+     * a plain transaction's commit tests one word. */
+    uint32_t dirty;
     uint32_t cancel;                 /* an abort that must not run it again */
     uint32_t nframes, frames_cap;
     hps_itm_frame_t *frames;
@@ -110,6 +114,13 @@ typedef struct hps_itm_thread {
     /* User commit actions and deferred operator deletes, (fn, arg): run
      * after the commit, once this state is free for the next transaction. */
     hps_tm_log_t acts;
+    /* C++ exceptions (actions.c): objects allocated and not yet thrown,
+     * the one in flight through _ITM_commitTransactionEH, and catches
+     * begun in the transaction, all undone if it rolls back. */
+    void **exc;
+    uint32_t exc_n, exc_cap;
+    void *exc_flight;
+    uint32_t catches;
 } hps_itm_thread_t;
 
 extern __thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec")));
@@ -133,6 +144,20 @@ void hps_itm_undo_to(uint32_t mark);
 void hps_itm_llog_restore(uint32_t mark);
 /* actions.c: run the commit actions (after the outermost commit). */
 void hps_itm_run_commit_actions(hps_itm_thread_t *t);
+/* actions.c: a rollback to `mark` unthrown exceptions (0: the whole
+ * transaction, which also ends its catches and the exception in flight)
+ * frees the newer ones; a commit forgets them. */
+void hps_itm_exc_rollback(hps_itm_thread_t *t, uint32_t mark);
+HPS_INLINE void hps_itm_exc_commit(hps_itm_thread_t *t)
+{
+    t->exc_n = 0;
+    t->exc_flight = NULL;
+    t->catches = 0;
+}
+HPS_INLINE void hps_itm_dirty(hps_itm_thread_t *t)
+{
+    t->dirty = 1;
+}
 /* In a section that can still roll back (or in a nested frame, which can
  * roll back its own part even when irrevocable). */
 HPS_INLINE int hps_itm_revocable(const hps_tm_desc_t *d)

@@ -131,6 +131,7 @@ static void deleted(void *p, void (*del)(void *))
         return;
     }
     hps_tm_log_push(&hps_itm_t.acts, (uintptr_t)del, (uint64_t)(uintptr_t)p);
+    hps_itm_dirty(&hps_itm_t);
 }
 
 HPS_EXPORT void _ZGTtdlPv(void *p) { deleted(p, _ZdlPv); }
@@ -224,7 +225,7 @@ HPS_EXPORT void *_ITM_getTMCloneOrIrrevocable(void *fn)
     if (c)
         return c;
     /* No clone: the call runs uninstrumented, so the section must be
-     * irrevocable first (a restart under norec and stm). */
+     * irrevocable first (in place where it can be, else by a restart). */
     _ITM_changeTransactionMode(HPS_ITM_MODE_SERIAL_IRREVOCABLE);
     return fn;
 }

@@ -5,9 +5,12 @@
  * _ITM_beginTransaction(props) is called by compiled code and may return
  * more than once (the compiler treats it as returns_twice): it saves the
  * caller's callee-saved registers, its stack pointer after the return and
- * the return address (struct hps_itm_ckpt in itm.h) in a block on its own
- * stack, and hands that block to C (begin.c), whose answer is the
- * _ITM_actions value.
+ * the return address (struct hps_itm_ckpt in itm.h) and hands them to C
+ * (begin.c), whose answer is the _ITM_actions value.  The outermost
+ * transaction's checkpoint goes straight into the thread's hps_itm_t.ck
+ * (no copy: 16 instructions less a transaction) and C is entered by a tail
+ * jump; a nested one's goes into a block on this stack, which C copies
+ * into a frame if the nested transaction may cancel.
  *
  * A second return comes in two ways:
  *   - hps_itm_longjmp_(ckpt, actions) (a nested cancel, and the end of the
@@ -36,14 +39,38 @@
 
     .text
 
+#define DEPTH 16                     /* hps_tm_fast_t's depth (begin.c checks) */
+
     .globl _ITM_beginTransaction
     .type _ITM_beginTransaction, @function
     .p2align 4
 _ITM_beginTransaction:
     .cfi_startproc
-    /* Entry: rsp = 8 mod 16 (the return address); 72 bytes keep the call
-     * below aligned and hold the checkpoint. */
-    leaq 8(%rsp), %rax
+    /* The outermost transaction (no descriptor yet, or depth 0): the
+     * checkpoint goes straight into this thread's hps_itm_t.ck (offset 0,
+     * initial-exec TLS), and C takes over as if called by the program. */
+    movq hps_tm_self_@gottpoff(%rip), %rax
+    movq %fs:(%rax), %rax
+    testq %rax, %rax
+    je 1f
+    cmpl $0, DEPTH(%rax)
+    jne 2f
+1:  movq hps_itm_t@gottpoff(%rip), %rax
+    leaq 8(%rsp), %rcx
+    movq %rbx, %fs:CK_RBX(%rax)
+    movq %rbp, %fs:CK_RBP(%rax)
+    movq %r12, %fs:CK_R12(%rax)
+    movq %r13, %fs:CK_R13(%rax)
+    movq %r14, %fs:CK_R14(%rax)
+    movq %r15, %fs:CK_R15(%rax)
+    movq %rcx, %fs:CK_RSP(%rax)
+    movq (%rsp), %rcx
+    movq %rcx, %fs:CK_RIP(%rax)
+    jmp hps_itm_begin_outer_         /* edi: props, as the caller passed it */
+    /* Nested: a checkpoint of its own, on this stack.  Entry: rsp = 8 mod
+     * 16 (the return address); 72 bytes keep the call below aligned and
+     * hold the checkpoint. */
+2:  leaq 8(%rsp), %rax
     subq $72, %rsp
     .cfi_adjust_cfa_offset 72
     movq %rbx, CK_RBX(%rsp)
@@ -55,8 +82,8 @@ _ITM_beginTransaction:
     movq %rax, CK_RSP(%rsp)
     movq 72(%rsp), %rax
     movq %rax, CK_RIP(%rsp)
-    movq %rsp, %rsi                  /* edi: props, as the caller passed it */
-    call hps_itm_begin_@PLT
+    movq %rsp, %rsi
+    call hps_itm_begin_
     addq $72, %rsp
     .cfi_adjust_cfa_offset -72
     ret
@@ -91,7 +118,7 @@ hps_itm_resume_stub_:
     movq %rbp, %rbx                  /* the checkpoint, kept across the call */
     movq CK_RSP(%rbx), %rsp          /* 16-byte aligned at the caller's call */
     subq $16, %rsp
-    call hps_itm_resume_@PLT
+    call hps_itm_resume_
     movq %rbx, %rdi
     movl %eax, %esi
     jmp hps_itm_longjmp_

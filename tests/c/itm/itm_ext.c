@@ -26,3 +26,8 @@ void itm_run_threads(unsigned n, void *(*fn)(void *))
     for (unsigned i = 0; i < n; i++)
         pthread_join(t[i], NULL);
 }
+
+long itm_ext_load(const long *p)
+{
+    return *p;
+}

@@ -33,6 +33,7 @@ int itm_on_hpsync(void);
 /* itm_ext.c, built without -fgnu-tm: code the compiler cannot instrument. */
 void itm_ext_bump(long *p);
 int itm_ext_mode(void);
+long itm_ext_load(const long *p);
 
 /* Threads: n copies of fn(i); the count oversubscribes this machine. */
 void itm_run_threads(unsigned n, void *(*fn)(void *));
