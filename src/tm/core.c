@@ -306,29 +306,11 @@ HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
     return &d->fast;
 }
 
-static void stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
-{
-    to->commits += s->commits;
-    to->commits_ro += s->commits_ro;
-    to->aborts += s->aborts;
-    to->retries += s->retries;
-    to->irrevocable += s->irrevocable;
-    for (int c = 0; c < HPS_TM_CAUSES; c++)
-        to->aborts_by_cause[c] += s->aborts_by_cause[c];
-    to->solo += s->solo;
-    to->reads += s->reads;
-    to->writes += s->writes;
-    if (s->max_read_set > to->max_read_set)
-        to->max_read_set = s->max_read_set;
-    if (s->max_write_set > to->max_write_set)
-        to->max_write_set = s->max_write_set;
-}
-
 /* Fold a descriptor's statistics into the exited total and free it for the
  * next thread (its retired blocks stay with it).  Under g_reg_mu. */
 static void retire(hps_tm_desc_t *d)
 {
-    stats_add(&g_exited, &d->st);
+    hps_tm_stats_add(&g_exited, &d->st);
     memset(&d->st, 0, sizeof d->st);
     hps_tm_bias_drop(d);
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
@@ -707,37 +689,18 @@ HPS_EXPORT void hps_tm_irrevocable(void)
 
 /* ---- statistics ------------------------------------------------------------ */
 
-HPS_EXPORT void hps_tm_stats_get(hps_tm_stats_t *out)
-{
-    hps_tm_desc_t *d = (hps_tm_desc_t *)hps_tm_self_;
-    if (d)
-        *out = d->st;
-    else
-        memset(out, 0, sizeof *out);
-}
-
 /* Live threads' counters are read while they run: the total is a snapshot
  * that is exact once those threads are quiet. */
 HPS_EXPORT void hps_tm_stats_total(hps_tm_stats_t *out)
 {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&g_reg_mu);
-    stats_add(out, &g_exited);
+    hps_tm_stats_add(out, &g_exited);
     uint32_t n = hps_load_relaxed(&g_ndesc);
     for (uint32_t i = 0; i < n; i++)
         if (hps_load_relaxed(&g_desc[i]->owner))
-            stats_add(out, &g_desc[i]->st);
+            hps_tm_stats_add(out, &g_desc[i]->st);
     pthread_mutex_unlock(&g_reg_mu);
-}
-
-static const char *const cause_names[HPS_TM_CAUSES] = {
-    "conflict", "validation", "capacity", "explicit", "ro_write", "irrevocable",
-    "htm_conflict", "htm_capacity", "htm_other", "cancel",
-};
-
-HPS_EXPORT const char *hps_tm_cause_name(int cause)
-{
-    return cause >= 0 && cause < HPS_TM_CAUSES ? cause_names[cause] : "unknown";
 }
 
 static void stats_at_exit(void)
@@ -748,18 +711,7 @@ static void stats_at_exit(void)
     printed = 1;
     hps_tm_stats_t s;
     hps_tm_stats_total(&s);
-    fprintf(stderr, "hpsync tm: backend %s (%s), threads %u\n", ops_now()->name, g_auto ? hps_tm_auto_why() : g_why,
-            hps_tm_desc_count());
-    fprintf(stderr, "hpsync tm: commits %llu (read-only %llu), aborts %llu, retried sections %llu, "
-            "irrevocable %llu\n", (unsigned long long)s.commits, (unsigned long long)s.commits_ro,
-            (unsigned long long)s.aborts, (unsigned long long)s.retries,
-            (unsigned long long)s.irrevocable);
-    fprintf(stderr, "hpsync tm: aborts by cause:");
-    for (int c = 0; c < HPS_TM_CAUSES; c++)
-        fprintf(stderr, " %s %llu", cause_names[c], (unsigned long long)s.aborts_by_cause[c]);
-    fprintf(stderr, "\nhpsync tm: words read %llu, written %llu; largest read set %llu, write set %llu\n",
-            (unsigned long long)s.reads, (unsigned long long)s.writes,
-            (unsigned long long)s.max_read_set, (unsigned long long)s.max_write_set);
+    hps_tm_stats_print(stderr, &s, ops_now()->name, g_auto ? hps_tm_auto_why() : g_why, hps_tm_desc_count());
     hps_tm_bias_summary(stderr, s.solo);
     if (g_auto)
         hps_tm_auto_summary(stderr);
@@ -785,8 +737,9 @@ int hps_tm_irrevocable_in_place(hps_tm_desc_t *d)
         return 0;
     if (!hps_adaptive_trylock(&g_gate))
         return 0;
-    /* Sequentially consistent: as in gate_close. */
+    /* Sequentially consistent: as in gate_close (and its bias fence). */
     (void)hps_xchg_seq_cst(&g_irrev, 1);
+    hps_tm_bias_fence(d);
     drain(d);
     /* Acquire: the commits the clock counts are visible. */
     if (hps_load_acquire(d->fast.clock) != d->fast.snap) {

@@ -207,6 +207,11 @@ void hps_tm_bias_settled(hps_tm_desc_t *d);
 void hps_tm_bias_drop(hps_tm_desc_t *d);
 void hps_tm_bias_summary(FILE *f, uint64_t solo);
 
+/* Statistics (stats.c): add s into to; the summary's first lines. */
+void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s);
+void hps_tm_stats_print(FILE *f, const hps_tm_stats_t *s, const char *backend, const char *why,
+                        uint32_t threads);
+
 /* A wait step that spins briefly, then yields (robust when oversubscribed). */
 void hps_tm_wait(uint32_t *n);
 

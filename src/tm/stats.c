@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Section statistics: adding them up, this thread's, the causes' names and
+ * the summary HPSYNC_TM_STATS=1 prints at exit (the totals over threads
+ * live in core.c, under its thread table's lock).
+ */
+#include <string.h>
+#include "internal.h"
+
+void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
+{
+    to->commits += s->commits;
+    to->commits_ro += s->commits_ro;
+    to->aborts += s->aborts;
+    to->retries += s->retries;
+    to->irrevocable += s->irrevocable;
+    for (int c = 0; c < HPS_TM_CAUSES; c++)
+        to->aborts_by_cause[c] += s->aborts_by_cause[c];
+    to->solo += s->solo;
+    to->reads += s->reads;
+    to->writes += s->writes;
+    if (s->max_read_set > to->max_read_set)
+        to->max_read_set = s->max_read_set;
+    if (s->max_write_set > to->max_write_set)
+        to->max_write_set = s->max_write_set;
+}
+
+HPS_EXPORT void hps_tm_stats_get(hps_tm_stats_t *out)
+{
+    hps_tm_desc_t *d = (hps_tm_desc_t *)hps_tm_self_;
+    if (d)
+        *out = d->st;
+    else
+        memset(out, 0, sizeof *out);
+}
+
+static const char *const cause_names[HPS_TM_CAUSES] = {
+    "conflict", "validation", "capacity", "explicit", "ro_write", "irrevocable",
+    "htm_conflict", "htm_capacity", "htm_other", "cancel",
+};
+
+HPS_EXPORT const char *hps_tm_cause_name(int cause)
+{
+    return cause >= 0 && cause < HPS_TM_CAUSES ? cause_names[cause] : "unknown";
+}
+
+/* The HPSYNC_TM_STATS summary's first lines (core.c adds the bias's and
+ * auto's). */
+void hps_tm_stats_print(FILE *f, const hps_tm_stats_t *s, const char *backend, const char *why,
+                        uint32_t threads)
+{
+    fprintf(f, "hpsync tm: backend %s (%s), threads %u\n", backend, why, threads);
+    fprintf(f, "hpsync tm: commits %llu (read-only %llu), aborts %llu, retried sections %llu, "
+            "irrevocable %llu\n", (unsigned long long)s->commits, (unsigned long long)s->commits_ro,
+            (unsigned long long)s->aborts, (unsigned long long)s->retries,
+            (unsigned long long)s->irrevocable);
+    fprintf(f, "hpsync tm: aborts by cause:");
+    for (int c = 0; c < HPS_TM_CAUSES; c++)
+        fprintf(f, " %s %llu", cause_names[c], (unsigned long long)s->aborts_by_cause[c]);
+    fprintf(f, "\nhpsync tm: words read %llu, written %llu; largest read set %llu, write set %llu\n",
+            (unsigned long long)s->reads, (unsigned long long)s->writes,
+            (unsigned long long)s->max_read_set, (unsigned long long)s->max_write_set);
+}
