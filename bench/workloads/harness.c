@@ -62,11 +62,6 @@ static void each_item(const char *opt, const char *list, void (*fn)(const char *
     free(copy);
 }
 
-static const wl_extra_t k_no_extra;
-#define EXTRA (g_w->extra ? g_w->extra : &k_no_extra)
-/* No TM variants: the pipeline (no_coarsen) or a workload with its own (extra). */
-#define NO_TM(w) ((w)->no_coarsen || ((w)->extra && (w)->extra->no_tm))
-
 static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
 {
     size_t at = 0;
@@ -74,7 +69,7 @@ static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
     for (int i = 0; i < n && at < len; i++)
         at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
                                rows ? w->rows[i].name : w->variants[i]);
-    if (!rows && at < len && !NO_TM(w))
+    if (!rows && at < len && !w->no_tm)
         snprintf(buf + at, len - at, ", tm-k<K>, tm-dyn");
 }
 
@@ -115,7 +110,7 @@ static void no_tm(const char *what)
 static void add_k(const char *s, void *arg)
 {
     opts_t *o = arg;
-    if (EXTRA->no_tm)
+    if (g_w->no_tm)
         no_tm("--k");
     long k = hps_bench_parse_num("--k", s, 1, 1L << 20);
     char name[32];
@@ -131,13 +126,13 @@ static void add_named_variant(const char *name, void *arg)
             add_variant(o, name, i, 0, 0);
             return;
         }
-    if (EXTRA->no_tm && (!strcmp(name, "tm-dyn") || !strncmp(name, "tm-k", 4)))
+    if (g_w->no_tm && (!strcmp(name, "tm-dyn") || !strncmp(name, "tm-k", 4)))
         no_tm(name);
-    if (!strcmp(name, "tm-dyn") && !g_w->no_coarsen) {
+    if (!strcmp(name, "tm-dyn")) {
         add_variant(o, name, WL_TM, 0, 1);
         return;
     }
-    if (!strncmp(name, "tm-k", 4) && !g_w->no_coarsen) {
+    if (!strncmp(name, "tm-k", 4)) {
         add_k(name + 4, o);
         return;
     }
@@ -203,8 +198,8 @@ static void parse(opts_t *o, int argc, char **argv)
         any |= o->row_sel[i];
     for (int i = 0; i < g_w->nrows && !any; i++)
         o->row_sel[i] = !o->quick || g_w->rows[i].quick;
-    for (int i = 0; o->nthreads == 0 && i < 4 && EXTRA->threads[i]; i++)
-        o->threads[o->nthreads++] = EXTRA->threads[i];
+    for (int i = 0; o->nthreads == 0 && i < 4 && g_w->threads[i]; i++)
+        o->threads[o->nthreads++] = g_w->threads[i];
     if (o->nthreads == 0)
         o->threads[o->nthreads++] = 1, o->threads[o->nthreads++] = 2;
     /* Ascending, so a 1-thread run comes first and the speed-ups over it
@@ -222,25 +217,21 @@ static void parse(opts_t *o, int argc, char **argv)
         for (int i = 0; i < g_w->nvariants; i++)
             add_variant(o, g_w->variants[i], i, 0, 0);
     }
-    if (ks && g_w->no_coarsen) {
-        hps_bench_log("--k: %s has no coarsened variants", g_w->name);
-        exit(2);
-    }
     if (ks)
         each_item("--k", ks, add_k, o);
-    else if (!variants && g_w->tm_k && !NO_TM(g_w))
+    else if (!variants && g_w->tm_k && !g_w->no_tm)
         for (int i = 0; i < g_w->ntm_k; i++) {
             char s[24];
             snprintf(s, sizeof s, "%ld", g_w->tm_k[i]);
             add_k(s, o);
         }
-    else if (!variants && !NO_TM(g_w))
+    else if (!variants && !g_w->no_tm)
         for (long k = 1; k <= 1024; k *= 2) {
             char s[16];
             snprintf(s, sizeof s, "%ld", k);
             add_k(s, o);
         }
-    if (!variants && !NO_TM(g_w))
+    if (!variants && !g_w->no_tm)
         add_variant(o, "tm-dyn", WL_TM, 0, 1);
 }
 
@@ -333,8 +324,8 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
     g_v = v;
     g_nthreads = threads;
     g_w->reset(g_ctx);
-    if (EXTRA->prepare)
-        EXTRA->prepare(g_ctx, v);
+    if (g_w->prepare)
+        g_w->prepare(g_ctx, v);
     pthread_barrier_init(&g_barrier, NULL, (unsigned)threads);
     hps_bench_totals_t tot;
     /* Fixed work: the workers ignore the stop flag; 1 ms is the least the
@@ -452,8 +443,8 @@ static void row_end(const opts_t *o, row_run_t *rr, int threads, const result_t 
     }
     hps_json_begin_object(NULL);
     hps_json_str("row", row->name);
-    if (EXTRA->row_json)
-        EXTRA->row_json(g_ctx);
+    if (g_w->row_json)
+        g_w->row_json(g_ctx);
     hps_json_int("threads", threads);
     /* After the runs: auto's choice for this many threads. */
     hps_json_str("backend", hps_tm_backend_name());
@@ -474,8 +465,8 @@ static void row_end(const opts_t *o, row_run_t *rr, int threads, const result_t 
         hps_json_num_array("secs", res[i].secs, (int)o->reps);
         hps_json_num("median_s", res[i].median);
         hps_json_num("ops_per_sec", res[i].median > 0 ? (double)ops / res[i].median : 0);
-        for (int j = 0; j < EXTRA->nmetrics && ops > 0; j++) {
-            const wl_metric_t *m = &EXTRA->metrics[j];
+        for (int j = 0; j < g_w->nmetrics && ops > 0; j++) {
+            const wl_metric_t *m = &g_w->metrics[j];
             double f[HPS_BENCH_MAX_REPS], tmp[HPS_BENCH_MAX_REPS];
             char key[64];
             for (long r = 0; r < o->reps; r++)
@@ -493,12 +484,10 @@ static void row_end(const opts_t *o, row_run_t *rr, int threads, const result_t 
         else
             hps_json_null("speedup_vs_mutex");
         hps_json_str("check", res[i].check);
-        if (v[i].id != WL_TM && EXTRA->variant_json)
-            EXTRA->variant_json(g_ctx, &v[i], threads, res[i].median);
-        else
+        if (runs_tm(&v[i]) || !g_w->variant_json)
             tm_json(&res[i], &v[i], threads, o->reps);
         if (g_w->variant_json)
-            g_w->variant_json(g_ctx, &v[i]);
+            g_w->variant_json(g_ctx, &v[i], threads, res[i].median);
         hps_json_end_object();
     }
     hps_json_end_array();
@@ -559,7 +548,6 @@ static void describe_tm(const char *backend, const char *arg, long k, int quick)
 
 static int describe(const wl_workload_t *w)
 {
-    const wl_extra_t *x = w->extra ? w->extra : &k_no_extra;
     hps_json_open(NULL, 0);
     hps_json_begin_object(NULL);
     hps_json_str("workload", w->name);
@@ -573,21 +561,18 @@ static int describe(const wl_workload_t *w)
         }
         hps_json_begin_object(NULL);
         hps_json_str("name", w->variants[i]);
-        hps_json_str("kind", w->variant_kinds     ? w->variant_kinds[i]
-                             : x->kinds            ? x->kinds[i]
-                             : i == w->mutex_variant ? "lock"
-                                                     : "other");
+        hps_json_str("kind", w->kinds ? w->kinds[i] : i == w->mutex_variant ? "lock" : "other");
         hps_json_bool("baseline", i == w->mutex_variant);
-        if (x->tm_backend && x->tm_backend[i]) {
+        if (w->tm_backend && w->tm_backend[i]) {
             hps_json_begin_object("env");
-            hps_json_str("HPSYNC_TM", x->tm_backend[i]);
+            hps_json_str("HPSYNC_TM", w->tm_backend[i]);
             hps_json_end_object();
         }
         hps_json_end_object();
     }
     const long *ks = w->tm_k ? w->tm_k : k_desc_k;
     size_t nk = w->tm_k ? (size_t)w->ntm_k : sizeof k_desc_k / sizeof *k_desc_k;
-    for (size_t b = 0; !NO_TM(w) && b < sizeof k_desc_backends / sizeof *k_desc_backends; b++) {
+    for (size_t b = 0; !w->no_tm && b < sizeof k_desc_backends / sizeof *k_desc_backends; b++) {
         char arg[32];
         for (size_t i = 0; i < nk; i++) {
             snprintf(arg, sizeof arg, "tm-k%ld", ks[i]);
@@ -596,10 +581,10 @@ static int describe(const wl_workload_t *w)
         describe_tm(k_desc_backends[b], "tm-dyn", 0, 1);
     }
     hps_json_end_array();
-    const wl_metric_t *m = x->nmetrics ? x->metrics : NULL;
-    const char *dim = x->dim ? x->dim : "row";
+    const wl_metric_t *m = w->nmetrics ? w->metrics : NULL;
+    const char *dim = w->dim ? w->dim : "row";
     hps_json_begin_array("metrics");
-    for (int j = 0; j < (m ? x->nmetrics : 1); j++) {
+    for (int j = 0; j < (m ? w->nmetrics : 1); j++) {
         hps_json_begin_object(NULL);
         hps_json_str("name", m ? m[j].name : "ops_per_sec");
         hps_json_str("unit", m ? m[j].unit : "ops/s");
@@ -611,7 +596,7 @@ static int describe(const wl_workload_t *w)
     if (*dim)
         hps_json_str(NULL, dim);
     hps_json_end_array();
-    if (x->allocators)
+    if (w->allocators)
         hps_json_bool("allocators", 1);
     hps_json_begin_object("args");
     hps_json_begin_array("default");
@@ -638,7 +623,7 @@ static int describe(const wl_workload_t *w)
     hps_json_num("quick", w->seconds > 0 ? w->seconds / 20 : 0.05);
     hps_json_end_object();
     hps_json_begin_array("figures");
-    if (x->curve) {
+    if (w->curve) {
         hps_json_begin_object(NULL);
         hps_json_str("shape", "curve");
         hps_json_str("x", dim);
@@ -646,7 +631,7 @@ static int describe(const wl_workload_t *w)
         hps_json_str("series", "allocator");
         hps_json_end_object();
     }
-    if (!NO_TM(w)) {
+    if (!w->no_tm) {
         hps_json_begin_object(NULL);
         hps_json_str("shape", "granularity");
         hps_json_str("metric", "ops_per_sec");
@@ -680,10 +665,10 @@ int wl_main(const wl_workload_t *w, int argc, char **argv)
     hps_bench_context();
     hps_json_str("workload", w->name);
     hps_json_str("backend", hps_tm_backend_name());
-    if (EXTRA->allocators)
+    if (g_w->allocators)
         hps_json_str("malloc_provider", hps_bench_provider("malloc"));
-    if (EXTRA->doc_json)
-        EXTRA->doc_json();
+    if (g_w->doc_json)
+        g_w->doc_json();
     hps_json_int("reps", o.reps);
     hps_json_bool("quick", o.quick);
     hps_json_num("scale", o.scale);
@@ -700,7 +685,7 @@ int wl_main(const wl_workload_t *w, int argc, char **argv)
         return 1;
 #define RES(j, one) (res + ((size_t)(j) * 2 + ((one) ? 0 : 1)) * (size_t)o.nv)
     int have1 = 0;
-    if (EXTRA->interleave_rows) {
+    if (g_w->interleave_rows) {
         for (int t = 0; t < o.nthreads; t++) {
             int one = o.threads[t] == 1;
             for (int j = 0; j < nsel; j++)

@@ -27,7 +27,7 @@
  * and exit status 1.  The TM variants come from the harness: "tm-k<K>"
  * for every K of --k (default 1,2,4,...,1024: the static sweep) and
  * "tm-dyn" (hps_tm_for_dynamic); the backend is HPSYNC_TM's.  A workload
- * with nothing to coarsen says so (no_coarsen: no tm-k<K>, no tm-dyn), and
+ * with nothing to coarsen says so (no_tm: no tm-k<K>, no tm-dyn), and
  * one whose own variants run TM sections marks them (tm_own): they are then
  * described per backend and report their section statistics.
  *
@@ -39,9 +39,10 @@
  * summed over the repetitions (commits, aborts by cause) and, for tm-dyn,
  * the k each thread ended on; "check" is the last validation's line.  The
  * document goes to stdout only at the end: a failed run prints none.
- * wl_extra_t (optional) adapts this to workloads of another kind: their
- * own variants only, another figure, a dimension, a run per allocator,
- * rows interleaved (the ring and the tree, harness_sync.h).
+ * The optional fields of wl_workload_t (zero: all of the above) adapt
+ * this to workloads of another kind: their own variants only, another
+ * figure, a dimension, a run per allocator, rows interleaved (the ring and
+ * the tree, harness_sync.h).
  *
  * Defaults: every row, threads 1,2, 3 repetitions, every variant.  --quick
  * keeps the rows marked quick and runs a fifth of each row's operations;
@@ -90,34 +91,6 @@ typedef struct wl_metric {
     int cpu;
 } wl_metric_t;
 
-typedef struct wl_extra {
-    int no_tm;                       /* no tm-k<K> / tm-dyn: its own variants only */
-    const char *const *kinds;        /* --describe kind per own variant (lock, elide, tm, other) */
-    const char *const *tm_backend;   /* per own variant: the HPSYNC_TM its process needs, or NULL */
-    const wl_metric_t *metrics;      /* NULL: ops_per_sec */
-    int nmetrics;
-    const char *dim;                 /* the row field naming a point (row_json writes it);
-                                      * NULL: "row"; "": none */
-    int allocators;                  /* run once per allocator (LD_PRELOAD): malloc_provider */
-    int curve;                       /* figure: metric against dim, a line per allocator */
-    /* Every repetition runs every selected row (and variant) before the next
-     * one, at each thread count: rows compared with each other (a size
-     * against the smallest) then see the machine's slow phases alike.  All
-     * rows' inputs are set up at once. */
-    int interleave_rows;
-    int threads[4];                  /* default --threads (0-terminated; none: 1,2) */
-    /* Top-level fields of the document (after "workload"). */
-    void (*doc_json)(void);
-    /* Fields of a row itself (beside "row"): its dim. */
-    void (*row_json)(void *ctx);
-    /* Before each run, after reset: what the variant needs (a lock chosen,
-     * a structure built for it); own variants and TM ones alike. */
-    void (*prepare)(void *ctx, const wl_variant_t *v);
-    /* An own variant's entry: written instead of "tm": null (e.g. "tm" and
-     * "elision" of its runs); median_s is its median time. */
-    void (*variant_json)(void *ctx, const wl_variant_t *v, int threads, double median_s);
-} wl_extra_t;
-
 typedef struct wl_row {
     const char *name;
     long a, b;                       /* the workload's parameters (its own meaning) */
@@ -134,12 +107,6 @@ typedef struct wl_workload {
     const char *const *variants;     /* its own variants (the TM ones are added) */
     int nvariants;
     int mutex_variant;               /* the index speed-ups are relative to */
-    /* Optional: the k of the static TM variants --describe lists (per
-     * backend; every other one also in --quick) and the program sweeps when
-     * no --variants is given.  NULL: 1, 4, ..., 1024 described, and the
-     * powers of 2 up to 1024 swept. */
-    const long *tm_k;
-    int ntm_k;
     /* Build the input for a row and thread count, n operations a run, and
      * the reference. */
     void *(*setup)(const wl_row_t *row, int threads, long n);
@@ -154,27 +121,58 @@ typedef struct wl_workload {
     int (*validate)(void *ctx, char *why, size_t len);
     void (*corrupt)(void *ctx);
     void (*teardown)(void *ctx);
-    /* Optional: each own variant's kind for --describe ("lock", "elide",
-     * "other"); NULL: "lock" for the mutex variant, "other" for the rest. */
-    const char *const *variant_kinds;
-    /* Optional: more fields of a variant's entry in the document, after
-     * the row's repetitions (e.g. "elision": its statistics summed over
-     * them); NULL writes none. */
-    void (*variant_json)(void *ctx, const wl_variant_t *v);
-    /* Optional (zero: as above).  Bit i set: the workload's own variant i
-     * runs in TM sections itself, so --describe lists it once per TM
-     * backend ("<backend>:<name>", with HPSYNC_TM) and the document carries
-     * its section statistics, as for tm-k<K>. */
-    unsigned tm_own;
-    /* Non-zero: nothing to coarsen (no loop of independent iterations,
-     * e.g. the pipeline's queue hand-offs): no tm-k<K> or tm-dyn variants. */
-    int no_coarsen;
 
-    /* ---- optional (zero: the behaviour above) -------------------------------
-     * For workloads whose point is not the TM granularity sweep: the ring and
-     * the tree (their own synchronization variants, a figure other than
-     * ops/s, a run per allocator). */
-    const wl_extra_t *extra;
+    /* ---- optional (zero: the behaviour described above) ----------------------
+     * What the workload's variants are.  kinds: each own variant's kind for
+     * --describe ("lock", "elide", "tm", "other"); NULL: "lock" for the
+     * mutex variant, "other" for the rest. */
+    const char *const *kinds;
+    /* Bit i set: own variant i runs in TM sections itself, so --describe
+     * lists it once per TM backend ("<backend>:<name>", with HPSYNC_TM) and
+     * the document carries its section statistics, as for tm-k<K>. */
+    unsigned tm_own;
+    /* Per own variant: the HPSYNC_TM its process needs (one backend only,
+     * e.g. the ring's stm), or NULL. */
+    const char *const *tm_backend;
+    /* Non-zero: no tm-k<K> or tm-dyn variants: nothing to coarsen (the
+     * pipeline's queue hand-offs), or a workload whose point is its own
+     * variants (the ring and the tree, harness_sync.h). */
+    int no_tm;
+    /* The k of the static TM variants --describe lists (per backend; every
+     * other one also in --quick) and the program sweeps when no --variants
+     * is given.  NULL: 1, 4, ..., 1024 described, and the powers of 2 up to
+     * 1024 swept. */
+    const long *tm_k;
+    int ntm_k;
+
+    /* What the figure shows and how the runs are laid out (the allocator
+     * study's ring and tree). */
+    const wl_metric_t *metrics;      /* NULL: ops_per_sec */
+    int nmetrics;
+    const char *dim;                 /* the row field naming a point (row_json writes it);
+                                      * NULL: "row"; "": none */
+    int allocators;                  /* run once per allocator (LD_PRELOAD): malloc_provider */
+    int curve;                       /* figure: metric against dim, a line per allocator */
+    /* Every repetition runs every selected row (and variant) before the next
+     * one, at each thread count: rows compared with each other (a size
+     * against the smallest) then see the machine's slow phases alike.  All
+     * rows' inputs are set up at once. */
+    int interleave_rows;
+    int threads[4];                  /* default --threads (0-terminated; none: 1,2) */
+
+    /* More of the document. */
+    void (*doc_json)(void);          /* top-level fields (after "workload") */
+    void (*row_json)(void *ctx);     /* fields of a row itself (beside "row"): its dim */
+    /* Fields of a variant's entry after "check" (e.g. "elision": its
+     * statistics summed over the row's repetitions; median_s is its median
+     * time).  For a variant that runs TM sections (tm-k<K>, tm-dyn, tm_own)
+     * the harness has written "tm" (its section statistics) before; for any
+     * other the hook writes "tm" itself (null, or statistics of its own).
+     * NULL: "tm" (null for those others), nothing more. */
+    void (*variant_json)(void *ctx, const wl_variant_t *v, int threads, double median_s);
+    /* Before each run, after reset: what the variant needs (a lock chosen,
+     * a structure built for it); own variants and TM ones alike. */
+    void (*prepare)(void *ctx, const wl_variant_t *v);
 } wl_workload_t;
 
 /* A workload whose hooks carry the names above (static functions setup,
@@ -183,6 +181,11 @@ typedef struct wl_workload {
 #define WL_HOOKS                                                                        \
     .setup = setup, .ops = ops, .params_json = params_json, .reset = reset, .run = run, \
     .validate = validate, .corrupt = corrupt, .teardown = teardown
+
+/* A workload whose rows and own variants are arrays (k_rows, k_variants)
+ * lists them so: { .name = ..., WL_TABLES(k_rows, k_variants), ... }. */
+#define WL_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+#define WL_TABLES(r, v) .rows = (r), .nrows = WL_COUNT(r), .variants = (v), .nvariants = WL_COUNT(v)
 
 /* The whole main() of a workload program. */
 int wl_main(const wl_workload_t *w, int argc, char **argv);

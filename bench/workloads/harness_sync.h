@@ -4,7 +4,7 @@
  * own variants (the ring and the tree): mutex, tts, elide, stm.
  *
  * The workload lists WL_SYNC_VARIANTS in its wl_workload_t (mutex first:
- * the baseline) and WL_SYNC_EXTRA in its wl_extra_t; its
+ * the baseline); its
  * prepare hook calls wl_sync_harness_use() before it builds anything a
  * lock or a TM section guards, then wl_sync_stats_begin(); its validate
  * hook adds the run's statistics (wl_sync_stats_add) to the variant's
@@ -24,12 +24,11 @@ extern const char *const wl_sync_variant_names[WL_SYNC_N];
 extern const char *const wl_sync_variant_kinds[WL_SYNC_N];    /* --describe's kinds */
 extern const char *const wl_sync_variant_tm[WL_SYNC_N];       /* stm: HPSYNC_TM=stm */
 
-/* In the workload's wl_workload_t and its wl_extra_t: the variants, and
+/* In the workload's wl_workload_t: the variants, and
  * what --describe says of them; no TM sweep; a run per allocator (the
  * workloads on these locks are the allocator study's). */
-#define WL_SYNC_VARIANTS \
-    .variants = wl_sync_variant_names, .nvariants = WL_SYNC_N, .mutex_variant = WL_SYNC_MUTEX
-#define WL_SYNC_EXTRA \
+#define WL_SYNC_VARIANTS                                                                   \
+    .variants = wl_sync_variant_names, .nvariants = WL_SYNC_N, .mutex_variant = WL_SYNC_MUTEX, \
     .no_tm = 1, .kinds = wl_sync_variant_kinds, .tm_backend = wl_sync_variant_tm, .allocators = 1
 
 /* The variant v (one of the list) as wl_sync.h knows it. */

@@ -184,19 +184,9 @@ static void teardown(void *ctx)
 static const wl_workload_t k_histogram = {
     .name = "histogram",
     .title = "histogram: threads add samples into shared bins (16 to 1 Mi bins; atomics, private copies, a mutex, TM)",
-    .rows = k_rows,
-    .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
-    .variants = k_variants,
-    .nvariants = (int)(sizeof k_variants / sizeof k_variants[0]),
+    WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
-    .setup = setup,
-    .ops = ops,
-    .params_json = params_json,
-    .reset = reset,
-    .run = run,
-    .validate = validate,
-    .corrupt = corrupt,
-    .teardown = teardown,
+    WL_HOOKS,
 };
 
 int main(int argc, char **argv)

@@ -379,22 +379,12 @@ static const wl_workload_t k_physics = {
     .name = "physics",
     .title = "physics: random pairs of bodies exchange momentum (16 to 64 Ki bodies; "
              "ordered mutexes, lockset elision, colouring, TM)",
-    .rows = k_rows,
-    .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
-    .variants = k_variants,
-    .nvariants = (int)(sizeof k_variants / sizeof k_variants[0]),
+    WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
     .seconds = 0.6,
     .tm_k = k_tm_k,
-    .ntm_k = (int)(sizeof k_tm_k / sizeof k_tm_k[0]),
-    .setup = setup,
-    .ops = ops,
-    .params_json = params_json,
-    .reset = reset,
-    .run = run,
-    .validate = validate,
-    .corrupt = corrupt,
-    .teardown = teardown,
+    .ntm_k = WL_COUNT(k_tm_k),
+    WL_HOOKS,
 };
 
 int main(int argc, char **argv)

@@ -502,21 +502,11 @@ static const wl_workload_t k_pipeline = {
              "(a TCP/IP stack's hand-offs; a mutex and condvars, TM with tx-aware condvars, "
              "restarts, busy-waiting)",
     .seconds = 1.5,
-    .rows = k_rows,
-    .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
-    .variants = k_variants,
-    .nvariants = (int)(sizeof k_variants / sizeof k_variants[0]),
+    WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
-    .setup = setup,
-    .ops = ops,
-    .params_json = params_json,
-    .reset = reset,
-    .run = run,
-    .validate = validate,
-    .corrupt = corrupt,
-    .teardown = teardown,
+    WL_HOOKS,
     .tm_own = 1u << V_TX_COND | 1u << V_TX_ABORT | 1u << V_SPIN,
-    .no_coarsen = 1,
+    .no_tm = 1,
 };
 
 int main(int argc, char **argv)

@@ -222,8 +222,14 @@ static const wl_metric_t k_metrics[] = {
     { "cpu_ns_per_node", "ns/node", "lower", 1e9, 1 },
 };
 
-static const wl_extra_t k_extra = {
-    WL_SYNC_EXTRA,
+static const wl_workload_t k_ring = {
+    .name = "ring",
+    .title = "ring traversal of 128 nodes of 64 B to 4 KiB under each allocator (the cache-index-aware allocator's ring)",
+    .seconds = 0.7,
+    .rows = k_rows,
+    .nrows = NROWS,
+    WL_SYNC_VARIANTS,
+    WL_HOOKS,
     .metrics = k_metrics,
     .nmetrics = 2,
     .dim = "size",
@@ -233,17 +239,6 @@ static const wl_extra_t k_extra = {
     .row_json = row_json,
     .prepare = prepare,
     .variant_json = variant_json,
-};
-
-static const wl_workload_t k_ring = {
-    .name = "ring",
-    .title = "ring traversal of 128 nodes of 64 B to 4 KiB under each allocator (the cache-index-aware allocator's ring)",
-    .seconds = 0.7,
-    .rows = k_rows,
-    .nrows = NROWS,
-    WL_SYNC_VARIANTS,
-    WL_HOOKS,
-    .extra = &k_extra,
 };
 
 int main(int argc, char **argv)

@@ -165,19 +165,9 @@ static void teardown(void *ctx)
 static const wl_workload_t k_scatter = {
     .name = "scatter",
     .title = "scatter (CLOMP-TM-like): threads update scattered shared zones (atomics, a critical section, TM)",
-    .rows = k_rows,
-    .nrows = (int)(sizeof k_rows / sizeof k_rows[0]),
-    .variants = k_variants,
-    .nvariants = (int)(sizeof k_variants / sizeof k_variants[0]),
+    WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_CRITICAL,
-    .setup = setup,
-    .ops = ops,
-    .params_json = params_json,
-    .reset = reset,
-    .run = run,
-    .validate = validate,
-    .corrupt = corrupt,
-    .teardown = teardown,
+    WL_HOOKS,
 };
 
 int main(int argc, char **argv)

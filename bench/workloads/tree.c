@@ -151,15 +151,6 @@ static void teardown(void *ctx)
     free(t);
 }
 
-static const wl_extra_t k_extra = {
-    WL_SYNC_EXTRA,
-    .dim = "",
-    .threads = { 4 },
-    .doc_json = doc_json,
-    .prepare = prepare,
-    .variant_json = variant_json,
-};
-
 static const wl_workload_t k_tree = {
     .name = "tree",
     .title = "AVL tree, 30% inserts, 30% deletes, 40% lookups, under each allocator",
@@ -168,7 +159,11 @@ static const wl_workload_t k_tree = {
     .nrows = 1,
     WL_SYNC_VARIANTS,
     WL_HOOKS,
-    .extra = &k_extra,
+    .dim = "",
+    .threads = { 4 },
+    .doc_json = doc_json,
+    .prepare = prepare,
+    .variant_json = variant_json,
 };
 
 int main(int argc, char **argv)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The pipeline workload (bench/workloads/pipeline.c) on the harness's two
 optional switches: its own TM variants are described per backend (tm_own)
-and it has no coarsened variants (no_coarsen); a quick run through the CLI
+and it has no coarsened variants (no_tm); a quick run through the CLI
 measures every variant and validates at 1, 2 and 8 threads."""
 
 from __future__ import annotations
