@@ -177,7 +177,12 @@ static int sleep_on(hps_tm_cond_t *c, uint32_t snap, clockid_t clock, const stru
         return spin_wait(c, snap, clock, abs);
     /* Sequentially consistent: see wake(). */
     (void)hps_faa_seq_cst(&c->waiters, WAITER);
-    int r = hps_futex_wait(&c->seq, snap, clock, abs, 0);
+    /* A signal that came since the snapshot: leave without the system call
+     * (the kernel would return EAGAIN; in a busy hand-off most waits end
+     * here).  Sequentially consistent: ordered after our increment, like
+     * the futex's own read. */
+    int r = hps_load_seq_cst(&c->seq) != snap ? EAGAIN
+                                               : hps_futex_wait(&c->seq, snap, clock, abs, 0);
     /* Leave W, and P too if a wake took us off the queue (0: nothing else
      * returns 0, see above).  Both at once: a signaler must never see us
      * gone from W but still in P, which would hide an unwoken sleeper. */
