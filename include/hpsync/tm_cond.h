@@ -28,10 +28,11 @@
  * outermost HPS_TM_BEGIN/END (the resumed section returns to the wait's
  * checkpoint, which must still be on the stack when it aborts).
  *
- * Cost: a signal or broadcast with no thread waiting is one atomic
- * increment and a load (deferred to commit inside a section, through
- * hps_tm_on_commit); with waiters, one futex wake.  A wait is one commit,
- * one futex wait and one begin.
+ * Cost: a signal or broadcast with no thread asleep, or with every sleeper
+ * already woken and not yet back, is one atomic increment and a load
+ * (deferred to commit inside a section, through hps_tm_on_commit); else one
+ * futex wake and an atomic add.  A wait is one commit, one futex wait and
+ * one begin.
  */
 #ifndef HPSYNC_TM_COND_H
 #define HPSYNC_TM_COND_H
@@ -45,10 +46,14 @@ extern "C" {
 
 typedef struct hps_tm_cond {
     hps_au32 seq;                    /* moved by every signal and broadcast: the futex word */
-    hps_au32 waiters;                /* threads inside (or entering) a futex wait */
+    uint32_t pad_;
+    /* Low 32 bits: threads inside (or entering) a futex wait.  High 32 bits
+     * (signed): threads a futex wake took off the queue that are not back
+     * yet.  One word, so that a signaler reads both at one instant. */
+    hps_au64 waiters;
 } hps_tm_cond_t;
 
-#define HPS_TM_COND_INITIALIZER { HPS_ATOMIC_INIT(0), HPS_ATOMIC_INIT(0) }
+#define HPS_TM_COND_INITIALIZER { HPS_ATOMIC_INIT(0), 0, HPS_ATOMIC_INIT(0) }
 
 void hps_tm_cond_init(hps_tm_cond_t *c);
 /* Wake one waiter (signal) or all (broadcast); inside a section, when it

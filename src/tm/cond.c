@@ -83,15 +83,46 @@ HPS_EXPORT void hps_tm_cond_init(hps_tm_cond_t *c)
 
 /* ---- signals -------------------------------------------------------------- */
 
+/*
+ * Who may need a futex wake.  `waiters` packs two counts into one word:
+ *   W (low half)  threads between entering sleep_on and leaving it;
+ *   P (high half) threads a futex wake took off the kernel's queue (the wait
+ *                 returned 0) that have not left sleep_on yet, as far as the
+ *                 wakers have added them: a waker adds what FUTEX_WAKE
+ *                 returned after the call, a woken thread subtracts itself
+ *                 when it leaves, so P may be briefly negative.
+ * Only a wake takes a thread off the queue (nothing else futex-wakes `seq`,
+ * and the kernel reports a thread that a wake dequeued as woken even if its
+ * timeout or a signal came too), so P never exceeds the number of woken
+ * threads still counted in W, and W - P is at least the number of threads
+ * counted in W that no wake has reached: asleep, about to sleep, or leaving
+ * without a wake (EAGAIN, timeout, EINTR).  A signal with W - P <= 0 has
+ * nobody to wake and skips the system call.  Without P (the old rule,
+ * "W != 0"), every signal while a woken thread was still on its way out
+ * made another, useless, FUTEX_WAKE: in the pipeline workload, one per push.
+ */
+#define WAITER   ((uint64_t)1)
+#define WOKEN    ((uint64_t)1 << 32)
+
+static int64_t unwoken(uint64_t w)
+{
+    return (int64_t)(uint32_t)w - (int64_t)(int32_t)(uint32_t)(w >> 32);
+}
+
 static void wake(hps_tm_cond_t *c, int n)
 {
     /* Sequentially consistent, both: the increment and the load of waiters
      * pair with a waiter's increment of waiters and its futex's read of the
      * sequence (Dekker), so either we see the waiter or it sees the new
-     * sequence and does not sleep. */
+     * sequence and does not sleep.  A waiter we see is unwoken, or woken
+     * and counted in P by its waker or not yet (then W - P overstates, and
+     * the extra wake finds nobody: harmless). */
     (void)hps_faa_seq_cst(&c->seq, 1);
-    if (hps_load_seq_cst(&c->waiters) != 0)
-        hps_futex_wake(&c->seq, n, 0);
+    if (unwoken(hps_load_seq_cst(&c->waiters)) <= 0)
+        return;
+    int r = hps_futex_wake(&c->seq, n, 0);
+    if (r > 0)
+        (void)hps_faa_relaxed(&c->waiters, (uint64_t)r * WOKEN);
 }
 
 static void signal_now(void *c) { wake(c, 1); }
@@ -145,9 +176,17 @@ static int sleep_on(hps_tm_cond_t *c, uint32_t snap, clockid_t clock, const stru
     if (spin_mode())
         return spin_wait(c, snap, clock, abs);
     /* Sequentially consistent: see wake(). */
-    (void)hps_faa_seq_cst(&c->waiters, 1);
-    int r = hps_futex_wait(&c->seq, snap, clock, abs, 0);
-    (void)hps_fas_release(&c->waiters, 1);
+    (void)hps_faa_seq_cst(&c->waiters, WAITER);
+    /* A signal that came since the snapshot: leave without the system call
+     * (the kernel would return EAGAIN; in a busy hand-off most waits end
+     * here).  Sequentially consistent: ordered after our increment, like
+     * the futex's own read. */
+    int r = hps_load_seq_cst(&c->seq) != snap ? EAGAIN
+                                               : hps_futex_wait(&c->seq, snap, clock, abs, 0);
+    /* Leave W, and P too if a wake took us off the queue (0: nothing else
+     * returns 0, see above).  Both at once: a signaler must never see us
+     * gone from W but still in P, which would hide an unwoken sleeper. */
+    (void)hps_fas_release(&c->waiters, r == 0 ? WAITER + WOKEN : WAITER);
     /* EAGAIN (it moved before we slept) and EINTR count as wake-ups. */
     return r == ETIMEDOUT ? ETIMEDOUT : 0;
 }

@@ -133,6 +133,12 @@ static void run_pairs(void)
         HPS_CHECK(g_pairs[i].got == g_handoffs && g_pairs[i].slot == 0,
                   "pair %u: %llu hand-offs, slot %llu", i, (unsigned long long)g_pairs[i].got,
                   (unsigned long long)g_pairs[i].slot);
+        /* Everyone left: the wait accounting returned to zero (no drift). */
+        HPS_CHECK(hps_load_acquire(&g_pairs[i].full.waiters) == 0 &&
+                  hps_load_acquire(&g_pairs[i].empty.waiters) == 0,
+                  "pair %u: waiters words %#llx %#llx after the run", i,
+                  (unsigned long long)hps_load_acquire(&g_pairs[i].full.waiters),
+                  (unsigned long long)hps_load_acquire(&g_pairs[i].empty.waiters));
     }
     printf("%s: %u pairs x %lu hand-offs, mode %s\n", hps_test_name(), g_npairs, g_handoffs,
            hps_tm_cond_mode());
@@ -239,6 +245,12 @@ void case_cond_resume(void)
 /* ---- signals from aborted sections -------------------------------------------- */
 
 static hps_au32 g_woken, g_waiting;
+
+/* cond.c's accounting: waiters (low half) minus those counted woken (high). */
+static int64_t waiters_unwoken(uint64_t w)
+{
+    return (int64_t)(uint32_t)w - (int64_t)(int32_t)(uint32_t)(w >> 32);
+}
 static hps_tm_cond_t g_quiet = HPS_TM_COND_INITIALIZER;
 
 static void *sleeper(void *arg)
@@ -294,8 +306,16 @@ void case_cond_abort_signal(void)
     if (attempt++ == 0)
         hps_tm_restart();
     HPS_TM_END();
+    /* The signal ran at the commit: the sleeper (asleep for 100 ms) was
+     * counted, the wake took it off the queue and the waker counted it as
+     * woken, so a further signal before it is back needs no system call. */
+    uint64_t w = hps_load_acquire(&g_quiet.waiters);
+    HPS_CHECK(!strcmp(hps_tm_cond_mode(), "spin") || waiters_unwoken(w) == 0,
+              "after the wake: %u waiters, %d counted woken", (unsigned)w, (int)(w >> 32));
     pthread_join(t, NULL);
     HPS_CHECK(hps_load_acquire(&g_woken), "the committed section's signal woke nobody");
+    HPS_CHECK(hps_load_acquire(&g_quiet.waiters) == 0, "waiters word %#llx after the sleeper left",
+              (unsigned long long)hps_load_acquire(&g_quiet.waiters));
     HPS_CHECK(hps_load_relaxed(&g_quiet.seq) == seq0 + 1, "sequence moved %u times, want 1",
               hps_load_relaxed(&g_quiet.seq) - seq0);
 }
