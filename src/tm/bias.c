@@ -85,6 +85,13 @@ static uint64_t now_ns(void)
 #define BIAS_WAIT_MAX 4096u
 #define BIAS_PAYS 4096u                     /* sections a bias must run */
 
+/* The ticks alone a thread waits before taking the bias (0 in a new
+ * descriptor: the minimum). */
+static uint32_t wait_of(const hps_tm_desc_t *d)
+{
+    return d->bias_wait ? d->bias_wait : BIAS_WAIT_MIN;
+}
+
 static long membarrier_cmd(int cmd)
 {
     return syscall(SYS_membarrier, cmd, 0, 0);
@@ -130,7 +137,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
         return;
     if (d->bias_held) {               /* revoked since the last tick */
         d->bias_held = 0;
-        uint32_t w = d->bias_wait ? d->bias_wait : BIAS_WAIT_MIN;
+        uint32_t w = wait_of(d);
         if (d->st.solo - d->bias_solo0 < BIAS_PAYS)
             d->bias_wait = w * 2 < BIAS_WAIT_MAX ? w * 2 : BIAS_WAIT_MAX;
         else
@@ -144,7 +151,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     }
     if (now != NULL || hps_load_relaxed(&g_pending) != 0)
         return;
-    if (++d->alone_ticks < (d->bias_wait ? d->bias_wait : BIAS_WAIT_MIN))
+    if (++d->alone_ticks < wait_of(d))
         return;
     d->alone_ticks = 0;
     const hps_tm_ops_t *ops = hps_tm_ops_now();
@@ -200,7 +207,7 @@ void hps_tm_bias_drop(hps_tm_desc_t *d)
     /* The thread is outside any section: nothing to wait for. */
     if (hps_load_relaxed(&hps_tm_bias) == d)
         hps_store_relaxed(&hps_tm_bias, NULL);
-    d->bias_wait = BIAS_WAIT_MIN;
+    d->bias_wait = 0;
     d->bias_held = 0;
     d->alone_ticks = 0;
 }

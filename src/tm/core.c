@@ -505,10 +505,8 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
             void *b = hps_load_relaxed(&hps_tm_bias);
             if (hps_likely(b == NULL))
                 break;
-            if (b == d) {             /* taken at this begin's tick */
-                if (hps_unlikely(d->bias_pending))
-                    hps_tm_bias_settled(d);
-                run_biased(d);
+            if (b == d) {             /* ours, with the gate closed at begin_biased */
+                run_biased(d);        /* (a revoker pending never sees its own bias) */
                 return;
             }
             hps_store_release(&d->in_sec, 0);
