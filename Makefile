@@ -10,10 +10,12 @@ PYTHON ?= python3
 
 all: build
 
-$(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
-
-build: $(BUILD)/CMakeCache.txt
+# Configure when the tree has no build files yet.  A configure that failed
+# (say, before install-deps brought a package) leaves CMakeCache.txt but no
+# build files, so the test is on those, and the next `make` configures again.
+build:
+	@[ -f $(BUILD)/build.ninja ] || [ -f $(BUILD)/Makefile ] || \
+	  cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 	cmake --build $(BUILD) -j $(JOBS)
 
 deps:
