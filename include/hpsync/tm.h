@@ -62,6 +62,32 @@ extern "C" {
 #error "hpsync/tm.h: the word/mask split assumes a little-endian machine"
 #endif
 
+/* ---- statistics (the functions are below) -------------------------------- */
+
+enum hps_tm_cause {
+    HPS_TM_CAUSE_CONFLICT,           /* a location was locked by a committing writer */
+    HPS_TM_CAUSE_VALIDATION,         /* a value or version read changed */
+    HPS_TM_CAUSE_CAPACITY,           /* hardware only: the section did not fit */
+    HPS_TM_CAUSE_EXPLICIT,           /* hps_tm_restart() */
+    HPS_TM_CAUSE_RO_WRITE,           /* a write in a BEGIN_RO section */
+    HPS_TM_CAUSE_IRREVOCABLE,        /* restarted to become irrevocable */
+    HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid); the lock found held counts here */
+    HPS_TM_CAUSE_HTM_CAPACITY,
+    HPS_TM_CAUSE_HTM_OTHER,
+    HPS_TM_CAUSE_CANCEL,             /* cancelled, not run again (GCC's __transaction_cancel) */
+    HPS_TM_CAUSES
+};
+
+typedef struct hps_tm_stats {
+    uint64_t commits, commits_ro, aborts, retries, irrevocable;
+    uint64_t aborts_by_cause[HPS_TM_CAUSES];
+    uint64_t reads, writes;          /* words in read and write sets, summed over commits */
+    uint64_t max_read_set, max_write_set;
+    /* Sections that ran alone on the bias (HPSYNC_TM_BIAS): as solo, plain
+     * reads and no atomic operation, whatever the backend; among commits. */
+    uint64_t solo;
+} hps_tm_stats_t;
+
 /* ---- internals the inline fast paths use (not API) ------------------------ */
 
 /* A growable array of word pairs: read logs, undo logs, locked orecs. */
@@ -118,7 +144,14 @@ enum {
     uint32_t nolog;                  /* a read-only section that logs no reads */  \
     hps_tm_log_t rlog;               /* norec (addr, value); stm (orec, version) */ \
     hps_tm_log_t ulog;               /* sgl undo log; stm locked orecs (orec, old) */ \
-    hps_tm_wset_t ws;                /* the redo log (norec, stm) */
+    hps_tm_wset_t ws;                /* the redo log (norec, stm) */                \
+    /* The epoch the running section began in, 0 outside one (other threads  \
+     * read it: the gate's drain, memory reclamation). */                      \
+    hps_au64 in_sec;                                                            \
+    uint32_t tick;                   /* sections until the thread's tick */     \
+    uint32_t fastgo;                 /* the next section may begin inline, on the bias */ \
+    uint32_t slowc;                  /* the running section commits through the library */ \
+    hps_tm_stats_t st;               /* this thread's statistics */
 
 typedef struct hps_tm_fast {
     HPS_TM_FAST_FIELDS_
@@ -134,9 +167,72 @@ extern __thread hps_tm_fast_t *hps_tm_wr_ __attribute__((tls_model("initial-exec
 #define HPS_TM_ORECS_BITS_ 20
 extern hps_au64 hps_tm_stm_orecs_[1u << HPS_TM_ORECS_BITS_];
 
+/* What every section's begin reads, on one line: the epoch (memory
+ * reclamation), the gate (raised while a section must run alone: an
+ * irrevocable one, a backend switch, a revocation of the bias, fork) and
+ * the descriptor that holds the bias (NULL: none). */
+struct hps_tm_glob {
+    hps_au64 epoch;
+    hps_aptr bias;
+    hps_au32 irrev;
+} __attribute__((aligned(HPS_CACHELINE)));
+extern struct hps_tm_glob hps_tm_g_;
+
 hps_tm_fast_t *hps_tm_register_(void);
 void hps_tm_begin_(hps_tm_fast_t *f, int ro);
 void hps_tm_commit_(hps_tm_fast_t *f);
+
+/* The bias's owner (docs/tm.md, src/tm/bias.c) begins and commits inline:
+ * a thread running sections alone runs them as solo, with plain reads and
+ * in-place writes under an undo log, and no atomic operation.  The library
+ * sets fastgo while the thread holds the bias with nothing pending (no
+ * abort, no request to become irrevocable) and its descriptor set up for
+ * solo sections; tick 1 means the thread's tick is due (the library's).
+ * The entry is the owner's half of the bias's asymmetric Dekker protocol:
+ * a plain store of in_sec, then the gate and the bias are read; whoever
+ * raises the gate runs membarrier() before it reads in_sec.  0: the
+ * library's begin runs instead. */
+HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
+{
+    if (!f->fastgo || f->tick <= 1)
+        return 0;
+    hps_store_relaxed(&f->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
+    hps_compiler_fence();
+    if (hps_unlikely(hps_load_acquire(&hps_tm_g_.irrev) != 0) ||
+        hps_unlikely(hps_load_relaxed(&hps_tm_g_.bias) != (void *)f)) {
+        hps_store_release(&f->in_sec, 0);
+        return 0;
+    }
+    f->tick--;
+    f->depth = 1;
+    f->ro = (uint32_t)ro;
+    f->mode = ro ? HPS_TM_MODE_CALL : HPS_TM_MODE_SGL;
+    f->slowc = 0;
+    hps_tm_wr_ = f;
+    return 1;
+}
+
+/* The commit of a section begun inline that did nothing the library must
+ * finish (allocate, free, register an action, go irrevocable, write a
+ * sub-word: each sets slowc): statistics, and in_sec back to 0. */
+HPS_INLINE void hps_tm_end_(hps_tm_fast_t *f)
+{
+    if (hps_likely(f->slowc == 0)) {
+        uint32_t w = f->ulog.n;
+        hps_tm_wr_ = NULL;
+        f->st.commits++;
+        f->st.solo++;
+        f->st.commits_ro += w == 0;
+        f->st.writes += w;
+        if (w > f->st.max_write_set)
+            f->st.max_write_set = w;
+        /* Release: the section's stores before "outside a section". */
+        hps_store_release(&f->in_sec, 0);
+        f->ulog.n = 0;
+        return;
+    }
+    hps_tm_commit_(f);
+}
 
 /* ---- sections ------------------------------------------------------------ */
 
@@ -148,13 +244,14 @@ void hps_tm_commit_(hps_tm_fast_t *f);
                                                                        : hps_tm_register_(); \
     if (hps_likely(hps_tm_f_->depth == 0)) { \
         (void)__builtin_setjmp(hps_tm_f_->jb); \
-        hps_tm_begin_(hps_tm_f_, (ro)); \
+        if (!hps_tm_begin_bias_(hps_tm_f_, (ro))) \
+            hps_tm_begin_(hps_tm_f_, (ro)); \
     } else { \
         hps_tm_f_->depth++; \
     }
 #define HPS_TM_END() \
     if (--hps_tm_f_->depth == 0) \
-        hps_tm_commit_(hps_tm_f_); \
+        hps_tm_end_(hps_tm_f_); \
     }
 
 /* Abort the section and run it again from its outermost BEGIN. */
@@ -364,30 +461,8 @@ void hps_tm_on_abort(void (*fn)(void *), void *arg);
 
 /* ---- statistics ---------------------------------------------------------- */
 
-enum hps_tm_cause {
-    HPS_TM_CAUSE_CONFLICT,           /* a location was locked by a committing writer */
-    HPS_TM_CAUSE_VALIDATION,         /* a value or version read changed */
-    HPS_TM_CAUSE_CAPACITY,           /* hardware only: the section did not fit */
-    HPS_TM_CAUSE_EXPLICIT,           /* hps_tm_restart() */
-    HPS_TM_CAUSE_RO_WRITE,           /* a write in a BEGIN_RO section */
-    HPS_TM_CAUSE_IRREVOCABLE,        /* restarted to become irrevocable */
-    HPS_TM_CAUSE_HTM_CONFLICT,       /* hardware aborts (htm, hybrid); the lock found held counts here */
-    HPS_TM_CAUSE_HTM_CAPACITY,
-    HPS_TM_CAUSE_HTM_OTHER,
-    HPS_TM_CAUSE_CANCEL,             /* cancelled, not run again (GCC's __transaction_cancel) */
-    HPS_TM_CAUSES
-};
-
-typedef struct hps_tm_stats {
-    uint64_t commits, commits_ro, aborts, retries, irrevocable;
-    uint64_t aborts_by_cause[HPS_TM_CAUSES];
-    uint64_t reads, writes;          /* words in read and write sets, summed over commits */
-    uint64_t max_read_set, max_write_set;
-    /* Sections that ran alone on the bias (HPSYNC_TM_BIAS): as solo, plain
-     * reads and no atomic operation, whatever the backend; among commits. */
-    uint64_t solo;
-} hps_tm_stats_t;
-
+/* hps_tm_stats_t and the causes are declared above, where the descriptor's
+ * fast fields use them. */
 void hps_tm_stats_get(hps_tm_stats_t *out);      /* this thread's */
 void hps_tm_stats_total(hps_tm_stats_t *out);    /* all threads, exited ones included */
 const char *hps_tm_cause_name(int cause);

@@ -29,13 +29,16 @@ HPS_EXPORT void hps_tm_on_commit(void (*fn)(void *), void *arg)
     /* An irrevocable section cannot abort, but its commit is still later:
      * a signal raised in it must not wake a waiter before its writes. */
     hps_tm_log_push(&d->on_commit, (uintptr_t)fn, (uint64_t)(uintptr_t)arg);
+    d->slowc = 1;                    /* the library's commit runs it */
 }
 
 HPS_EXPORT void hps_tm_on_abort(void (*fn)(void *), void *arg)
 {
     hps_tm_desc_t *d = in_section();
-    if (d)
+    if (d) {
         hps_tm_log_push(&d->on_abort, (uintptr_t)fn, (uint64_t)(uintptr_t)arg);
+        d->slowc = 1;                /* the library's commit drops it */
+    }
 }
 
 void hps_tm_actions_commit(hps_tm_desc_t *d)

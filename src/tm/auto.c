@@ -3,13 +3,17 @@
  * auto: the backend that picks a backend, and keeps picking.
  *
  * A rule gives the starting point from the threads that use TM (T) and the
- * CPUs (C): hybrid where RTM speculates (always); solo (sgl without the
- * lock) while T = 1; else sgl when C < 4, norec for T <= 4, stm beyond.
- * The rule is a guess: which software backend wins depends on the sections
- * (read-set size, conflicts, allocation) as much as on T and C; on the
- * benchmark here the rule's sgl lost 40-50 % to stm on hash sets.  So with
- * T >= 2 auto measures: a trial runs each candidate (sgl, norec, stm; the
- * rule's pick first) for a window (HPSYNC_TM_AUTO_TRIAL ms times the
+ * CPUs (C): solo (sgl without the lock) while T = 1, with or without RTM (a
+ * thread alone runs on the bias with no atomic operation at all, while a
+ * hardware transaction's begin and commit cost more than a whole small
+ * section: 6x slower on the counter row of a 2-vCPU Xeon KVM guest); from
+ * T = 2 hybrid where RTM speculates, else sgl when C < 4, norec for T <= 4,
+ * stm beyond.  The rule is a guess: which backend wins depends on the
+ * sections (read-set size, conflicts, allocation) as much as on T and C; on
+ * the benchmark here the rule's sgl lost 40-50 % to stm on hash sets, and
+ * hybrid lost to norec and sgl on small sections.  So with T >= 2 auto
+ * measures: a trial runs each candidate (sgl, norec, stm, and hybrid where
+ * RTM speculates; the rule's pick first) for a window (HPSYNC_TM_AUTO_TRIAL ms times the
  * threads per CPU) and keeps the one that committed the most sections per
  * second; a clear loser is cut short.  It then holds that
  * backend, and tries again when
@@ -46,10 +50,13 @@
 
 enum { P_RULE, P_TRIAL, P_HOLD };
 
-static const hps_tm_ops_t *const k_cand[] = { &hps_tm_sgl_ops, &hps_tm_norec_ops, &hps_tm_stm_ops };
-#define NCAND 3
+/* The candidates of a trial: the first three always, hybrid where RTM
+ * speculates (g_ncand). */
+static const hps_tm_ops_t *const k_cand[] = { &hps_tm_sgl_ops, &hps_tm_norec_ops, &hps_tm_stm_ops,
+                                              &hps_tm_hybrid_ops };
+#define NCAND 4
 
-static uint32_t g_cpus, g_hybrid;
+static uint32_t g_cpus, g_hybrid, g_ncand = 3;
 static uint64_t g_window;           /* ns; 0: the rule alone */
 static uint64_t g_win;              /* the present trial's window: g_window x threads per CPU */
 /* Before this time (ns) a tick returns at once: one load and a compare. */
@@ -89,13 +96,13 @@ static void account(const hps_tm_ops_t *o, uint64_t now)
 
 static const hps_tm_ops_t *rule(uint32_t active, const char **why)
 {
-    if (g_hybrid) {
-        *why = "auto: hybrid when RTM is usable";
-        return &hps_tm_hybrid_ops;
-    }
     if (active <= 1) {
         *why = "auto: one thread uses TM (sgl without the lock)";
         return &hps_tm_solo_ops;
+    }
+    if (g_hybrid) {
+        *why = "auto: hybrid from 2 threads when RTM is usable";
+        return &hps_tm_hybrid_ops;
     }
     if (g_cpus < HPS_TM_AUTO_MIN_CPUS) {
         *why = "auto: fewer than 4 CPUs";
@@ -114,6 +121,7 @@ const hps_tm_ops_t *hps_tm_auto_init(uint32_t cpus, uint32_t trial_ms, int hybri
     const char *why;
     g_cpus = cpus;
     g_hybrid = (uint32_t)hybrid;
+    g_ncand = hybrid ? 4 : 3;
     g_window = (uint64_t)trial_ms * 1000000u;
     const hps_tm_ops_t *o = rule(0, &why);
     snprintf(g.why, sizeof g.why, "%s", why);
@@ -150,7 +158,7 @@ static void window_start(uint64_t now)
 
 static int index_of(const hps_tm_ops_t *o)
 {
-    for (int i = 0; i < NCAND; i++)
+    for (int i = 0; i < (int)g_ncand; i++)
         if (k_cand[i] == o)
             return i;
     return -1;
@@ -172,7 +180,7 @@ static void trial_start(const hps_tm_desc_t *self, const hps_tm_ops_t *first, ui
 {
     int f = index_of(first), k = 0;
     g.order[k++] = f < 0 ? 0 : f;
-    for (int i = 0; i < NCAND; i++)
+    for (int i = 0; i < (int)g_ncand; i++)
         if (i != g.order[0])
             g.order[k++] = i;
     /* With more threads than CPUs each thread runs in time slices of a few
@@ -201,7 +209,7 @@ static void hold_start(uint64_t now)
 static void trial_end(const hps_tm_desc_t *self, uint64_t now)
 {
     int best = g.order[0];
-    for (int i = 1; i < NCAND; i++)
+    for (int i = 1; i < (int)g_ncand; i++)
         if (g.rate[g.order[i]] > g.rate[best])
             best = g.order[i];
     if (best == g.last_winner)
@@ -210,9 +218,12 @@ static void trial_end(const hps_tm_desc_t *self, uint64_t now)
         g.hold = HOLD_MIN;
     g.last_winner = g.winner = best;
     g.ref_ar = g.ar[best];
+    char hy[40] = "";
+    if (g_ncand > 3)
+        snprintf(hy, sizeof hy, ", hybrid %.3g", g.rate[3]);
     snprintf(g.why, sizeof g.why,
-             "auto: measured at %u threads, commits/s sgl %.3g, norec %.3g, stm %.3g "
-             "(trial %llu, %llu switches)", g.threads, g.rate[0], g.rate[1], g.rate[2],
+             "auto: measured at %u threads, commits/s sgl %.3g, norec %.3g, stm %.3g%s "
+             "(trial %llu, %llu switches)", g.threads, g.rate[0], g.rate[1], g.rate[2], hy,
              (unsigned long long)g.trials, (unsigned long long)g.switches + (k_cand[best] != hps_tm_ops_now()));
     memcpy(g.measured, g.why, sizeof g.measured);
     switch_to(self, k_cand[best]);
@@ -256,7 +267,7 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
         }
         g.rate[i] = rate;
         g.ar[i] = ar;
-        if (++g.step < NCAND) {
+        if (++g.step < (int)g_ncand) {
             switch_to(self, k_cand[g.order[g.step]]);
             uint64_t t = hps_mono_ns();
             window_start(t);
@@ -305,7 +316,7 @@ void hps_tm_auto_threads(const hps_tm_desc_t *self)
         return;
     }
     g.threads = active;
-    if (active >= 2 && g_window && !g_hybrid) {
+    if (active >= 2 && g_window) {
         trial_start(self, want, hps_mono_ns());
     } else {
         g.phase = P_RULE;

@@ -13,12 +13,12 @@
  * an undo log for restarts), and the rare other party pays instead.
  *
  * The protocol is Dekker's with an asymmetric fence.  The owner stores
- * in_sec, then (compiler barrier only) loads g_irrev, then hps_tm_bias.
+ * in_sec, then (compiler barrier only) loads hps_tm_g_.irrev, then hps_tm_g_.bias.
  * Everyone who must see the owner outside a section (the gate: a revoker,
  * an irrevocable section, a backend switch, fork; the reclaimer) first
- * raises g_irrev, then runs membarrier(PRIVATE_EXPEDITED), which executes a
+ * raises hps_tm_g_.irrev, then runs membarrier(PRIVATE_EXPEDITED), which executes a
  * full barrier on every CPU running one of our threads, then reads in_sec.
- * Either the owner's load saw g_irrev raised, or the drain sees its in_sec.
+ * Either the owner's load saw hps_tm_g_.irrev raised, or the drain sees its in_sec.
  *
  * Another thread that reaches a section finds the bias held, steps out,
  * and revokes it through the gate (membarrier, then waiting for the owner's
@@ -50,7 +50,7 @@
 #include "internal.h"
 #include "../common/env.h"
 
-hps_aptr hps_tm_bias;                       /* hps_tm_desc_t *, or NULL */
+/* The bias: hps_tm_g_.bias (core.c defines the line), an hps_tm_desc_t *. */
 
 /* The thread whose tick came last.  Ticks (every 64 sections), not every
  * section, write it: two threads taking turns would otherwise bounce its
@@ -101,7 +101,7 @@ void hps_tm_bias_setup(int on)
 {
     /* Registration is per process (and again in a fork()ed child). */
     g_on = on && membarrier_cmd(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
-    hps_store_relaxed(&hps_tm_bias, NULL);
+    hps_store_relaxed(&hps_tm_g_.bias, NULL);
     hps_store_relaxed(&g_pending, 0);
     hps_store_relaxed(&g_quiet_until, 0);
     hps_store_relaxed(&g_stalls, 0);
@@ -116,7 +116,7 @@ int hps_tm_bias_enabled(void)
 
 void hps_tm_bias_fence(const hps_tm_desc_t *self)
 {
-    void *b = hps_load_relaxed(&hps_tm_bias);
+    void *b = hps_load_relaxed(&hps_tm_g_.bias);
     if (b == NULL || b == self)
         return;
     if (membarrier_cmd(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
@@ -132,7 +132,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
 {
     if (!g_on)
         return;
-    void *now = hps_load_relaxed(&hps_tm_bias);
+    void *now = hps_load_relaxed(&hps_tm_g_.bias);
     if (now == d)
         return;
     if (d->bias_held) {               /* revoked since the last tick */
@@ -162,8 +162,8 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     /* Under the gate: every other thread is outside a section, and any
      * that enters after the gate opens reads the bias (gate_open releases). */
     hps_tm_gate_close(d);
-    if (hps_load_relaxed(&hps_tm_bias) == NULL && hps_load_relaxed(&g_pending) == 0) {
-        hps_store_relaxed(&hps_tm_bias, (void *)d);
+    if (hps_load_relaxed(&hps_tm_g_.bias) == NULL && hps_load_relaxed(&g_pending) == 0) {
+        hps_store_relaxed(&hps_tm_g_.bias, (void *)d);
         hps_store_relaxed(&g_taken, hps_load_relaxed(&g_taken) + 1);
         d->bias_held = 1;
         d->bias_solo0 = d->st.solo;
@@ -180,9 +180,9 @@ void hps_tm_bias_revoke(hps_tm_desc_t *self)
     /* The gate's fence and drain wait for the owner's section to end. */
     uint64_t t0 = now_ns();
     hps_tm_gate_close(self);
-    hps_tm_desc_t *o = hps_load_relaxed(&hps_tm_bias);
+    hps_tm_desc_t *o = hps_load_relaxed(&hps_tm_g_.bias);
     if (o != NULL && o != self) {
-        hps_store_relaxed(&hps_tm_bias, NULL);
+        hps_store_relaxed(&hps_tm_g_.bias, NULL);
         hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
         uint64_t t1 = now_ns();
         if (t1 - t0 > BIAS_STALL_NS) {
@@ -205,8 +205,8 @@ void hps_tm_bias_settled(hps_tm_desc_t *d)
 void hps_tm_bias_drop(hps_tm_desc_t *d)
 {
     /* The thread is outside any section: nothing to wait for. */
-    if (hps_load_relaxed(&hps_tm_bias) == d)
-        hps_store_relaxed(&hps_tm_bias, NULL);
+    if (hps_load_relaxed(&hps_tm_g_.bias) == d)
+        hps_store_relaxed(&hps_tm_g_.bias, NULL);
     d->bias_wait = 0;
     d->bias_held = 0;
     d->alone_ticks = 0;

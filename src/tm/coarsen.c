@@ -58,12 +58,17 @@ static void snapshot(const hps_tm_desc_t *d, volatile chunk_t *c)
 }
 
 /* The chunk is running again after an abort: shorten it where the cause
- * asks (see tm_coarsen.h).  Under real RTM the iteration that was running
- * is unknown (its store of `cur` was rolled back with the transaction). */
+ * asks (see tm_coarsen.h).  After a hardware attempt's own abort (real
+ * RTM, under htm or hybrid) the iteration that asked is unknown: its store
+ * of `cur` was rolled back with the transaction.  The chunk then shrinks
+ * to its first iteration, so that a request to run irrevocably never
+ * covers iterations beyond the one that made it (one of them might
+ * restart), and a restart commits what came before it one iteration at a
+ * time.  Every software attempt's abort keeps `cur` exact. */
 static HPS_NOINLINE void after_abort(const hps_tm_desc_t *d, volatile chunk_t *c)
 {
     long lo = c->lo, end = c->end, cur = c->cur;
-    int exact = !hps_tm_hw_speculates();
+    int exact = !d->abort_hw;
     if (cap_count(d) != c->cap) {
         long half = lo + (end - lo) / 2;
         end = half > lo ? half : lo + 1;
@@ -73,6 +78,9 @@ static HPS_NOINLINE void after_abort(const hps_tm_desc_t *d, volatile chunk_t *c
         end = cur;                   /* commit the iterations before the restart */
     if (exact && d->st.aborts_by_cause[HPS_TM_CAUSE_IRREVOCABLE] != c->irr && cur < end)
         end = cur + 1;               /* run alone only up to the one that asked */
+    if (!exact && (d->st.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT] != c->expl ||
+                   d->st.aborts_by_cause[HPS_TM_CAUSE_IRREVOCABLE] != c->irr))
+        end = lo + 1;
     c->end = end;
     snapshot(d, c);
 }

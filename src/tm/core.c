@@ -4,9 +4,10 @@
  * begin/commit/abort, the retry policy, irrevocability, fork.
  *
  * Irrevocability is a gate every backend shares: an irrevocable section
- * takes `g_gate` (one at a time), raises `g_irrev`, and waits until no
- * other thread is inside a section (in_sec == 0).  A section's begin
- * publishes in_sec and then reads g_irrev (both sequentially consistent:
+ * takes `g_gate` (one at a time), raises the gate word (hps_tm_g_.irrev),
+ * and waits until no other thread is inside a section (in_sec == 0).  A
+ * section's begin publishes in_sec and then reads the gate word (both
+ * sequentially consistent:
  * the store-load pair of Dekker's protocol), and steps back out if it is
  * raised.  So the irrevocable section runs alone and accesses memory
  * directly; it cannot abort.  The same drain makes fork() see memory
@@ -29,9 +30,10 @@ HPS_EXPORT __thread hps_tm_fast_t *hps_tm_rd_ __attribute__((tls_model("initial-
 HPS_EXPORT __thread hps_tm_fast_t *hps_tm_wr_ __attribute__((tls_model("initial-exec")));
 
 uint32_t hps_tm_etl, hps_tm_privatize;
-/* The epoch sections begin in (memory reclamation); starts at 1 so that 0
- * can mean "not in a section". */
-hps_au64 hps_tm_epoch = 1;
+/* The epoch (memory reclamation) starts at 1 so that 0 can mean "not in a
+ * section"; the bias is bias.c's; the gate word is raised by gate_close.
+ * The type is a line of its own: every begin reads it. */
+HPS_EXPORT struct hps_tm_glob hps_tm_g_ = { .epoch = 1 };
 
 static hps_aptr g_ops;                        /* const hps_tm_ops_t * */
 static uint32_t g_retries, g_stats, g_auto;
@@ -47,7 +49,6 @@ static uint32_t g_nactive;                    /* threads that ran a section; und
 static hps_tm_stats_t g_exited;               /* under g_reg_mu */
 
 static hps_adaptive_t g_gate = HPS_ADAPTIVE_INITIALIZER;
-static hps_au32 g_irrev;
 static int g_fork_drained;
 
 static void fatal(const char *msg)
@@ -201,10 +202,10 @@ static void gate_close(const hps_tm_desc_t *self)
 {
     hps_adaptive_lock(&g_gate);
     /* Sequentially consistent (xchg): ordered before the reads of in_sec in
-     * drain(), against begin's store of in_sec and read of g_irrev.  The
+     * drain(), against begin's store of in_sec and read of hps_tm_g_.irrev.  The
      * bias's owner stores in_sec plainly: its half of the fence is the
      * membarrier in hps_tm_bias_fence (bias.c). */
-    (void)hps_xchg_seq_cst(&g_irrev, 1);
+    (void)hps_xchg_seq_cst(&hps_tm_g_.irrev, 1);
     hps_tm_bias_fence(self);
     drain(self);
 }
@@ -212,7 +213,7 @@ static void gate_close(const hps_tm_desc_t *self)
 static void gate_open(void)
 {
     /* Release: whatever ran alone is visible to the sections that follow. */
-    hps_store_release(&g_irrev, 0);
+    hps_store_release(&hps_tm_g_.irrev, 0);
     hps_adaptive_unlock(&g_gate);
 }
 
@@ -316,7 +317,8 @@ static void retire(hps_tm_desc_t *d)
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
     clear_logs(d);
     d->on_commit.n = d->on_abort.n = 0;
-    d->ro = d->ro_failed = d->irrev = d->want_irrev = d->aborted = d->aborts_in_row = 0;
+    d->ro = d->ro_failed = d->irrev = d->want_irrev = d->aborted = d->aborts_in_row = d->hw_restarts = 0;
+    d->fastgo = 0;
     d->wv = 0;
     hps_store_relaxed(&d->in_sec, 0);
     hps_store_relaxed(&d->rv_pub, 0);
@@ -396,7 +398,7 @@ static void fork_child(void)
          * bias's irrevocable mode, or a plain one): another thread may have
          * held it, draining, waiting for this one.  That thread is gone;
          * the gate would stay closed in the child for ever. */
-        hps_store_relaxed(&g_irrev, 0);
+        hps_store_relaxed(&hps_tm_g_.irrev, 0);
         hps_adaptive_init(&g_gate);
     }
 }
@@ -407,7 +409,7 @@ static void begin_irrevocable(hps_tm_desc_t *d)
 {
     d->want_irrev = 0;
     gate_close(d);
-    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
+    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
     d->ops = ops_now();
     d->irrev = 1;
     d->st.irrevocable++;
@@ -453,15 +455,19 @@ static inline void run_biased(hps_tm_desc_t *d)
     d->st.solo++;
     hps_tm_rd_ = NULL;
     hps_tm_wr_ = &d->fast;
+    /* The descriptor is set up for solo sections now, and stays so until
+     * the library's begin runs again: the next ones may begin inline
+     * (tm.h) unless this one owes the library something at its begin. */
+    d->fastgo = !(d->want_irrev | d->aborts_in_row | d->ro_failed);
 }
 
-/* The owner's entry: a plain store of in_sec, then g_irrev and the bias
+/* The owner's entry: a plain store of in_sec, then hps_tm_g_.irrev and the bias
  * again (bias.c has the other half).  0: go the normal way. */
 static inline int begin_biased(hps_tm_desc_t *d)
 {
-    hps_store_relaxed(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
+    hps_store_relaxed(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
     hps_compiler_fence();
-    if (hps_likely(hps_load_acquire(&g_irrev) == 0) && hps_likely(hps_load_relaxed(&hps_tm_bias) == d)) {
+    if (hps_likely(hps_load_acquire(&hps_tm_g_.irrev) == 0) && hps_likely(hps_load_relaxed(&hps_tm_g_.bias) == d)) {
         run_biased(d);
         return 1;
     }
@@ -477,9 +483,11 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     f->depth = 1;
+    f->slowc = 1;                     /* END calls hps_tm_commit_ */
+    f->fastgo = 0;                    /* unless run_biased sets it again */
     d->ro = ro && !d->ro_failed;
     if (hps_likely(--d->tick != 0) && hps_likely((d->want_irrev | d->aborts_in_row) == 0) &&
-        hps_load_relaxed(&hps_tm_bias) == d && begin_biased(d))
+        hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
         return;
     begin_slow(d);
 }
@@ -493,16 +501,16 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
         begin_irrevocable(d);
         return;
     }
-    if (hps_load_relaxed(&hps_tm_bias) == d && begin_biased(d))
+    if (hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
         return;
     for (;;) {
         /* Sequentially consistent (xchg): the store of in_sec must be
-         * ordered before the read of g_irrev (see gate_close), and before
+         * ordered before the read of hps_tm_g_.irrev (see gate_close), and before
          * this section's reads (epoch-based reclamation). */
-        (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_epoch));
-        if (hps_likely(hps_load_acquire(&g_irrev) == 0)) {
+        (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
+        if (hps_likely(hps_load_acquire(&hps_tm_g_.irrev) == 0)) {
             /* Read after passing the gate, which the bias changes under. */
-            void *b = hps_load_relaxed(&hps_tm_bias);
+            void *b = hps_load_relaxed(&hps_tm_g_.bias);
             if (hps_likely(b == NULL))
                 break;
             if (b == d) {             /* ours, with the gate closed at begin_biased */
@@ -515,7 +523,7 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
         }
         hps_store_release(&d->in_sec, 0);
         uint32_t w = 0;
-        while (hps_load_acquire(&g_irrev) != 0)
+        while (hps_load_acquire(&hps_tm_g_.irrev) != 0)
             hps_tm_wait(&w);
     }
     if (hps_unlikely(d->bias_pending))
@@ -596,6 +604,7 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
     d->st.retries += d->aborted;
     d->aborted = 0;
     d->aborts_in_row = 0;
+    d->hw_restarts = 0;
     d->ro_failed = 0;
     /* Last: an action may run sections of its own. */
     if (hps_unlikely(d->on_commit.n | d->on_abort.n))
@@ -625,6 +634,7 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
         fatal("hpsync: hps_tm_restart() in an irrevocable section (its effects cannot be undone)\n");
     hps_tm_rd_ = NULL;
     hps_tm_wr_ = NULL;
+    d->abort_hw = d->ops == &hps_tm_hw_aborted_ops;
     d->ops->rollback(d);
     hps_tm_mem_abort(d);
     hps_store_release(&d->in_sec, 0);
@@ -635,6 +645,7 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
     d->st.aborts++;
     d->st.aborts_by_cause[cause]++;
     d->aborted = 1;
+    d->fastgo = 0;                   /* the retry begins in the library */
     if (cause == HPS_TM_CAUSE_RO_WRITE)
         d->ro_failed = 1;
     if ((cause == HPS_TM_CAUSE_CONFLICT || cause == HPS_TM_CAUSE_VALIDATION) && !d->nolog) {
@@ -678,6 +689,7 @@ HPS_EXPORT void hps_tm_irrevocable(void)
          * irrevocable without the gate). */
         d->irrev = 2;
         d->st.irrevocable++;
+        d->slowc = 1;
         hps_tm_wr_ = NULL;
         return;
     }
@@ -736,7 +748,7 @@ int hps_tm_irrevocable_in_place(hps_tm_desc_t *d)
     if (!hps_adaptive_trylock(&g_gate))
         return 0;
     /* Sequentially consistent: as in gate_close (and its bias fence). */
-    (void)hps_xchg_seq_cst(&g_irrev, 1);
+    (void)hps_xchg_seq_cst(&hps_tm_g_.irrev, 1);
     hps_tm_bias_fence(d);
     drain(d);
     /* Acquire: the commits the clock counts are visible. */

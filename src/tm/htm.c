@@ -34,7 +34,7 @@ int hps_tm_hw_speculates(void)
 /* After a hardware abort for one of the section's own reasons: nothing is
  * left to roll back (the hardware did), so the core's abort only counts it
  * and goes back to the checkpoint. */
-static const hps_tm_ops_t hw_aborted_ops = {
+const hps_tm_ops_t hps_tm_hw_aborted_ops = {
     .size = sizeof(hps_tm_ops_t),
     .name = "hw-aborted",
     .rollback = hps_tm_op_none,
@@ -56,7 +56,9 @@ static void own_abort(hps_tm_desc_t *d, unsigned status)
      * and rolled back with it. */
     if (cause == HPS_TM_CAUSE_IRREVOCABLE)
         d->want_irrev = 1;
-    d->ops = &hw_aborted_ops;
+    if (cause == HPS_TM_CAUSE_EXPLICIT)
+        d->hw_restarts++;
+    d->ops = &hps_tm_hw_aborted_ops;
     hps_tm_abort(d, cause);
 }
 
@@ -86,6 +88,14 @@ static void write_ro_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t ma
 int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h)
 {
     const hps_elide_ops_t *eo = hps_elide_ops;
+    /* A hardware abort rolls back everything the attempt wrote, the
+     * section's locals included, so a section whose restart depends on
+     * what its attempt did (a flag, a random draw) would restart in
+     * hardware forever: explicit restarts never reach the retry policy.
+     * After a few in a row the section runs in software until it commits,
+     * where its locals are kept (docs/tm.md). */
+    if (d->hw_restarts >= HPS_TM_HW_RESTARTS)
+        return 0;
     /* Relaxed: the failure history is a per-lock hint, as in elision. */
     uint32_t v = hps_load_relaxed(&h->skip->v);
     if (hps_elide_take_skip(&v)) {

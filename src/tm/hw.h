@@ -34,6 +34,9 @@ typedef struct hps_tm_hw {
  * htm_other); the section's own aborts go on to hps_tm_abort() with their
  * cause and do not return. */
 int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h);
+/* Explicit restarts of a section's hardware attempts after which it runs
+ * in software until it commits (d->hw_restarts, reset at commit). */
+#define HPS_TM_HW_RESTARTS 3
 /* End the transaction (commit, or after an emu rollback): XEND, or release
  * the really held lock; a commit clears the lock's failure history. */
 void hps_tm_hw_end(const hps_tm_hw_t *h, int committed);

@@ -50,18 +50,18 @@ typedef struct hps_tm_desc {
         };
     };
     const struct hps_tm_ops *ops;    /* the backend this section runs on */
-    hps_au64 in_sec;                 /* epoch at begin, 0 outside a section */
     hps_au64 rv_pub;                 /* stm: snapshot + 1 while in a section */
     hps_au32 owner;                  /* 1 while a thread owns the descriptor */
     uint32_t tid;                    /* index in the table, for orec lock words */
     uint32_t ro_failed;              /* a write in BEGIN_RO made it read-write */
     uint32_t nolog_skip;             /* read-only sections to log before trying no log */
     uint32_t counted;                /* counted among the threads that use TM (auto) */
-    uint32_t tick;                   /* sections until auto's controller looks (core.c) */
     hps_au64 wb;                     /* stm: 0, 1 committing, wv + 1 writing back */
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
     uint32_t aborts_in_row;          /* conflicts: irrevocable fallback, backoff */
     uint32_t aborted;                /* this section aborted at least once */
+    uint32_t hw_restarts;            /* explicit restarts of its hardware attempts (hw.h) */
+    uint32_t abort_hw;               /* the last abort left a hardware attempt (all rolled back) */
     uint64_t wv;                     /* stm: version of the commit just made, or 0 */
     uint64_t rng;                    /* backoff randomness */
     uint32_t ulog_masks;             /* sgl: mask entries in ulog (sub-word writes) */
@@ -76,7 +76,6 @@ typedef struct hps_tm_desc {
      * section, and its solo count when it took it. */
     uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
     uint64_t bias_solo0;
-    hps_tm_stats_t st;
 } hps_tm_desc_t;
 
 typedef struct hps_tm_ops {
@@ -106,6 +105,10 @@ extern const hps_tm_ops_t hps_tm_solo_ops;
 /* The hardware backends (htm.c, hybrid.c): sections in hardware
  * transactions through the elision layer, falling back to sgl or norec. */
 extern const hps_tm_ops_t hps_tm_htm_ops, hps_tm_hybrid_ops;
+/* What a hardware attempt that left by its own abort (a restart, a write
+ * in a read-only section, irrevocability) runs its abort on: the hardware
+ * rolled everything back already (htm.c). */
+extern const hps_tm_ops_t hps_tm_hw_aborted_ops;
 /* 1 when hardware sections can run: RTM, or the elision layer's injected
  * backend (HPSYNC_ELIDE_BACKEND=inject:SEQ); sets the elision layer up. */
 int hps_tm_hw_usable(void);
@@ -124,8 +127,7 @@ extern hps_au64 *const hps_tm_norec_seq;
 
 /* Settings the backends read (set once at init). */
 extern uint32_t hps_tm_etl, hps_tm_privatize;
-/* The epoch sections begin in (core.c; mem.c advances it). */
-extern hps_au64 hps_tm_epoch;
+/* The epoch sections begin in is hps_tm_g_.epoch (tm.h; mem.c advances it). */
 
 /* Core services for backends. */
 void hps_tm_op_none(hps_tm_desc_t *d);   /* an ops entry with nothing to do */
@@ -186,7 +188,7 @@ size_t hps_tm_auto_reason(char *buf, size_t n);   /* a copy, under the controlle
 void hps_tm_actions_commit(hps_tm_desc_t *d);
 void hps_tm_actions_abort(hps_tm_desc_t *d);
 
-/* The gate (core.c): close = one holder at a time, g_irrev raised, every
+/* The gate (core.c): close = one holder at a time, hps_tm_g_.irrev raised, every
  * other thread outside its section (after the bias fence); open = release. */
 void hps_tm_gate_close(const hps_tm_desc_t *self);
 void hps_tm_gate_open(void);
@@ -196,7 +198,7 @@ void hps_tm_gate_open(void);
  * child); fence before reading other threads' in_sec; tick at a thread's
  * tick (it notes who ticked last, and may take the bias);
  * revoke when a thread finds another's bias; drop at thread exit. */
-extern hps_aptr hps_tm_bias;
+/* hps_tm_g_.bias (tm.h). */
 void hps_tm_bias_setup(int on);
 int hps_tm_bias_enabled(void);
 void hps_tm_bias_fence(const hps_tm_desc_t *self);

@@ -77,7 +77,7 @@ void hps_tm_mem_commit(hps_tm_desc_t *d)
     }
     /* Sections that begin after this see an epoch above the tag (sequentially
      * consistent: the commit's stores come before the tag is taken). */
-    uint64_t tag = hps_faa_seq_cst(&hps_tm_epoch, 1);
+    uint64_t tag = hps_faa_seq_cst(&hps_tm_g_.epoch, 1);
     for (uint32_t i = 0; i < d->frees.n; i++)
         retire(d, d->frees.p[i], tag);
     d->frees.n = 0;
@@ -102,8 +102,10 @@ HPS_EXPORT void *hps_tm_malloc(size_t n)
     void *p = malloc(n);
     hps_tm_desc_t *d = (hps_tm_desc_t *)hps_tm_self_;
     /* Irrevocable sections cannot abort: nothing to undo. */
-    if (p && d && d->fast.depth && !d->irrev)
+    if (p && d && d->fast.depth && !d->irrev) {
         hps_tm_pvec_push(&d->allocs, p);
+        d->slowc = 1;                /* the commit (or abort) keeps or frees it */
+    }
     return p;
 }
 
@@ -114,6 +116,7 @@ HPS_EXPORT void hps_tm_free(void *p)
     hps_tm_desc_t *d = self();
     if (d->fast.depth && !d->irrev) {
         hps_tm_pvec_push(&d->frees, p);
+        d->slowc = 1;                /* the commit frees it */
         return;
     }
     if (d->fast.depth && (d->irrev == 1 || d->ops->free_at_once)) {
@@ -121,6 +124,6 @@ HPS_EXPORT void hps_tm_free(void *p)
         return;
     }
     /* Sequentially consistent, as at commit: the unlink came first. */
-    retire(d, p, hps_faa_seq_cst(&hps_tm_epoch, 1));
+    retire(d, p, hps_faa_seq_cst(&hps_tm_g_.epoch, 1));
     maybe_reclaim(d);
 }

@@ -31,6 +31,7 @@ void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
         hps_tm_log_push(&d->ulog, (uintptr_t)w, *w);
         hps_tm_log_push(&d->ulog, 0, mask);
         d->ulog_masks++;
+        d->slowc = 1;                /* the inline commit counts entries, not words */
     }
     hps_tm_went_t e = { w, v, mask };
     hps_tm_wset_store(&e);

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -157,7 +158,11 @@ def env_for(v: Variant) -> dict[str, str]:
 
 
 def rtm_usable() -> bool:
-    """CPUID through hps-doctor; no RTM when it cannot say."""
+    """CPUID through hps-doctor; no RTM when it cannot say, or when
+    HPSYNC_ELIDE_BACKEND=off turns hardware transactions off (the variants
+    that need them would run their software fallback under their name)."""
+    if os.environ.get("HPSYNC_ELIDE_BACKEND", "").strip() == "off":
+        return False
     try:
         doc = runner.run_json([str(runner.program("hps-doctor"))])
         return bool(doc.get("tsx", {}).get("rtm_usable"))

@@ -210,9 +210,9 @@ void case_auto_churn(void)
     }
 }
 
-/* auto on a small machine (HPSYNC_TM_AUTO_CPUS=2): solo alone, sgl with two
- * threads. */
-void case_auto_small(void)
+/* auto's rule (HPSYNC_TM_AUTO_TRIAL=0) as one thread becomes two and one
+ * again: solo alone, `two` with a second thread. */
+static void auto_pair(const char *two, const char *why)
 {
     uint64_t s = 5;
     bank_init();
@@ -223,11 +223,28 @@ void case_auto_small(void)
     hps_store_relaxed(&g_started, 0);
     HPS_CHECK_RC("pthread_create", pthread_create(&t, NULL, churn_thread, (void *)0), 0);
     wait_started(1);
-    expect_backend("sgl", "with 2 threads on 2 CPUs");
+    expect_backend(two, why);
     for (int i = 0; i < 500; i++)
         transfer(&s);
     hps_store_release(&g_stop, 1);
     pthread_join(t, NULL);
     expect_backend("solo", "after the thread exited");
     bank_check();
+}
+
+/* On a small machine (HPSYNC_TM_AUTO_CPUS=2) without RTM: sgl. */
+void case_auto_small(void)
+{
+    auto_pair("sgl", "with 2 threads on 2 CPUs");
+}
+
+/* Where RTM speculates: hybrid from two threads, and still solo alone (a
+ * thread alone is faster on the bias than in hardware transactions). */
+void case_auto_rtm(void)
+{
+    if (strcmp(hps_elide_backend_name(), "rtm") != 0) {
+        printf("%s: skipped: no RTM (elision backend %s)\n", hps_test_name(), hps_elide_backend_name());
+        exit(77);
+    }
+    auto_pair("hybrid", "with 2 threads where RTM speculates");
 }

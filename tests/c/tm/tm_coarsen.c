@@ -12,6 +12,7 @@
 #include <string.h>
 #include "tm_test.h"
 #include "hpsync/tm_coarsen.h"
+#include "hpsync/elide.h"
 
 #define BINS 37
 #define N 1000
@@ -92,6 +93,16 @@ static void sections_check(const char *what, const hps_tm_stats_t *s0, uint64_t 
                   (unsigned long long)iters);
 }
 
+/* Sections made since s0: between want and one per iteration. */
+static void sections_at_least(const char *what, const hps_tm_stats_t *s0, uint64_t want, uint64_t iters)
+{
+    hps_tm_stats_t s;
+    hps_tm_stats_get(&s);
+    uint64_t got = s.commits - s0->commits;
+    HPS_CHECK(got >= want && got <= iters, "%s: %llu sections, expected %llu..%llu", what,
+              (unsigned long long)got, (unsigned long long)want, (unsigned long long)iters);
+}
+
 static void reset(void)
 {
     memset(g_hist, 0, sizeof g_hist);
@@ -147,9 +158,20 @@ void case_coarsen_static(void)
     model_check(0, (long)g_n, THREADS * 4);
 }
 
+/* Sections of a real hardware transaction (htm, hybrid on RTM): an abort
+ * rolls back the chunk's record of the iteration it was in, so a chunk is
+ * not split exactly where a restart or irrevocability asked, but shrinks to
+ * its first iteration (src/tm/coarsen.c): more sections, never fewer. */
+static int speculates(void)
+{
+    const char *b = hps_tm_backend_name();
+    return (!strcmp(b, "htm") || !strcmp(b, "hybrid")) && !strcmp(hps_elide_backend_name(), "rtm");
+}
+
 /* Restarts and irrevocable iterations inside chunks. */
 static void abort_one(void)
 {
+    const int hw = speculates();
     uint8_t rs[100] = { 0 }, irr[100] = { 0 };
     hps_tm_stats_t s0, s1;
     /* A restart at 55 inside the chunk [50, 60): [50, 55) commits first,
@@ -166,7 +188,10 @@ static void abort_one(void)
               "restart: %llu explicit aborts, expected 1",
               (unsigned long long)(s1.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT] -
                                    s0.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT]));
-    sections_check("restart (split at 55)", &s0, 11, 100);
+    if (hw)
+        sections_at_least("restart (split at 55)", &s0, 11, 100);
+    else
+        sections_check("restart (split at 55)", &s0, 11, 100);
     /* Irrevocable at 55: the chunk ends after it ([50, 56) alone), then
      * [56, 66) ...: 11 sections, one of them irrevocable, the I/O once. */
     irr[55] = 1;
@@ -179,7 +204,10 @@ static void abort_one(void)
     HPS_CHECK(a.io == 1, "irrevocable: the I/O ran %llu times", (unsigned long long)a.io);
     HPS_CHECK(s1.irrevocable - s0.irrevocable == 1, "irrevocable: %llu irrevocable sections",
               (unsigned long long)(s1.irrevocable - s0.irrevocable));
-    sections_check("irrevocable", &s0, 11, 100);
+    if (hw)
+        sections_at_least("irrevocable", &s0, 11, 100);
+    else
+        sections_check("irrevocable", &s0, 11, 100);
 }
 
 #define ABORT_N 3000

@@ -271,18 +271,18 @@ void case_alloc(void)
     static void *slot;
     size_t before = heap_in_use();
     for (int i = 0; i < 20000; i++) {
-        int attempt = 0;
         void *old = NULL;
+        uint64_t r0 = tm_restarts();
         HPS_TM_BEGIN();
-        attempt++;
         void *p = hps_tm_malloc(1000);
         old = HPS_TM_READ(&slot);
         hps_tm_free(old);            /* deferred: a second free would abort */
         HPS_TM_WRITE(&slot, p);
-        if (attempt == 1)
+        if (tm_restarts() == r0)
             hps_tm_restart();        /* p freed again, the free of old dropped */
         HPS_TM_END();
-        HPS_CHECK(attempt == 2, "section ran %d times", attempt);
+        HPS_CHECK(tm_restarts() == r0 + 1, "section restarted %llu times",
+                  (unsigned long long)(tm_restarts() - r0));
     }
     hps_tm_free(slot);
     /* One live block, some retired ones waiting for reclamation; the 20000

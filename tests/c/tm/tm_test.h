@@ -24,6 +24,17 @@ extern uint64_t g_x, g_y, g_flag;   /* restart, nesting, hardware sections */
 extern uint64_t g_acct[ACCOUNTS];
 
 void gap(void);
+
+/* This thread's explicit restarts so far.  A case that restarts a section
+ * once counts attempts with this, not with a local: the library counts
+ * them outside any transaction, while a hardware abort (real RTM) rolls
+ * back everything the attempt wrote, locals included (docs/tm.md). */
+HPS_INLINE uint64_t tm_restarts(void)
+{
+    hps_tm_stats_t s;
+    hps_tm_stats_get(&s);
+    return s.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT];
+}
 void run_threads(unsigned n, void *(*fn)(void *));
 
 /* The bank: transfers keep the total, audits check it inside sections. */
@@ -40,6 +51,7 @@ void case_auto(void);
 void case_auto_churn(void);
 void case_auto_measure(void);
 void case_auto_small(void);
+void case_auto_rtm(void);
 void case_backend(const char *want);
 void case_bank(void);
 void case_bias(void);
