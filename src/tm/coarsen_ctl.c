@@ -17,10 +17,10 @@
  *     against a step (a load that falls during B and stays low makes A
  *     look worse, never A2).  Until issue 16 the rule was 3 % below the
  *     lower one: the lower of two noisy medians is biased low by about half
- *     their spread, so on this machine's noise (epochs 3.5 % apart at the
- *     median, 20 % at the 90th percentile) real gains of 5-10 % were
- *     rejected again and again, and every rejection doubled the stay at
- *     the worse level;
+ *     their spread, so with noise like this machine's (two epochs in a row
+ *     at one level differ by 20 % or more one time in ten) gains of 5-10 %
+ *     were rejected again and again, and every rejection doubled the stay
+ *     at the worse level;
  *   - the 3 % is hysteresis: levels within noise of each other do not
  *     trade places back and forth.  (5 % was tried: on the
  *     workloads' long gentle slopes, where each doubling of k gains 2-5 %
