@@ -21,6 +21,7 @@
  * threads' sections.  What the threads share is a hint: the level a
  * thread last settled on, where a thread new to the site starts.
  */
+#include <string.h>
 #include "internal.h"
 #include "coarsen.h"
 #include "hpsync/tm_coarsen.h"
@@ -57,13 +58,29 @@ static void snapshot(const hps_tm_desc_t *d, volatile chunk_t *c)
     c->irr = d->st.aborts_by_cause[HPS_TM_CAUSE_IRREVOCABLE];
 }
 
+/* Whether the attempt that aborted may have been a real hardware
+ * transaction: RTM on this CPU and a backend that uses it.  Then the
+ * iteration that was running is unknown (its store of `cur` was rolled
+ * back with the transaction).  Not the CPU alone: a norec or stm section
+ * on a CPU with RTM runs in software, and its `cur` is exact (the first
+ * version of this test looked at the CPU only, so on an RTM machine no
+ * backend ended a chunk before a restarting iteration).  The backend is
+ * the one in force now; auto may have switched since the attempt, which
+ * at worst ends a chunk at a stale iteration: smaller, still correct. */
+static int attempt_in_hw(void)
+{
+    if (!hps_tm_hw_speculates())
+        return 0;
+    const char *b = hps_tm_backend_name();
+    return !strcmp(b, "htm") || !strcmp(b, "hybrid");
+}
+
 /* The chunk is running again after an abort: shorten it where the cause
- * asks (see tm_coarsen.h).  Under real RTM the iteration that was running
- * is unknown (its store of `cur` was rolled back with the transaction). */
+ * asks (see tm_coarsen.h). */
 static HPS_NOINLINE void after_abort(const hps_tm_desc_t *d, volatile chunk_t *c)
 {
     long lo = c->lo, end = c->end, cur = c->cur;
-    int exact = !hps_tm_hw_speculates();
+    int exact = !attempt_in_hw();
     if (cap_count(d) != c->cap) {
         long half = lo + (end - lo) / 2;
         end = half > lo ? half : lo + 1;
