@@ -30,8 +30,8 @@
  *   - an iteration called hps_tm_restart(): the iterations before it
  *     commit first, then it begins a chunk of its own (so a wait for
  *     another thread never waits for this thread's own uncommitted work);
- *     with real RTM the split point is lost with the transaction and the
- *     whole chunk reruns;
+ *     with real RTM under htm or hybrid the split point is lost with the
+ *     transaction, and the chunk shrinks to its first iteration;
  *   - a hardware capacity abort: the chunk is halved, and so is the
  *     call's k for its remaining chunks (hps_tm_for) or the controller's
  *     level (hps_tm_for_dynamic).

@@ -10,7 +10,8 @@
  *   A   the current level's cost per iteration: median of 3 epochs;
  *   B   a neighbour's (one level up or down): median of 3 epochs;
  *   A2  the current level again: 3 epochs;
- *   move to the neighbour only if B beats both A and A2 by 3 %, then keep
+ *   move to the neighbour only if B beats the mean of A and A2 by 3 % and
+ *   the lower of them at all, then keep
  *   going that way (B at the next level, A2); else try the other side;
  *   with neither side better, settle.  Settled, hold the level for a stay
  *   (8 epochs, doubling each time a probe confirms it, up to 256), then

@@ -11,11 +11,18 @@
  *   - a measurement is the median of 3 epochs: one epoch hit by a
  *     preemption (a 4 ms time slice in a 50 us epoch) does not count;
  *   - a neighbour must beat the current level measured both before and
- *     after it (A B A2): a load that rises or falls during the probe makes
- *     one of A and A2 look worse, never both better, so drift cannot pull
- *     the level away;
- *   - it must beat them by 3 % (hysteresis): levels within noise of each
- *     other do not trade places back and forth.  (5 % was tried: on the
+ *     after it (A B A2): by 3 % against their mean, and at all against the
+ *     lower of the two.  The mean of A and A2 is A's cost at B's time when
+ *     the load drifts steadily (the drift cancels); the lower one guards
+ *     against a step (a load that falls during B and stays low makes A
+ *     look worse, never A2).  Until issue 16 the rule was 3 % below the
+ *     lower one: the lower of two noisy medians is biased low by about half
+ *     their spread, so with noise like this machine's (two epochs in a row
+ *     at one level differ by 20 % or more one time in ten) gains of 5-10 %
+ *     were rejected again and again, and every rejection doubled the stay
+ *     at the worse level;
+ *   - the 3 % is hysteresis: levels within noise of each other do not
+ *     trade places back and forth.  (5 % was tried: on the
  *     workloads' long gentle slopes, where each doubling of k gains 2-5 %
  *     up to k = 1024, it stopped two or three levels short, 5-9 % off.)
  *   - probes get rarer while the level holds (stays double up to 256
@@ -162,8 +169,8 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
             c->b = m;
             c->phase = HPS_TM_CTL_A2;
         } else {
-            float a = c->a < m ? c->a : m;
-            if (c->b < a * (1.0f - H)) {
+            float lo = c->a < m ? c->a : m, mean = 0.5f * (c->a + m);
+            if (c->b < mean * (1.0f - H) && c->b < lo) {
                 /* Move, and keep going the same way: the side we came from
                  * was just measured worse. */
                 int dir = c->dir;
