@@ -10,9 +10,11 @@
  * "uninstrumented" when the section cannot abort and runs alone:
  *   - it is irrevocable (the compiler had no instrumented path, every path
  *     goes irrevocable, or it changed mode and restarted);
- *   - the backend is sgl or auto's one-thread backend (solo), the section
- *     has no __transaction_cancel (pr_hasNoAbort), so it only has to stop
- *     its undo logging (hps_tm_irrevocable: no restart under these two).
+ *   - it runs as sgl or solo (auto's one-thread backend, and every thread
+ *     on the bias) and has no __transaction_cancel (pr_hasNoAbort): then
+ *     nothing can abort it and its plain code logs nothing, so it needs no
+ *     mode change at all (t->plain; _ITM_inTransaction calls it
+ *     irrevocable, which it is in effect).
  * Everything else runs instrumented on the backend HPSYNC_TM chose.
  */
 #define _GNU_SOURCE
@@ -56,11 +58,15 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
         d->want_irrev = 1;
     /* pr_readOnly: the compiler saw no store in the instrumented code
      * (a store anyway restarts the section read-write). */
-    hps_tm_begin_(f, !irrev && (pr & HPS_ITM_PR_READ_ONLY));
+    /* The bias's owner begins inline (hpsync/tm.h), as native sections do. */
+    int ro = !irrev && (pr & HPS_ITM_PR_READ_ONLY);
+    if (irrev || !hps_tm_begin_bias_(f, ro))
+        hps_tm_begin_(f, ro);
     const uint32_t plain = HPS_ITM_PR_HAS_NO_ABORT | HPS_ITM_PR_UNINSTRUMENTED;
-    if (d->irrev == 0 && (pr & plain) == plain &&
-        (d->ops == &hps_tm_sgl_ops || d->ops == &hps_tm_solo_ops))
-        hps_tm_irrevocable();
+    t->plain = d->irrev == 0 && (pr & plain) == plain &&
+               (d->ops == &hps_tm_sgl_ops || d->ops == &hps_tm_solo_ops);
+    if (t->plain)
+        return HPS_ITM_A_RUN_UNINSTRUMENTED;
     if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     return HPS_ITM_A_RUN_INSTRUMENTED;
@@ -112,7 +118,8 @@ static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
         fr->exc_n = t->exc_n;
         return HPS_ITM_A_RUN_INSTRUMENTED;
     }
-    if ((props & HPS_ITM_PR_UNINSTRUMENTED) && (d->irrev || !(props & HPS_ITM_PR_INSTRUMENTED)))
+    if ((props & HPS_ITM_PR_UNINSTRUMENTED) &&
+        (d->irrev || t->plain || !(props & HPS_ITM_PR_INSTRUMENTED)))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     return HPS_ITM_A_RUN_INSTRUMENTED;
 }
@@ -187,7 +194,7 @@ HPS_EXPORT void _ITM_commitTransaction(void)
         return;
     }
     f->depth = 0;
-    hps_tm_commit_(f);               /* an abort goes back to begin from here */
+    hps_tm_end_(f);                  /* an abort goes back to begin from here */
     if (hps_unlikely(t->dirty))
         committed(t);
 }
@@ -246,8 +253,8 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
 HPS_EXPORT void _ITM_changeTransactionMode(int mode)
 {
     hps_tm_desc_t *d = hps_itm_desc();
-    if (!d || d->fast.depth == 0 || d->irrev)
-        return;
+    if (!d || d->fast.depth == 0 || d->irrev || hps_itm_t.plain)
+        return;                      /* (a plain transaction cannot abort already) */
     go_irrevocable(d);
 }
 
@@ -256,7 +263,7 @@ HPS_EXPORT int _ITM_inTransaction(void)
     hps_tm_desc_t *d = hps_itm_desc();
     if (!d || d->fast.depth == 0)
         return HPS_ITM_OUTSIDE;
-    return d->irrev ? HPS_ITM_IRREVOCABLE : HPS_ITM_RETRYABLE;
+    return d->irrev || hps_itm_t.plain ? HPS_ITM_IRREVOCABLE : HPS_ITM_RETRYABLE;
 }
 
 /* Identifiers come from a global counter in blocks, so that a transaction

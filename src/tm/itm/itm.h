@@ -99,6 +99,9 @@ typedef struct hps_itm_thread {
      * a plain transaction's commit tests one word. */
     uint32_t dirty;
     uint32_t cancel;                 /* an abort that must not run it again */
+    /* The outermost transaction runs its uninstrumented code and cannot
+     * abort (alone: sgl's lock, solo, the bias), without being irrevocable. */
+    uint32_t plain;
     uint32_t nframes, frames_cap;
     hps_itm_frame_t *frames;
     /* Old values of the words written while a frame is open: (word, old)
