@@ -108,6 +108,7 @@ int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h)
         unsigned status = eo->begin(h->lock, HPS_LOCK_ADAPTIVE);
         if (status == HPS_TX_STARTED) {
             const hps_tm_ops_t *o = eo->speculative ? h->spec : h->emu;
+            d->hw_plain = 0;
             d->ops = o;
             d->fast.read = o->read;
             d->fast.write = d->ro && eo->speculative ? write_ro_spec : o->write;
@@ -164,7 +165,7 @@ static void htm_rollback_spec(hps_tm_desc_t *d)
     hps_tm_hw_rollback_spec(d);
 }
 
-static const hps_tm_ops_t htm_spec_ops = {
+const hps_tm_ops_t hps_tm_htm_spec_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,
     .begin = NULL, .read = NULL, .write = hps_tm_sgl_write,
     .commit = htm_commit, .rollback = htm_rollback_spec, .end = hps_tm_op_none,
@@ -174,7 +175,16 @@ static const hps_tm_ops_t htm_emu_ops = {
     .begin = NULL, .read = NULL, .write = hps_tm_sgl_write,
     .commit = htm_commit, .rollback = htm_rollback_emu, .end = hps_tm_op_none,
 };
-static const hps_tm_hw_t g_hw = { &hps_tm_sgl_lock, &g_skip, &htm_spec_ops, &htm_emu_ops };
+static const hps_tm_hw_t g_hw = { &hps_tm_sgl_lock, &g_skip, &hps_tm_htm_spec_ops, &htm_emu_ops };
+
+int hps_tm_hw_plain(hps_tm_desc_t *d)
+{
+    /* Plain code writes without telling anyone: hybrid's commit must then
+     * advance norec's sequence as any writer's does (hybrid.c). */
+    if (d->ops == &hps_tm_hybrid_spec_ops)
+        d->hw_plain = 1;
+    return hps_tm_hw_spec(d);
+}
 
 static void htm_begin(hps_tm_desc_t *d)
 {

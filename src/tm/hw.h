@@ -34,6 +34,19 @@ typedef struct hps_tm_hw {
  * htm_other); the section's own aborts go on to hps_tm_abort() with their
  * cause and do not return. */
 int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h);
+/* 1 when d's section runs as a real hardware transaction in which plain
+ * (uninstrumented) code is correct, its commit arranged for that: htm's
+ * always are (subscribed to sgl's lock); hybrid's then count as writers
+ * at commit (norec's sequence advances).  0 otherwise (software, or the
+ * injected backend's emulated sections).  libhpsync-itm asks. */
+int hps_tm_hw_plain(hps_tm_desc_t *d);
+/* The ops of a section running as a real hardware transaction. */
+extern const hps_tm_ops_t hps_tm_htm_spec_ops, hps_tm_hybrid_spec_ops;
+HPS_INLINE int hps_tm_hw_spec(const hps_tm_desc_t *d)
+{
+    return d->ops == &hps_tm_htm_spec_ops || d->ops == &hps_tm_hybrid_spec_ops;
+}
+
 /* Explicit restarts of a section's hardware attempts after which it runs
  * in software until it commits (d->hw_restarts, reset at commit). */
 #define HPS_TM_HW_RESTARTS 3

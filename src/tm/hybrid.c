@@ -34,7 +34,7 @@ static __thread int t_holds_commit __attribute__((tls_model("initial-exec")));
 
 static int spec_commit(hps_tm_desc_t *d)
 {
-    if (d->ulog.n) {
+    if (d->ulog.n || d->hw_plain) {
         /* Inside the transaction: plain accesses (the hardware makes them
          * atomic).  Odd cannot be seen with the commit lock free, and a
          * held lock aborted us already; leaving as "busy" is the safe
@@ -73,7 +73,7 @@ static void emu_rollback(hps_tm_desc_t *d)
     hps_tm_hw_end(&g_hw, 0);
 }
 
-static const hps_tm_ops_t spec_ops = {
+const hps_tm_ops_t hps_tm_hybrid_spec_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "hybrid", .instrument_reads = 0,
     .read = NULL, .write = hps_tm_sgl_write,
     .commit = spec_commit, .rollback = hps_tm_hw_rollback_spec, .end = hps_tm_op_none,
@@ -83,7 +83,7 @@ static const hps_tm_ops_t emu_ops = {
     .read = NULL, .write = hps_tm_sgl_write,
     .commit = emu_commit, .rollback = emu_rollback, .end = hps_tm_op_none,
 };
-static const hps_tm_hw_t g_hw = { &g_commit, &g_skip, &spec_ops, &emu_ops };
+static const hps_tm_hw_t g_hw = { &g_commit, &g_skip, &hps_tm_hybrid_spec_ops, &emu_ops };
 
 /* ---- the software side: norec, with the commit lock around a writer's commit */
 

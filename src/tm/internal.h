@@ -62,6 +62,7 @@ typedef struct hps_tm_desc {
     uint32_t aborted;                /* this section aborted at least once */
     uint32_t hw_restarts;            /* explicit restarts of its hardware attempts (hw.h) */
     uint32_t abort_hw;               /* the last abort left a hardware attempt (all rolled back) */
+    uint32_t hw_plain;               /* hybrid: a hardware section running plain code (hw.h) */
     uint64_t wv;                     /* stm: version of the commit just made, or 0 */
     uint64_t rng;                    /* backoff randomness */
     uint32_t ulog_masks;             /* sgl: mask entries in ulog (sub-word writes) */

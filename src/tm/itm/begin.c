@@ -14,7 +14,9 @@
  *     on the bias) and has no __transaction_cancel (pr_hasNoAbort): then
  *     nothing can abort it and its plain code logs nothing, so it needs no
  *     mode change at all (t->plain; _ITM_inTransaction calls it
- *     irrevocable, which it is in effect).
+ *     irrevocable, which it is in effect);
+ *   - it runs as a real hardware transaction (htm, hybrid on RTM) and has
+ *     no __transaction_cancel: the hardware tracks its plain accesses.
  * Everything else runs instrumented on the backend HPSYNC_TM chose.
  */
 #define _GNU_SOURCE
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "itm.h"
+#include "../hw.h"
 
 __thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec")));
 
@@ -66,6 +69,11 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     t->plain = d->irrev == 0 && (pr & plain) == plain &&
                (d->ops == &hps_tm_sgl_ops || d->ops == &hps_tm_solo_ops);
     if (t->plain)
+        return HPS_ITM_A_RUN_UNINSTRUMENTED;
+    /* A real hardware transaction (htm, hybrid on RTM) runs plain code too,
+     * as libitm's own hardware path does: the hardware tracks and rolls
+     * back every access.  It can still abort, so it is not t->plain. */
+    if ((pr & plain) == plain && d->irrev == 0 && hps_tm_hw_plain(d))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
@@ -263,7 +271,10 @@ HPS_EXPORT int _ITM_inTransaction(void)
     hps_tm_desc_t *d = hps_itm_desc();
     if (!d || d->fast.depth == 0)
         return HPS_ITM_OUTSIDE;
-    return d->irrev || hps_itm_t.plain ? HPS_ITM_IRREVOCABLE : HPS_ITM_RETRYABLE;
+    /* A hardware transaction says irrevocable, as libitm's does: whatever
+     * the caller then does that could not be undone (a system call) aborts
+     * it before it takes effect, and the section goes on in software. */
+    return d->irrev || hps_itm_t.plain || hps_tm_hw_spec(d) ? HPS_ITM_IRREVOCABLE : HPS_ITM_RETRYABLE;
 }
 
 /* Identifiers come from a global counter in blocks, so that a transaction
