@@ -169,11 +169,14 @@ extern hps_au64 hps_tm_stm_orecs_[1u << HPS_TM_ORECS_BITS_];
 
 /* What every section's begin reads, on one line: the epoch (memory
  * reclamation), the gate (raised while a section must run alone: an
- * irrevocable one, a backend switch, a revocation of the bias, fork) and
- * the descriptor that holds the bias (NULL: none). */
+ * irrevocable one, a backend switch, a revocation of the bias, fork), the
+ * descriptor that holds the bias (NULL: none) and the backend's ops table
+ * (a hardware section reads the line inside its transaction: any change
+ * of it aborts the section). */
 struct hps_tm_glob {
     hps_au64 epoch;
     hps_aptr bias;
+    hps_aptr ops;
     hps_au32 irrev;
 } __attribute__((aligned(HPS_CACHELINE)));
 extern struct hps_tm_glob hps_tm_g_;

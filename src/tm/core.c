@@ -35,7 +35,6 @@ uint32_t hps_tm_etl, hps_tm_privatize;
  * The type is a line of its own: every begin reads it. */
 HPS_EXPORT struct hps_tm_glob hps_tm_g_ = { .epoch = 1 };
 
-static hps_aptr g_ops;                        /* const hps_tm_ops_t * */
 static uint32_t g_retries, g_stats, g_auto;
 static const char *g_why = "HPSYNC_TM";       /* how the backend was chosen (not auto) */
 static hps_au32 g_init;                       /* 0, 2 ready */
@@ -63,7 +62,7 @@ uint32_t hps_tm_desc_count(void) { return hps_load_acquire(&g_ndesc); }
 static const hps_tm_ops_t *ops_now(void)
 {
     /* Acquire: the table a switch published is fully visible. */
-    return (const hps_tm_ops_t *)hps_load_acquire(&g_ops);
+    return (const hps_tm_ops_t *)hps_load_acquire(&hps_tm_g_.ops);
 }
 
 void hps_tm_op_none(hps_tm_desc_t *d)
@@ -145,7 +144,7 @@ static void tm_init_once(void)
     g_stats = s->tm_stats;
     hps_tm_etl = s->tm_etl;
     hps_tm_privatize = s->tm_privatize;
-    hps_store_relaxed(&g_ops, (void *)choose_backend());
+    hps_store_relaxed(&hps_tm_g_.ops, (void *)choose_backend());
     hps_tm_bias_setup(s->tm_bias);
     pthread_key_create(&g_key, thread_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
@@ -247,7 +246,7 @@ void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops)
 {
     gate_close(self);
     /* Release: begin reads the table after passing the gate (acquire). */
-    hps_store_release(&g_ops, (void *)ops);
+    hps_store_release(&hps_tm_g_.ops, (void *)ops);
     gate_open();
 }
 
@@ -503,6 +502,19 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
     }
     if (hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
         return;
+    /* Hardware backends on RTM: a transaction first, unpublished (hw.h). */
+    d->hw_tried = 0;
+    const hps_tm_ops_t *o0 = ops_now();
+    if (o0->try_hw) {
+        int r = o0->try_hw(d);
+        if (r > 0) {
+            f->mode = section_mode(d, d->ops);
+            hps_tm_rd_ = NULL;        /* hardware sections read plainly */
+            hps_tm_wr_ = f;
+            return;
+        }
+        d->hw_tried = r == 0;
+    }
     for (;;) {
         /* Sequentially consistent (xchg): the store of in_sec must be
          * ordered before the read of hps_tm_g_.irrev (see gate_close), and before

@@ -34,6 +34,12 @@ typedef struct hps_tm_hw {
  * htm_other); the section's own aborts go on to hps_tm_abort() with their
  * cause and do not return. */
 int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h);
+/* The same before d publishes in_sec (hps_tm_ops_t.try_hw): only where the
+ * transactions really speculate (-1 elsewhere), and a started transaction
+ * first reads the gate, the bias and the backend (`self`) and aborts
+ * unless the gate is open, no bias is held and `self` still runs, so any
+ * section that must run alone, and any backend switch, aborts it. */
+int hps_tm_hw_try(hps_tm_desc_t *d, const hps_tm_hw_t *h, const hps_tm_ops_t *self);
 /* 1 when d's section runs as a real hardware transaction in which plain
  * (uninstrumented) code is correct, its commit arranged for that: htm's
  * always are (subscribed to sgl's lock); hybrid's then count as writers

@@ -116,6 +116,11 @@ __attribute__((constructor)) static void sw_setup(void)
     g_sw.rollback = sw_rollback;
 }
 
+static int hybrid_try(hps_tm_desc_t *d)
+{
+    return hps_tm_hw_try(d, &g_hw, &hps_tm_hybrid_ops);
+}
+
 static void hybrid_begin(hps_tm_desc_t *d)
 {
     if (hps_tm_hw_begin(d, &g_hw)) {
@@ -133,5 +138,5 @@ static void hybrid_begin(hps_tm_desc_t *d)
 const hps_tm_ops_t hps_tm_hybrid_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "hybrid", .instrument_reads = 0,
     .begin = hybrid_begin, .read = NULL, .write = hps_tm_sgl_write,
-    .commit = emu_commit, .rollback = emu_rollback, .end = hps_tm_op_none,
+    .commit = emu_commit, .rollback = emu_rollback, .end = hps_tm_op_none, .try_hw = hybrid_try,
 };

@@ -63,6 +63,7 @@ typedef struct hps_tm_desc {
     uint32_t hw_restarts;            /* explicit restarts of its hardware attempts (hw.h) */
     uint32_t abort_hw;               /* the last abort left a hardware attempt (all rolled back) */
     uint32_t hw_plain;               /* hybrid: a hardware section running plain code (hw.h) */
+    uint32_t hw_tried;               /* this attempt tried hardware before publishing in_sec */
     uint64_t wv;                     /* stm: version of the commit just made, or 0 */
     uint64_t rng;                    /* backoff randomness */
     uint32_t ulog_masks;             /* sgl: mask entries in ulog (sub-word writes) */
@@ -98,6 +99,11 @@ typedef struct hps_tm_ops {
      * read-only ones that keep no read log (CALL: none; such a backend
      * always logs).  A table that leaves them 0 is called for every access. */
     uint32_t mode, mode_ro;
+    /* Hardware backends on RTM: try the section as a real transaction
+     * before the thread publishes in_sec (the transaction subscribes to
+     * the gate instead).  1 started, 0 tried and failed (begin's software
+     * path follows, d->hw_tried set), -1 not applicable.  NULL: none. */
+    int (*try_hw)(struct hps_tm_desc *d);
 } hps_tm_ops_t;
 
 extern const hps_tm_ops_t hps_tm_sgl_ops, hps_tm_norec_ops, hps_tm_stm_ops;
