@@ -15,7 +15,9 @@
  * tts, elide-r0, elide-r1, elide-r3, elide-r7, stm, olc.  --alloc malloc
  * takes nodes from malloc, whichever allocator the process has (glibc, or
  * hpsync's or another one by LD_PRELOAD: "malloc_provider" says which);
- * --alloc pool from per-thread pre-allocated chunks.
+ * --alloc pool from per-thread chunks mapped and faulted in before the
+ * timed insert phase (the same for every variant).  Every repetition starts
+ * from an empty heap (malloc_trim after its teardown, run_rep says why).
  *
  * Validation after every repetition: every inserted key is found with its
  * value (a lookup that misses fails), as many inserts succeeded as there
