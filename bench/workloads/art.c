@@ -15,7 +15,9 @@
  * tts, elide-r0, elide-r1, elide-r3, elide-r7, stm, olc.  --alloc malloc
  * takes nodes from malloc, whichever allocator the process has (glibc, or
  * hpsync's or another one by LD_PRELOAD: "malloc_provider" says which);
- * --alloc pool from per-thread pre-allocated chunks.
+ * --alloc pool from per-thread chunks mapped and faulted in before the
+ * timed insert phase (the same for every variant).  Every repetition starts
+ * from an empty heap (malloc_trim after its teardown, run_rep says why).
  *
  * Validation after every repetition: every inserted key is found with its
  * value (a lookup that misses fails), as many inserts succeeded as there
@@ -28,7 +30,9 @@
  * inserts, which validation must catch.
  */
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,6 +63,10 @@ typedef struct row {
     const char *keyset;
     int threads, reps;
     double ins[HPS_BENCH_MAX_REPS], look[HPS_BENCH_MAX_REPS];   /* Mops/s per repetition */
+    /* The insert phase's CPU seconds and minor page faults, summed over
+     * threads: what it cost whatever else the machine ran meanwhile. */
+    double ins_cpu[HPS_BENCH_MAX_REPS], ins_faults[HPS_BENCH_MAX_REPS];
+    double pool_per_key;         /* pool bytes carved per key (pool mode, last repetition) */
     double ins_med, look_med;
     uint64_t leaves;
     art_olc_restarts_t restarts;     /* olc: summed over threads and repetitions */
@@ -69,6 +77,7 @@ static struct {
     int reps, corrupt, nthreads, threads[MAX_THREADS_LIST];
     art_alloc_mode_t alloc;
     uint64_t *order;             /* the keys in the order threads take them */
+    size_t prefill;              /* pool bytes each thread faults in before inserting */
     /* The phase in progress. */
     art_n256_t *root;
     const variant_t *v;
@@ -76,14 +85,24 @@ static struct {
     pthread_barrier_t start;
 } g;
 
+/* Aligned to two cache lines (the adjacent-line prefetcher pairs them):
+ * a thread writes its ctx (the pool's cursor, the spare blocks) on every
+ * allocation, and must not share a line with the next worker's. */
 typedef struct worker {
     pthread_t tid;
     int index;
     art_ctx_t ctx;
     uint64_t done, misses, wrong, first_bad;
     uint64_t t0, t1;             /* this thread's phase, ns */
+    uint64_t cpu_ns, faults;     /* this thread's CPU time and minor faults in the phase */
     art_olc_restarts_t restarts;
-} worker_t;
+} __attribute__((aligned(128))) worker_t;
+
+static uint64_t minor_faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? (uint64_t)ru.ru_minflt : 0;
+}
 
 /* Random keys: a bijection of 0..2^64-1 (the murmur3 finalizer), so N
  * indices give N distinct keys and index >= N gives keys never inserted. */
@@ -104,7 +123,10 @@ static void *worker_main(void *arg)
     worker_t *w = arg;
     long n = g.keys, per = (n + g.workers - 1) / g.workers;
     long lo = per * w->index, hi = lo + per < n ? lo + per : n;
+    if (g.phase == 0 && w->ctx.mode == ART_ALLOC_POOL)
+        art_pool_prefill(&w->ctx, g.prefill);
     pthread_barrier_wait(&g.start);
+    uint64_t f0 = minor_faults(), c0 = hps_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     w->t0 = hps_bench_now_ns();
     uint64_t done = 0, misses = 0, wrong = 0;
     if (g.phase == 0) {
@@ -123,6 +145,8 @@ static void *worker_main(void *arg)
         }
     }
     w->t1 = hps_bench_now_ns();
+    w->cpu_ns = hps_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    w->faults = minor_faults() - f0;
     art_olc_restarts_take(&w->restarts);
     w->done = done;
     w->misses = misses;
@@ -169,12 +193,19 @@ static void fail(const row_t *r, const char *fmt, ...)
 /* One repetition: build, time both phases, validate, tear down. */
 static void run_rep(row_t *r, int rep, int random)
 {
-    worker_t *ws = calloc((size_t)r->threads, sizeof *ws);
+    size_t wsize = sizeof(worker_t) * (size_t)r->threads;
+    worker_t *ws = aligned_alloc(_Alignof(worker_t), wsize);
     g.root = art_new();
     if (!ws || !g.root) {
         hps_bench_log("out of memory");
         exit(1);
     }
+    memset(ws, 0, wsize);
+    /* The pool's pre-allocation, the same for every variant: the bytes per
+     * key the tree takes (measured, grown nodes included: 27.7 dense; 45 at
+     * 16 Mi random keys, 50 at 256 Ki), a little over.  Beyond it a thread
+     * maps more chunks as it goes, and their faults show in the row. */
+    g.prefill = (size_t)((random ? 56.0 : 32.0) * (double)g.keys / r->threads);
     g.v = r->v;
     g.workers = r->threads;
     for (int i = 0; i < r->threads; i++) {
@@ -183,8 +214,15 @@ static void run_rep(row_t *r, int rep, int random)
     }
     double ti = run_phase(ws, 0);
     uint64_t inserted = 0;
-    for (int i = 0; i < r->threads; i++)
+    size_t pool_used = 0;
+    r->ins_cpu[rep] = r->ins_faults[rep] = 0;
+    for (int i = 0; i < r->threads; i++) {
         inserted += ws[i].done;
+        r->ins_cpu[rep] += (double)ws[i].cpu_ns / 1e9;
+        r->ins_faults[rep] += (double)ws[i].faults;
+        pool_used += art_pool_used(&ws[i].ctx);
+    }
+    r->pool_per_key = (double)pool_used / (double)g.keys;
     if (g.corrupt) {
         /* A key no thread inserted, behind the accounting's back. */
         art_ctx_t *c = &ws[0].ctx;
@@ -220,6 +258,16 @@ static void run_rep(row_t *r, int rep, int random)
     for (int i = 0; i < r->threads; i++)
         art_ctx_release(&ws[i].ctx);
     free(ws);
+    /* Give the heap back, so that every repetition allocates from the same
+     * state.  Without this glibc keeps the 16 Mi freed leaves on its fast
+     * bins, in the order the teardown freed them (key order: random
+     * addresses, since they were allocated in a shuffled order), and the
+     * next repetition's mallocs pop them one dependent cache miss at a
+     * time: measured at 16 Mi dense keys, twice the insert CPU time of a
+     * repetition on a fresh heap.  Which thread inherits such an arena
+     * depends on the rows before, so without the trim the rows of one run
+     * were not comparable (OLC at 2 threads waited on its slow thread). */
+    malloc_trim(0);
 }
 
 /* The keys in a shuffled order (Fisher-Yates, fixed seed). */
@@ -295,6 +343,10 @@ static void emit_row(row_t *r)
     hps_json_int("reps", r->reps);
     hps_json_num_array("insert_mops_reps", r->ins, r->reps);
     hps_json_num_array("lookup_mops_reps", r->look, r->reps);
+    hps_json_num_array("insert_cpu_seconds_reps", r->ins_cpu, r->reps);
+    hps_json_num_array("insert_minor_faults_reps", r->ins_faults, r->reps);
+    if (g.alloc == ART_ALLOC_POOL)
+        hps_json_num("pool_bytes_per_key", r->pool_per_key);
     double tmp[HPS_BENCH_MAX_REPS];
     memcpy(tmp, r->ins, sizeof(double) * (size_t)r->reps);
     r->ins_med = hps_bench_median(tmp, (size_t)r->reps);

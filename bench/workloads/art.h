@@ -199,8 +199,9 @@ typedef enum { ART_ALLOC_MALLOC, ART_ALLOC_POOL } art_alloc_mode_t;
 
 typedef struct art_pool {
     char *at, *end;
-    void **chunks;
+    char **chunks;
     size_t nchunks, cap;
+    size_t next;                 /* chunks[next] is the first not yet carved */
 } art_pool_t;
 
 /* Per thread: its pool, the nodes it replaced (OLC frees them only when
@@ -218,6 +219,11 @@ typedef struct art_ctx {
 
 /* n bytes, 16-aligned, from the context's pool (exits on out of memory). */
 void *art_pool_alloc(art_ctx_t *c, size_t n);
+/* Map and fault in enough chunks for bytes more, before the timed phase:
+ * the pool is pre-allocated, so its first touch is not timed. */
+void art_pool_prefill(art_ctx_t *c, size_t bytes);
+/* Bytes carved from the pool so far. */
+size_t art_pool_used(const art_ctx_t *c);
 /* Free every chunk and retired node of c. */
 void art_ctx_release(art_ctx_t *c);
 /* Remember a replaced node, for art_ctx_release. */

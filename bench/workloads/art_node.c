@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "art.h"
 
 /* Large enough that a 16 M key run takes a few hundred chunks, small
@@ -23,23 +24,52 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
+/* Pool chunks come from mmap, not malloc: the pool is then the same
+ * whichever malloc the process has and whatever that malloc did in the
+ * previous repetition (glibc serves 4 MiB by mmap or from its heap
+ * depending on what was freed before).  populate: fault every page in now. */
+static void pool_add_chunk(art_pool_t *p, int populate)
+{
+    if (p->nchunks == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 64;
+        p->chunks = xrealloc(p->chunks, p->cap * sizeof *p->chunks);
+    }
+    void *chunk = mmap(NULL, POOL_CHUNK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+    if (chunk == MAP_FAILED) {
+        fprintf(stderr, "hps-workload-art: out of memory (pool chunk)\n");
+        exit(1);
+    }
+    p->chunks[p->nchunks++] = chunk;
+}
+
+void art_pool_prefill(art_ctx_t *c, size_t bytes)
+{
+    for (size_t n = (bytes + POOL_CHUNK - 1) / POOL_CHUNK; n > 0; n--)
+        pool_add_chunk(&c->pool, 1);
+}
+
 void *art_pool_alloc(art_ctx_t *c, size_t n)
 {
     art_pool_t *p = &c->pool;
     n = (n + 15) & ~(size_t)15;
     if ((size_t)(p->end - p->at) < n) {
-        if (p->nchunks == p->cap) {
-            p->cap = p->cap ? 2 * p->cap : 64;
-            p->chunks = xrealloc(p->chunks, p->cap * sizeof *p->chunks);
-        }
-        char *chunk = xrealloc(NULL, POOL_CHUNK);
-        p->chunks[p->nchunks++] = chunk;
-        p->at = chunk;
-        p->end = chunk + POOL_CHUNK;
+        /* The next chunk: a pre-faulted one while they last, then a new
+         * one whose pages fault in as the thread first writes them. */
+        if (p->next == p->nchunks)
+            pool_add_chunk(p, 0);
+        p->at = p->chunks[p->next++];
+        p->end = p->at + POOL_CHUNK;
     }
     void *r = p->at;
     p->at += n;
     return r;
+}
+
+size_t art_pool_used(const art_ctx_t *c)
+{
+    const art_pool_t *p = &c->pool;
+    return p->next ? (p->next - 1) * (size_t)POOL_CHUNK + (size_t)(POOL_CHUNK - (p->end - p->at)) : 0;
 }
 
 void art_retire(art_ctx_t *c, void *node)
@@ -54,7 +84,7 @@ void art_retire(art_ctx_t *c, void *node)
 void art_ctx_release(art_ctx_t *c)
 {
     for (size_t i = 0; i < c->pool.nchunks; i++)
-        free(c->pool.chunks[i]);
+        munmap(c->pool.chunks[i], POOL_CHUNK);
     free(c->pool.chunks);
     for (size_t i = 0; i < c->nretired; i++)
         free(c->retired[i]);
