@@ -131,8 +131,8 @@ void hps_tm_hw_end(const hps_tm_hw_t *h, int committed)
  * run the inline sgl write (HPS_TM_MODE_SGL: an entry and a store, no call),
  * and this function serves what it leaves: sub-word writes and a full log.
  * Before, every spec write was a call into hps_tm_sgl_write (undo entry,
- * read-only check, out-of-line store): 9.3 ns per word in a 256-word htm
- * section here, 5.7 ns inline (medians of 6 runs, 1 thread). */
+ * read-only check, out-of-line store): 4.5 ns of CPU time per word in a
+ * 256-word htm section (Xeon KVM guest with RTM), 2.5 ns inline. */
 void hps_tm_hw_write_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
