@@ -334,7 +334,7 @@ static const char k_describe[] =
     "\"name\":\"insert_mops\",\"unit\":\"Mops/s\",\"better\":\"higher\"},{\"name\":\"lookup_mops\",\"u"
     "nit\":\"Mops/s\",\"better\":\"higher\"}],\"dims\":[\"keyset\"],\"threads\":{\"default\":[1,2,8]"
     ",\"quick\":[1,2]},\"args\":{\"default\":[\"--keys\",\"524288\"],\"quick\":[\"--quick\"]},\"sec"
-    "onds\":{\"default\":1.5,\"quick\":0.6},\"figures\":[{\"shape\":\"restarts\",\"metric\":\"inser"
+    "onds\":{\"default\":1.0,\"quick\":0.6},\"figures\":[{\"shape\":\"restarts\",\"metric\":\"inser"
     "t_mops\"},{\"shape\":\"restarts\",\"metric\":\"lookup_mops\"}]}";
 
 int main(int argc, char **argv)
