@@ -385,8 +385,8 @@ static const char k_describe[] =
     "ind\":\"tm\",\"env\":{\"HPSYNC_TM\":\"stm\"}},{\"name\":\"olc\",\"kind\":\"other\"}],\"metrics\":[{"
     "\"name\":\"insert_mops\",\"unit\":\"Mops/s\",\"better\":\"higher\"},{\"name\":\"lookup_mops\",\"u"
     "nit\":\"Mops/s\",\"better\":\"higher\"}],\"dims\":[\"keyset\"],\"threads\":{\"default\":[1,2,8]"
-    ",\"quick\":[1,2]},\"args\":{\"default\":[\"--keys\",\"1048576\"],\"quick\":[\"--quick\"]},\"sec"
-    "onds\":{\"default\":2.0,\"quick\":0.6},\"figures\":[{\"shape\":\"restarts\",\"metric\":\"inser"
+    ",\"quick\":[1,2]},\"args\":{\"default\":[\"--keys\",\"524288\"],\"quick\":[\"--quick\"]},\"sec"
+    "onds\":{\"default\":1.0,\"quick\":0.6},\"figures\":[{\"shape\":\"restarts\",\"metric\":\"inser"
     "t_mops\"},{\"shape\":\"restarts\",\"metric\":\"lookup_mops\"}]}";
 
 int main(int argc, char **argv)

@@ -101,7 +101,9 @@ typedef struct wl_row {
 typedef struct wl_workload {
     const char *name;
     const char *title;               /* one line for --describe: what it models */
-    double seconds;                  /* one variant at one thread count, all rows, for the ETA */
+    double seconds;                  /* one variant at one thread count, all rows, for the ETA:
+                                      * wall time of a default round here, including setup and
+                                      * validation, over its variants and thread counts */
     const wl_row_t *rows;
     int nrows;
     const char *const *variants;     /* its own variants (the TM ones are added) */

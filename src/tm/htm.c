@@ -175,6 +175,26 @@ void hps_tm_hw_end(const hps_tm_hw_t *h, int committed)
         hps_lockstate_unlock(h->lock, HPS_LOCK_ADAPTIVE);
 }
 
+/* A write in a speculating transaction: the hardware undoes it on an abort,
+ * so it needs no undo entry, only the count (ulog.n) that the statistics and
+ * hybrid's commit read; spec sections never read the entries.  The spec ops
+ * run the inline sgl write (HPS_TM_MODE_SGL: an entry and a store, no call),
+ * and this function serves what it leaves: sub-word writes and a full log.
+ * Before, every spec write was a call into hps_tm_sgl_write (undo entry,
+ * read-only check, out-of-line store): 4.5 ns of CPU time per word in a
+ * 256-word htm section (Xeon KVM guest with RTM), 2.5 ns inline. */
+void hps_tm_hw_write_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
+{
+    hps_tm_desc_t *d = (hps_tm_desc_t *)f;
+    /* Kept within the capacity, so that a software push later in the thread
+     * (the log's own check is n == cap) never runs past it. */
+    if (hps_unlikely(d->ulog.n == d->ulog.cap))
+        hps_tm_log_grow(&d->ulog);
+    d->ulog.n++;
+    hps_tm_went_t e = { w, v, mask };
+    hps_tm_wset_store(&e);
+}
+
 void hps_tm_hw_rollback_spec(hps_tm_desc_t *d)
 {
     hps_elide_ops->abort(d->want_irrev ? HPS_ABORT_TM_IRREV : HPS_ABORT_TM_RESTART);
@@ -206,8 +226,9 @@ static void htm_rollback_spec(hps_tm_desc_t *d)
 
 const hps_tm_ops_t hps_tm_htm_spec_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,
-    .begin = NULL, .read = NULL, .write = hps_tm_sgl_write,
+    .begin = NULL, .read = NULL, .write = hps_tm_hw_write_spec,
     .commit = htm_commit, .rollback = htm_rollback_spec, .end = hps_tm_op_none,
+    .mode = HPS_TM_MODE_SGL,
 };
 static const hps_tm_ops_t htm_emu_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,

@@ -7,8 +7,9 @@
  *
  * A hardware section runs in one of two ways, and d->ops says which:
  *   spec  the transaction really speculates (RTM): reads are plain loads,
- *         writes are sgl's (a store plus an undo entry, never replayed: the
- *         hardware rolls back); an abort resumes inside hps_tm_hw_begin()
+ *         writes are sgl's inline store and undo entry (HPS_TM_MODE_SGL),
+ *         whose entries are never replayed (the hardware rolls back), and
+ *         hps_tm_hw_write_spec for the rest; an abort resumes inside hps_tm_hw_begin()
  *         with the status, and the section's own aborts (restart, a write in
  *         a read-only section, irrevocability) leave by XABORT with a code.
  *   emu   the injected backend "started" it: the subscribed lock is really
@@ -59,6 +60,9 @@ HPS_INLINE int hps_tm_hw_spec(const hps_tm_desc_t *d)
 /* End the transaction (commit, or after an emu rollback): XEND, or release
  * the really held lock; a commit clears the lock's failure history. */
 void hps_tm_hw_end(const hps_tm_hw_t *h, int committed);
+/* spec write (the inline path's slow side): a store and a count, no undo
+ * entry (the hardware rolls back). */
+void hps_tm_hw_write_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask);
 /* spec rollback: leave the transaction with the code of the pending abort
  * (it resumes in hps_tm_hw_begin); does not return. */
 void hps_tm_hw_rollback_spec(hps_tm_desc_t *d);

@@ -75,8 +75,9 @@ static void emu_rollback(hps_tm_desc_t *d)
 
 const hps_tm_ops_t hps_tm_hybrid_spec_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "hybrid", .instrument_reads = 0,
-    .read = NULL, .write = hps_tm_sgl_write,
+    .read = NULL, .write = hps_tm_hw_write_spec,
     .commit = spec_commit, .rollback = hps_tm_hw_rollback_spec, .end = hps_tm_op_none,
+    .mode = HPS_TM_MODE_SGL,                /* inline writes, as htm's spec */
 };
 static const hps_tm_ops_t emu_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "hybrid", .instrument_reads = 0,
