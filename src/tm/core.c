@@ -696,9 +696,11 @@ HPS_EXPORT void hps_tm_irrevocable(void)
         fatal("hpsync: hps_tm_irrevocable() outside a TM section\n");
     if (d->irrev)
         return;
-    if (d->ops->mode == HPS_TM_MODE_SGL) {
-        /* sgl sections already run alone; stop undo logging (irrev 2:
-         * irrevocable without the gate). */
+    if (d->ops->mode == HPS_TM_MODE_SGL && d->ops->free_at_once) {
+        /* sgl and solo sections already run alone; stop undo logging
+         * (irrev 2: irrevocable without the gate).  Not a hardware
+         * section, which writes as sgl does but can still abort: it
+         * leaves the transaction to become irrevocable. */
         d->irrev = 2;
         d->st.irrevocable++;
         d->slowc = 1;
