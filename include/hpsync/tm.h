@@ -215,6 +215,17 @@ HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
     return 1;
 }
 
+/* A commit's statistics (one shape for the inline commit and the library's
+ * solo one): `w` words written. */
+HPS_INLINE void hps_tm_count_commit_(hps_tm_fast_t *f, uint32_t w)
+{
+    f->st.commits++;
+    f->st.commits_ro += w == 0;
+    f->st.writes += w;
+    if (w > f->st.max_write_set)
+        f->st.max_write_set = w;
+}
+
 /* The commit of a section begun inline that did nothing the library must
  * finish (allocate, free, register an action, go irrevocable, write a
  * sub-word: each sets slowc): statistics, and in_sec back to 0. */
@@ -223,12 +234,8 @@ HPS_INLINE void hps_tm_end_(hps_tm_fast_t *f)
     if (hps_likely(f->slowc == 0)) {
         uint32_t w = f->ulog.n;
         hps_tm_wr_ = NULL;
-        f->st.commits++;
+        hps_tm_count_commit_(f, w);
         f->st.solo++;
-        f->st.commits_ro += w == 0;
-        f->st.writes += w;
-        if (w > f->st.max_write_set)
-            f->st.max_write_set = w;
         /* Release: the section's stores before "outside a section". */
         hps_store_release(&f->in_sec, 0);
         f->ulog.n = 0;

@@ -564,12 +564,7 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
         /* Solo and the bias's sections, with nothing but writes to account
          * for: the whole commit is bookkeeping (aborts_in_row and ro_failed
          * are 0 in a section that never aborted). */
-        uint32_t writes = d->ulog.n - d->ulog_masks;
-        d->st.commits++;
-        d->st.commits_ro += writes == 0;
-        d->st.writes += writes;
-        if (writes > d->st.max_write_set)
-            d->st.max_write_set = writes;
+        hps_tm_count_commit_(f, d->ulog.n - d->ulog_masks);
         hps_store_release(&d->in_sec, 0);
         d->ulog.n = 0;
         d->ulog_masks = 0;
