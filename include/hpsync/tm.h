@@ -9,7 +9,9 @@
  *
  * BEGIN and END pair like `{` and `}` in one function.  An abort returns to
  * the checkpoint BEGIN took (__builtin_setjmp) and runs the section again;
- * locals written inside the section are not rolled back.  Nesting is flat.
+ * locals written inside the section have no defined value after an abort
+ * (software attempts keep them, real hardware ones roll them back).
+ * Nesting is flat.
  * The backend (sgl, norec, stm, htm, hybrid) is
  * chosen once by HPSYNC_TM; see docs/tm.md.
  *
