@@ -21,7 +21,6 @@
  * threads' sections.  What the threads share is a hint: the level a
  * thread last settled on, where a thread new to the site starts.
  */
-#include <string.h>
 #include "internal.h"
 #include "coarsen.h"
 #include "hpsync/tm_coarsen.h"

@@ -503,17 +503,12 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
     if (hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
         return;
     /* Hardware backends on RTM: a transaction first, unpublished (hw.h). */
-    d->hw_tried = 0;
     const hps_tm_ops_t *o0 = ops_now();
-    if (o0->try_hw) {
-        int r = o0->try_hw(d);
-        if (r > 0) {
-            f->mode = section_mode(d, d->ops);
-            hps_tm_rd_ = NULL;        /* hardware sections read plainly */
-            hps_tm_wr_ = f;
-            return;
-        }
-        d->hw_tried = r == 0;
+    if (o0->try_hw && o0->try_hw(d) > 0) {
+        f->mode = section_mode(d, d->ops);
+        hps_tm_rd_ = NULL;            /* hardware sections read plainly */
+        hps_tm_wr_ = f;
+        return;
     }
     for (;;) {
         /* Sequentially consistent (xchg): the store of in_sec must be
@@ -691,7 +686,7 @@ HPS_EXPORT void hps_tm_irrevocable(void)
         fatal("hpsync: hps_tm_irrevocable() outside a TM section\n");
     if (d->irrev)
         return;
-    if (d->ops->mode == HPS_TM_MODE_SGL && d->ops->free_at_once) {
+    if (d->ops->free_at_once) {
         /* sgl and solo sections already run alone; stop undo logging
          * (irrev 2: irrevocable without the gate).  Not a hardware
          * section, which writes as sgl does but can still abort: it

@@ -142,8 +142,10 @@ static int hw_loop(hps_tm_desc_t *d, const hps_tm_hw_t *h, const hps_tm_ops_t *s
 
 int hps_tm_hw_begin(hps_tm_desc_t *d, const hps_tm_hw_t *h)
 {
-    /* Tried already, unpublished, in this attempt: straight to software. */
-    if (d->hw_tried)
+    /* Where transactions speculate, the core tried them unpublished first
+     * (hps_tm_hw_try): a published section goes straight to software.  So
+     * only the injected backend's emulated sections start here. */
+    if (hps_elide_ops->speculative)
         return 0;
     return hw_loop(d, h, NULL);
 }

@@ -9,7 +9,7 @@
  *   spec  the transaction really speculates (RTM): reads are plain loads,
  *         writes are sgl's inline store and undo entry (HPS_TM_MODE_SGL),
  *         whose entries are never replayed (the hardware rolls back), and
- *         hps_tm_hw_write_spec for the rest; an abort resumes inside hps_tm_hw_begin()
+ *         hps_tm_hw_write_spec for the rest; an abort resumes inside hps_tm_hw_try()
  *         with the status, and the section's own aborts (restart, a write in
  *         a read-only section, irrevocability) leave by XABORT with a code.
  *   emu   the injected backend "started" it: the subscribed lock is really
@@ -64,7 +64,7 @@ void hps_tm_hw_end(const hps_tm_hw_t *h, int committed);
  * entry (the hardware rolls back). */
 void hps_tm_hw_write_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask);
 /* spec rollback: leave the transaction with the code of the pending abort
- * (it resumes in hps_tm_hw_begin); does not return. */
+ * (it resumes in hps_tm_hw_try or, injected, hps_tm_hw_begin); does not return. */
 void hps_tm_hw_rollback_spec(hps_tm_desc_t *d);
 
 #endif

@@ -63,7 +63,6 @@ typedef struct hps_tm_desc {
     uint32_t hw_restarts;            /* explicit restarts of its hardware attempts (hw.h) */
     uint32_t abort_hw;               /* the last abort left a hardware attempt (all rolled back) */
     uint32_t hw_plain;               /* hybrid: a hardware section running plain code (hw.h) */
-    uint32_t hw_tried;               /* this attempt tried hardware before publishing in_sec */
     uint64_t wv;                     /* stm: version of the commit just made, or 0 */
     uint64_t rng;                    /* backoff randomness */
     uint32_t ulog_masks;             /* sgl: mask entries in ulog (sub-word writes) */
@@ -84,8 +83,10 @@ typedef struct hps_tm_ops {
     size_t size;                     /* sizeof(hps_tm_ops_t): ABI check */
     const char *name;
     int instrument_reads;            /* 0: reads are plain loads (sgl) */
-    /* 1: no other section runs beside this one's commit or can hold a
-     * pointer it read (sgl, solo): its frees need no epoch (mem.c). */
+    /* 1: the section runs alone: no other section runs beside its commit
+     * or can hold a pointer it read (sgl, solo).  So its frees need no
+     * epoch (mem.c), it becomes irrevocable in place (core.c), and GCC TM
+     * runs its uninstrumented code (itm/begin.c). */
     int free_at_once;
     void (*begin)(hps_tm_desc_t *d);
     uint64_t (*read)(hps_tm_fast_t *f, const uint64_t *w);
@@ -102,7 +103,7 @@ typedef struct hps_tm_ops {
     /* Hardware backends on RTM: try the section as a real transaction
      * before the thread publishes in_sec (the transaction subscribes to
      * the gate instead).  1 started, 0 tried and failed (begin's software
-     * path follows, d->hw_tried set), -1 not applicable.  NULL: none. */
+     * path follows, which then tries no hardware: hw.h), -1 not applicable.  NULL: none. */
     int (*try_hw)(struct hps_tm_desc *d);
 } hps_tm_ops_t;
 

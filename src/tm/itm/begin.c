@@ -67,7 +67,7 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
         hps_tm_begin_(f, ro);
     const uint32_t plain = HPS_ITM_PR_HAS_NO_ABORT | HPS_ITM_PR_UNINSTRUMENTED;
     t->plain = d->irrev == 0 && (pr & plain) == plain &&
-               (d->ops == &hps_tm_sgl_ops || d->ops == &hps_tm_solo_ops);
+               d->ops->free_at_once;   /* sgl, solo: it runs alone */
     if (t->plain)
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     /* A real hardware transaction (htm, hybrid on RTM) runs plain code too,
