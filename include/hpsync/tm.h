@@ -8,7 +8,7 @@
  *   HPS_TM_END();
  *
  * BEGIN and END pair like `{` and `}` in one function.  An abort returns to
- * the checkpoint BEGIN took (__builtin_setjmp) and runs the section again;
+ * the checkpoint BEGIN took (a setjmp) and runs the section again;
  * locals written inside the section have no defined value after an abort
  * (software attempts keep them, real hardware ones roll them back).
  * Nesting is flat.
@@ -31,18 +31,20 @@
  * callgrind on x86-64 (gcc 12 -O2) by tests/c/tm/tm_cost.c: one section of
  * N = 4000 accesses to distinct words, (3 sections - 2 sections) / N, so
  * a write's share of commit (locking, write-back, release) is included.
- * The totals contain the measuring loop (its variables live on the stack
- * across the checkpoint): about 13 instructions in the read-write loop and
- * 8 in the read-only one, taking sgl's read (TLS load, test, plain load:
- * 5) as the reference:
+ * The totals contain the measuring loop: about 10 instructions in the
+ * read-write loop and 6 in the read-only one, taking sgl's read (TLS load,
+ * test, plain load: 5) as the reference (HPSYNC_TM_BIAS=0, so that the
+ * backend, not the bias, serves the one thread):
  *              read   read (RO)   write     access alone: read, RO read
- *   sgl          18          13      32                    5, 5
- *   norec        41          25     131                   28, 17
- *   stm (CTL)    45          29     213                   32, 21
+ *   sgl          15          11      27                    5, 5
+ *   norec        37          24     127                   27, 18
+ *   stm (CTL)    40          27     209                   30, 21
  *   stm (ETL)     -           -     209
- *   htm, hybrid  18           -      75     as sgl, in a hardware section
+ *   htm, hybrid  15           -      71     as sgl, in a hardware section
  *                                        (measured emulated, HPSYNC_ELIDE_BACKEND=
  *                                        inject:commit: the access code of RTM)
+ * (With __builtin_setjmp as the checkpoint the loop kept its counter in
+ * memory and cost 3 to 5 more: read 18 / 41 / 45, write 32 / 131 / 213.)
  * (Before the inline paths: read 16 / 56 / 70, write 70 / 121 / 203.)
  * A read into a section that has written is a call that first probes the
  * hashed write set.  Outside a section a read or write costs the TLS load,
@@ -139,7 +141,7 @@ enum {
     void (*write)(struct hps_tm_fast *f, uint64_t *w, uint64_t v, uint64_t mask);  \
     uint32_t depth;                  /* nesting depth; 0 outside a section */      \
     uint32_t mode;                   /* HPS_TM_MODE_* */                            \
-    void *jb[5];                     /* the checkpoint (__builtin_setjmp) */        \
+    void *jb[8];                     /* the checkpoint (HPS_TM_CKPT_) */            \
     uint64_t snap;                   /* norec: sequence at begin; stm: clock */     \
     hps_au64 *clock;                 /* norec's sequence or stm's clock */          \
     uint32_t ro;                     /* BEGIN_RO (and not failed into read-write) */\
@@ -185,6 +187,19 @@ extern struct hps_tm_glob hps_tm_g_;
 
 hps_tm_fast_t *hps_tm_register_(void);
 void hps_tm_begin_(hps_tm_fast_t *f, int ro);
+
+/* The checkpoint of an outermost section: 0, then 1 each time an abort
+ * returns to it.  On x86-64 an out-of-line setjmp (src/tm/ckpt.S), not
+ * __builtin_setjmp: GCC keeps only the locals live across a returns_twice
+ * call in memory, but every local live across any call in a function with
+ * __builtin_setjmp's non-local label, so a loop inside a section would load
+ * and store its counters on every iteration. */
+#if defined(__x86_64__)
+int hps_tm_ckpt_(void **jb) __attribute__((returns_twice));
+#define HPS_TM_CKPT_(jb) hps_tm_ckpt_(jb)
+#else
+#define HPS_TM_CKPT_(jb) __builtin_setjmp(jb)
+#endif
 void hps_tm_commit_(hps_tm_fast_t *f);
 
 /* The bias's owner (docs/tm.md, src/tm/bias.c) begins and commits inline:
@@ -251,19 +266,22 @@ HPS_INLINE void hps_tm_end_(hps_tm_fast_t *f)
 #define HPS_TM_BEGIN()    HPS_TM_BEGIN_MODE_(0)
 #define HPS_TM_BEGIN_RO() HPS_TM_BEGIN_MODE_(1)
 /* Only the outermost BEGIN takes a checkpoint; an inner one counts depth. */
+/* Nothing the macros declare lives across the checkpoint: after it the
+ * descriptor is read again from TLS (as cheap as a reload from the stack),
+ * so no local of theirs is "clobbered" by an abort's second return. */
 #define HPS_TM_BEGIN_MODE_(ro) { \
-    hps_tm_fast_t *const hps_tm_f_ = hps_likely(hps_tm_self_ != NULL) ? hps_tm_self_ \
-                                                                       : hps_tm_register_(); \
-    if (hps_likely(hps_tm_f_->depth == 0)) { \
-        (void)__builtin_setjmp(hps_tm_f_->jb); \
-        if (!hps_tm_begin_bias_(hps_tm_f_, (ro))) \
-            hps_tm_begin_(hps_tm_f_, (ro)); \
+    hps_tm_fast_t *const hps_tm_f0_ = hps_likely(hps_tm_self_ != NULL) ? hps_tm_self_ \
+                                                                        : hps_tm_register_(); \
+    if (hps_likely(hps_tm_f0_->depth == 0)) { \
+        (void)HPS_TM_CKPT_(hps_tm_f0_->jb); \
+        if (!hps_tm_begin_bias_(hps_tm_self_, (ro))) \
+            hps_tm_begin_(hps_tm_self_, (ro)); \
     } else { \
-        hps_tm_f_->depth++; \
+        hps_tm_f0_->depth++; \
     }
 #define HPS_TM_END() \
-    if (--hps_tm_f_->depth == 0) \
-        hps_tm_end_(hps_tm_f_); \
+    if (--hps_tm_self_->depth == 0) \
+        hps_tm_end_(hps_tm_self_); \
     }
 
 /* Abort the section and run it again from its outermost BEGIN. */

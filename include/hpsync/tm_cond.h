@@ -79,7 +79,7 @@ void hps_tm_cond_resume_(hps_tm_fast_t *f);
     hps_tm_fast_t *hps_tm_cf_ = hps_tm_cond_enter_((c), (clock), (abstime), &hps_tm_cr_); \
     if (hps_tm_cf_) {                                                               \
         /* The resumed section's checkpoint: an abort comes back here. */           \
-        (void)__builtin_setjmp(hps_tm_cf_->jb);                                     \
+        (void)HPS_TM_CKPT_(hps_tm_cf_->jb);                                         \
         hps_tm_cond_resume_(hps_tm_cf_);                                            \
     }                                                                               \
     hps_tm_cr_; })

@@ -657,7 +657,11 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
         sched_yield();               /* an explicit retry waits for a change */
     }
     d->fast.depth = 0;
+#if defined(__x86_64__)
+    hps_tm_longjmp_(d->fast.jb);
+#else
     __builtin_longjmp(d->fast.jb, 1);
+#endif
 }
 
 void hps_tm_nolog_abort(hps_tm_desc_t *d)

@@ -121,7 +121,7 @@
     hps_tm_fast_t *const hps_stamp_f_ = hps_likely(hps_tm_self_ != NULL) ? hps_tm_self_ \
                                                                           : hps_tm_register_(); \
     if (hps_likely(hps_stamp_f_->depth == 0)) { \
-        (void)__builtin_setjmp(hps_tm_self_->jb); \
+        (void)HPS_TM_CKPT_(hps_tm_self_->jb); \
         hps_tm_begin_(hps_tm_self_, (ro)); \
     } else { \
         hps_stamp_f_->depth++; \

@@ -51,11 +51,12 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
 {
     const uint32_t pr = t->props;
     hps_tm_fast_t *f = &d->fast;
-    /* The core's abort longjmps here (see sjlj.S); the stack pointer is
-     * the stub's to set, this one only has to be harmless. */
-    f->jb[0] = &t->ck;
-    f->jb[1] = (void *)hps_itm_resume_stub_;
-    f->jb[2] = (void *)(uintptr_t)(t->ck.rsp - 64);
+    /* The core's abort jumps here (src/tm/ckpt.S's layout, see sjlj.S):
+     * rbp = the checkpoint, the stub as return address; the stack pointer
+     * is the stub's to set, this one only has to be harmless. */
+    f->jb[1] = &t->ck;
+    f->jb[6] = (void *)(uintptr_t)(t->ck.rsp - 64);
+    f->jb[7] = (void *)hps_itm_resume_stub_;
     int irrev = !(pr & HPS_ITM_PR_INSTRUMENTED) || (pr & HPS_ITM_PR_DOES_GO_IRREVOCABLE);
     if (hps_unlikely(irrev))
         d->want_irrev = 1;

@@ -8,7 +8,7 @@
  * The mapping, in short (docs/tm.md, "GCC TM programs on hpsync"):
  *   - a transaction is an hpsync section: _ITM_beginTransaction takes the
  *     checkpoint (sjlj.S), hps_tm_begin_ starts the section, and an abort
- *     in the core (__builtin_longjmp through the descriptor's jb) lands in
+ *     in the core (hps_tm_longjmp_ through the descriptor's jb) lands in
  *     sjlj.S's resume stub, which begins again and returns from
  *     _ITM_beginTransaction a second time;
  *   - nesting is flat (one hpsync section), except that a nested

@@ -15,10 +15,11 @@
  * A second return comes in two ways:
  *   - hps_itm_longjmp_(ckpt, actions) (a nested cancel, and the end of the
  *     resume stub) reloads the registers and jumps to the return address;
- *   - an abort in the TM core ends in __builtin_longjmp(d->fast.jb, 1),
- *     which on x86-64 GCC loads rbp from jb[0], rsp from jb[2] and jumps to
- *     jb[1].  begin.c fills jb with (checkpoint, hps_itm_resume_stub_, a
- *     stack pointer), so the stub finds the checkpoint in rbp, moves the
+ *   - an abort in the TM core ends in hps_tm_longjmp_(d->fast.jb)
+ *     (src/tm/ckpt.S: the same 8-word layout as this checkpoint), which
+ *     loads every register of jb and jumps to its return address.  begin.c
+ *     puts the checkpoint in jb's rbp, hps_itm_resume_stub_ in its return
+ *     address and a harmless stack pointer, so the stub finds the checkpoint in rbp, moves the
  *     stack below the caller's frame (the frames of the aborted attempt
  *     are dead), calls hps_itm_resume_ to begin again, and returns to the
  *     caller through hps_itm_longjmp_.

@@ -67,7 +67,7 @@ void case_hw_policy(void)
  * HPSYNC_ELIDE_BACKEND=inject:commit (every begin starts). */
 void case_hw_own(void)
 {
-    int attempts = 0, hw1 = 0, hw2 = 0;
+    volatile int attempts = 0, hw1 = 0, hw2 = 0;  /* written in sections: volatile keeps them across aborts */
     HPS_TM_BEGIN();                   /* restart: rolled back, re-run in hardware */
     attempts++;
     *(attempts == 1 ? &hw1 : &hw2) = hps_elide_in_section();
@@ -85,7 +85,7 @@ void case_hw_own(void)
     HPS_CHECK(attempts == 2 && g_y == 5, "read-only write: %d attempts, y %llu", attempts,
               (unsigned long long)g_y);
     attempts = 0;
-    int alone = 0;
+    volatile int alone = 0;
     HPS_TM_BEGIN();                   /* irrevocable: leaves hardware, then runs alone */
     attempts++;
     hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 1);

@@ -91,7 +91,7 @@ static void *setter(void *arg)
 
 void case_restart(void)
 {
-    int attempts = 0;
+    volatile int attempts = 0;  /* written in the section: volatile keeps it across an abort */
     HPS_TM_BEGIN();
     attempts++;
     hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 1);
@@ -134,7 +134,7 @@ void case_restart(void)
 
 void case_nesting(void)
 {
-    int attempts = 0;
+    volatile int attempts = 0;  /* written in the section: volatile keeps it across an abort */
     HPS_CHECK(!hps_tm_in_section(), "in a section before BEGIN");
     HPS_TM_BEGIN();
     attempts++;
@@ -391,7 +391,7 @@ void case_actions(void)
     act_expect("a", "outside a section");
     /* Commit actions in order after the commit, none on abort; abort actions
      * newest first on each abort, after the writes are undone. */
-    int attempts = 0;
+    volatile int attempts = 0;  /* written in the section: volatile keeps it across an abort */
     HPS_TM_BEGIN();
     attempts++;
     hps_tm_write_u64(&g_x, hps_tm_read_u64(&g_x) + 10);
