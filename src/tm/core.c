@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "internal.h"
+#include "hw.h"
 #include "hpsync/lock/adaptive.h"
 #include "../common/env.h"
 #include "../common/envparse.h"
@@ -474,10 +474,24 @@ static inline int begin_biased(hps_tm_desc_t *d)
     return 0;
 }
 
-static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d);
+static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d, int hw_tried);
+
+/* Hardware backends on RTM: a transaction first, unpublished (hw.h).  1 when
+ * the section runs in one. */
+static inline int begin_hw(hps_tm_desc_t *d)
+{
+    const hps_tm_ops_t *o = ops_now();
+    if (!o->try_hw || o->try_hw(d) <= 0)
+        return 0;
+    d->fast.mode = section_mode(d, d->ops);
+    hps_tm_rd_ = NULL;                /* hardware sections read plainly */
+    hps_tm_wr_ = &d->fast;
+    return 1;
+}
 
 /* The bias's owner's sections take the first branch: no call, no atomic
- * operation; everything else is begin_slow's. */
+ * operation; a hardware section with nothing pending the second; the rest
+ * is begin_slow's. */
 HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
 {
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
@@ -485,13 +499,23 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
     f->slowc = 1;                     /* END calls hps_tm_commit_ */
     f->fastgo = 0;                    /* unless run_biased sets it again */
     d->ro = ro && !d->ro_failed;
-    if (hps_likely(--d->tick != 0) && hps_likely((d->want_irrev | d->aborts_in_row) == 0) &&
-        hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
-        return;
-    begin_slow(d);
+    if (hps_likely(--d->tick != 0) && hps_likely((d->want_irrev | d->aborts_in_row) == 0)) {
+        void *b = hps_load_relaxed(&hps_tm_g_.bias);
+        if (b == d) {
+            if (begin_biased(d))
+                return;
+        } else if (b == NULL && !d->bias_pending) {
+            if (begin_hw(d))
+                return;
+            begin_slow(d, 1);
+            return;
+        }
+    }
+    begin_slow(d, 0);
 }
 
-static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
+/* hw_tried: begin_hw ran (and gave up: the retry policy's verdict stands). */
+static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d, int hw_tried)
 {
     hps_tm_fast_t *f = &d->fast;
     if (d->tick == 0)
@@ -502,14 +526,8 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d)
     }
     if (hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
         return;
-    /* Hardware backends on RTM: a transaction first, unpublished (hw.h). */
-    const hps_tm_ops_t *o0 = ops_now();
-    if (o0->try_hw && o0->try_hw(d) > 0) {
-        f->mode = section_mode(d, d->ops);
-        hps_tm_rd_ = NULL;            /* hardware sections read plainly */
-        hps_tm_wr_ = f;
+    if (!hw_tried && begin_hw(d))
         return;
-    }
     for (;;) {
         /* Sequentially consistent (xchg): the store of in_sec must be
          * ordered before the read of hps_tm_g_.irrev (see gate_close), and before
@@ -561,6 +579,22 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
          * are 0 in a section that never aborted). */
         hps_tm_count_commit_(f, d->ulog.n - d->ulog_masks);
         hps_store_release(&d->in_sec, 0);
+        d->ulog.n = 0;
+        d->ulog_masks = 0;
+        return;
+    }
+    if (hps_tm_hw_spec(d) &&
+        !(d->aborted | d->allocs.n | d->frees.n | d->on_commit.n | d->on_abort.n)) {
+        /* A real hardware section's first attempt with nothing but writes to
+         * account for: its commit (XEND; hybrid's sequence step first) cannot
+         * fail, since an abort resumes at the transaction's begin.  Reads
+         * were plain, writes went to memory (no read log, no redo log), it
+         * never published in_sec, and aborts_in_row, hw_restarts and
+         * ro_failed are 0 without an abort: commit_slow's bookkeeping
+         * shrinks to the statistics.  It was half a small hardware section's
+         * cost beside the transaction itself. */
+        (void)d->ops->commit(d);
+        hps_tm_count_commit_(f, d->ulog.n - d->ulog_masks);
         d->ulog.n = 0;
         d->ulog_masks = 0;
         return;

@@ -88,7 +88,7 @@ static void write_ro_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t ma
 /* Nothing that a section must not run beside: the gate open, no bias held,
  * and `self` the backend.  Inside a transaction the loads subscribe to
  * the line, so a later change aborts it. */
-static int nothing_alone(const hps_tm_ops_t *self)
+static inline int nothing_alone(const hps_tm_ops_t *self)
 {
     return hps_load_relaxed(&hps_tm_g_.irrev) == 0 && hps_load_relaxed(&hps_tm_g_.bias) == NULL &&
            hps_load_relaxed(&hps_tm_g_.ops) == (void *)self;
@@ -108,7 +108,7 @@ static int hw_loop(hps_tm_desc_t *d, const hps_tm_hw_t *h, const hps_tm_ops_t *s
         return 0;
     /* Relaxed: the failure history is a per-lock hint, as in elision. */
     uint32_t v = hps_load_relaxed(&h->skip->v);
-    if (hps_elide_take_skip(&v)) {
+    if (v != 0 && hps_elide_take_skip(&v)) {   /* no history: no call */
         hps_store_relaxed(&h->skip->v, v);
         return 0;
     }
