@@ -130,7 +130,9 @@ enum {
     HPS_TM_MODE_NOREC,               /* reads: load, clock check, log (addr, value) */
     HPS_TM_MODE_NOREC_RO,            /* the same with no read log */
     HPS_TM_MODE_STM,                 /* reads: orec, load, clock check, log (orec, version) */
-    HPS_TM_MODE_STM_RO               /* the same with no read log */
+    HPS_TM_MODE_STM_RO,              /* the same with no read log */
+    HPS_TM_MODE_HW                   /* writes: a plain store and a count (a real
+                                      * hardware transaction undoes them itself) */
 };
 
 /* The part of a thread's descriptor that the inline fast paths touch; the
@@ -155,6 +157,7 @@ enum {
     uint32_t tick;                   /* sections until the thread's tick */     \
     uint32_t fastgo;                 /* the next section may begin inline, on the bias */ \
     uint32_t slowc;                  /* the running section commits through the library */ \
+    uint32_t hw_w;                   /* words a real hardware section wrote */  \
     hps_tm_stats_t st;               /* this thread's statistics */
 
 typedef struct hps_tm_fast {
@@ -354,14 +357,20 @@ HPS_INLINE uint64_t hps_tm_read_u64(const uint64_t *p)
 }
 
 /* A write inside a section: sgl holds the lock, so a whole-word write is
- * one undo-log entry (the address tagged with bit 0) and a plain store;
- * everything else calls the backend. */
+ * one undo-log entry (the address tagged with bit 0) and a plain store; in
+ * a real hardware transaction it is a store and a count; everything else
+ * calls the backend. */
 HPS_INLINE void hps_tm_write_in_(hps_tm_fast_t *f, uint64_t *p, uint64_t v, uint64_t mask)
 {
     if (f->mode == HPS_TM_MODE_SGL && mask == ~(uint64_t)0 && hps_likely(f->ulog.n != f->ulog.cap)) {
         hps_tm_pair_t *e = &f->ulog.e[f->ulog.n++];
         e->a = (uintptr_t)p | 1;
         e->v = *p;
+        *p = v;
+        return;
+    }
+    if (f->mode == HPS_TM_MODE_HW && mask == ~(uint64_t)0) {
+        f->hw_w++;
         *p = v;
         return;
     }

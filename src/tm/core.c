@@ -437,7 +437,7 @@ static uint32_t section_mode(hps_tm_desc_t *d, const hps_tm_ops_t *ops)
     }
     /* A logged read-only section: its writes must reach the backend, which
      * restarts it as read-write (sgl's inline write would not check). */
-    return ops->mode == HPS_TM_MODE_SGL ? HPS_TM_MODE_CALL : ops->mode;
+    return ops->mode == HPS_TM_MODE_SGL || ops->mode == HPS_TM_MODE_HW ? HPS_TM_MODE_CALL : ops->mode;
 }
 
 /* The section runs as solo does: plain reads, in-place writes with an undo
@@ -594,9 +594,7 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
          * shrinks to the statistics.  It was half a small hardware section's
          * cost beside the transaction itself. */
         (void)d->ops->commit(d);
-        hps_tm_count_commit_(f, d->ulog.n - d->ulog_masks);
-        d->ulog.n = 0;
-        d->ulog_masks = 0;
+        hps_tm_count_commit_(f, f->hw_w);
         return;
     }
     commit_slow(d);
@@ -619,7 +617,9 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
          * reads; the others count their redo log (stm's ulog holds locked
          * orecs). */
         uint32_t reads = d->rlog.n;
-        uint32_t writes = d->ops->read == NULL ? d->ulog.n - d->ulog_masks : d->ws.n;
+        uint32_t writes = hps_tm_hw_spec(d)     ? d->fast.hw_w
+                          : d->ops->read == NULL ? d->ulog.n - d->ulog_masks
+                                                 : d->ws.n;
         d->st.commits++;
         d->st.commits_ro += writes == 0;
         d->st.reads += reads;

@@ -125,6 +125,7 @@ static int hw_loop(hps_tm_desc_t *d, const hps_tm_hw_t *h, const hps_tm_ops_t *s
         if (status == HPS_TX_STARTED) {
             const hps_tm_ops_t *o = eo->speculative ? h->spec : h->emu;
             d->hw_plain = 0;
+            d->fast.hw_w = 0;
             d->ops = o;
             d->fast.read = o->read;
             d->fast.write = d->ro && eo->speculative ? write_ro_spec : o->write;
@@ -177,22 +178,15 @@ void hps_tm_hw_end(const hps_tm_hw_t *h, int committed)
         hps_lockstate_unlock(h->lock, HPS_LOCK_ADAPTIVE);
 }
 
-/* A write in a speculating transaction: the hardware undoes it on an abort,
- * so it needs no undo entry, only the count (ulog.n) that the statistics and
- * hybrid's commit read; spec sections never read the entries.  The spec ops
- * run the inline sgl write (HPS_TM_MODE_SGL: an entry and a store, no call),
- * and this function serves what it leaves: sub-word writes and a full log.
- * Before, every spec write was a call into hps_tm_sgl_write (undo entry,
- * read-only check, out-of-line store): 4.5 ns of CPU time per word in a
- * 256-word htm section (Xeon KVM guest with RTM), 2.5 ns inline. */
+/* A write in a speculating transaction that the inline path leaves (a
+ * sub-word one): a masked store and the count the statistics and hybrid's
+ * commit read (hps_tm_fast_t.hw_w); no undo entry, the hardware rolls back.
+ * Whole words are inline (HPS_TM_MODE_HW).  Before, every spec write was a
+ * call into sgl's write, then sgl's inline undo entry and store: in a
+ * scatter zone of 16 words the entries doubled what the transaction wrote. */
 void hps_tm_hw_write_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
 {
-    hps_tm_desc_t *d = (hps_tm_desc_t *)f;
-    /* Kept within the capacity, so that a software push later in the thread
-     * (the log's own check is n == cap) never runs past it. */
-    if (hps_unlikely(d->ulog.n == d->ulog.cap))
-        hps_tm_log_grow(&d->ulog);
-    d->ulog.n++;
+    f->hw_w++;
     hps_tm_went_t e = { w, v, mask };
     hps_tm_wset_store(&e);
 }
@@ -230,7 +224,7 @@ const hps_tm_ops_t hps_tm_htm_spec_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,
     .begin = NULL, .read = NULL, .write = hps_tm_hw_write_spec,
     .commit = htm_commit, .rollback = htm_rollback_spec, .end = hps_tm_op_none,
-    .mode = HPS_TM_MODE_SGL,
+    .mode = HPS_TM_MODE_HW,
 };
 static const hps_tm_ops_t htm_emu_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "htm", .instrument_reads = 0,

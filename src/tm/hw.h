@@ -7,11 +7,11 @@
  *
  * A hardware section runs in one of two ways, and d->ops says which:
  *   spec  the transaction really speculates (RTM): reads are plain loads,
- *         writes are sgl's inline store and undo entry (HPS_TM_MODE_SGL),
- *         whose entries are never replayed (the hardware rolls back), and
- *         hps_tm_hw_write_spec for the rest; an abort resumes inside hps_tm_hw_try()
- *         with the status, and the section's own aborts (restart, a write in
- *         a read-only section, irrevocability) leave by XABORT with a code.
+ *         writes are a plain store and a count (HPS_TM_MODE_HW, inline;
+ *         hps_tm_hw_write_spec for sub-word ones), which the hardware rolls
+ *         back; an abort resumes inside hps_tm_hw_try() with the status, and
+ *         the section's own aborts (restart, a write in a read-only section,
+ *         irrevocability) leave by XABORT with a code.
  *   emu   the injected backend "started" it: the subscribed lock is really
  *         held, writes keep sgl's undo log and an abort replays it, exactly
  *         like sgl.  Atomicity never depends on the injected outcomes.

@@ -48,7 +48,7 @@ static struct {
 
 static int spec_commit(hps_tm_desc_t *d)
 {
-    if ((d->ulog.n || d->hw_plain) && hps_load_relaxed(&g_sw_active.n) != 0) {
+    if ((d->fast.hw_w || d->hw_plain) && hps_load_relaxed(&g_sw_active.n) != 0) {
         /* Inside the transaction: plain accesses (the hardware makes them
          * atomic).  Odd cannot be seen with the commit lock free, and a
          * held lock aborted us already; leaving as "busy" is the safe
@@ -91,7 +91,7 @@ const hps_tm_ops_t hps_tm_hybrid_spec_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "hybrid", .instrument_reads = 0,
     .read = NULL, .write = hps_tm_hw_write_spec,
     .commit = spec_commit, .rollback = hps_tm_hw_rollback_spec, .end = hps_tm_op_none,
-    .mode = HPS_TM_MODE_SGL,                /* inline writes, as htm's spec */
+    .mode = HPS_TM_MODE_HW,                 /* inline writes, as htm's spec */
 };
 static const hps_tm_ops_t emu_ops = {
     .size = sizeof(hps_tm_ops_t), .name = "hybrid", .instrument_reads = 0,
