@@ -5,7 +5,7 @@
  * __transaction_atomic and __transaction_relaxed into, libitm's interface)
  * implemented over hpsync's TM core (src/tm).
  *
- * The mapping, in short (docs/tm.md, "GCC TM programs on hpsync"):
+ * The mapping, in short (docs/itm.md):
  *   - a transaction is an hpsync section: _ITM_beginTransaction takes the
  *     checkpoint (sjlj.S), hps_tm_begin_ starts the section, and an abort
  *     in the core (hps_tm_longjmp_ through the descriptor's jb) lands in
