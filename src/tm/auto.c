@@ -12,11 +12,16 @@
  * sections (read-set size, conflicts, allocation) as much as on T and C; on
  * the benchmark here the rule's sgl lost 40-50 % to stm on hash sets, and
  * hybrid lost to norec and sgl on small sections.  So with T >= 2 auto
- * measures: a trial runs each candidate (sgl, norec, stm, and hybrid and
- * htm where RTM speculates; the rule's software pick first) for a window (HPSYNC_TM_AUTO_TRIAL ms times the
- * threads per CPU) and keeps the one that committed the most sections per
- * second; a clear loser is cut short.  It then holds that
- * backend, and tries again when
+ * measures: a trial scouts each candidate (sgl, norec, stm, and hybrid and
+ * htm where RTM speculates; the rule's software pick first) for a quarter
+ * window (a window is HPSYNC_TM_AUTO_TRIAL ms times the threads per CPU),
+ * then runs the best scout and the runner-up, if that came within 25 % of
+ * it, for a whole window each, and keeps the one that committed the most
+ * sections per second.  (Until 2026-11-28 every candidate ran a whole
+ * window unless it fell under half the best so far: at 8 threads on 2
+ * CPUs, windows of 20 ms, a trial took 100 ms, and on a row of the
+ * benchmark where one backend ran twice as fast as the rest auto lost 13 %
+ * of a 200 ms run to it.)  It then holds that backend, and tries again when
  *   - T changes (a thread runs its first section or exits),
  *   - the abort ratio drifts far from what the winner showed in its trial
  *     (the input's conflict rate changed), checked every few windows,
@@ -69,7 +74,8 @@ static struct {
     pthread_mutex_t mu;
     int phase;
     uint32_t threads;               /* T the present trial or hold is for */
-    int order[NCAND], step;         /* trial: candidates in order, the one running */
+    int order[NCAND], step, n;      /* trial: candidates in order, the one running, how many */
+    int finals;                     /* trial: 0 scouting, 1 the finalists' whole windows */
     uint64_t t0, c0, a0;            /* the window's start: time, commits, aborts */
     double rate[NCAND], ar[NCAND];  /* trial: commits/s and abort ratio */
     int winner, last_winner;
@@ -199,12 +205,43 @@ static void trial_start(const hps_tm_desc_t *self, const hps_tm_ops_t *first, ui
     g_win = g_window * (per_cpu > 1 ? per_cpu : 1);
     g.phase = P_TRIAL;
     g.step = 0;
+    g.n = (int)g_ncand;
+    g.finals = 0;
     g.trials++;
     snprintf(g.why, sizeof g.why, "auto: measuring at %u threads (trial %llu)", g.threads,
              (unsigned long long)g.trials);
     switch_to(self, k_cand[g.order[0]]);
     window_start(hps_mono_ns());
-    hps_store_relaxed(&g_next, now + g_win);
+    hps_store_relaxed(&g_next, now + g_win / 4);
+}
+
+/* After the scouts: 1 when finals follow (the best scout and a runner-up
+ * within 25 % of it, the one running now first, to save a switch). */
+static int finals_start(const hps_tm_desc_t *self)
+{
+    int b = -1, r = -1;
+    for (int k = 0; k < g.n; k++) {
+        int i = g.order[k];
+        if (b < 0 || g.rate[i] > g.rate[b]) {
+            r = b;
+            b = i;
+        } else if (r < 0 || g.rate[i] > g.rate[r]) {
+            r = i;
+        }
+    }
+    if (r < 0 || g.rate[r] < 0.75 * g.rate[b])
+        return 0;
+    int running = g.order[g.n - 1];
+    g.order[0] = r == running ? r : b;
+    g.order[1] = r == running ? b : r;
+    g.n = 2;
+    g.step = 0;
+    g.finals = 1;
+    switch_to(self, k_cand[g.order[0]]);
+    uint64_t t = hps_mono_ns();
+    window_start(t);
+    hps_store_relaxed(&g_next, t + g_win);
+    return 1;
 }
 
 static void hold_start(uint64_t now)
@@ -217,10 +254,12 @@ static void hold_start(uint64_t now)
 
 static void trial_end(const hps_tm_desc_t *self, uint64_t now)
 {
-    int best = g.order[0];
+    /* Every candidate was scouted this trial; the finalists' rates are
+     * their whole windows'. */
+    int best = 0;
     for (int i = 1; i < (int)g_ncand; i++)
-        if (g.rate[g.order[i]] > g.rate[best])
-            best = g.order[i];
+        if (g.rate[i] > g.rate[best])
+            best = i;
     if (best == g.last_winner)
         g.hold = g.hold * 2 < HOLD_MAX ? g.hold * 2 : HOLD_MAX;
     else
@@ -260,28 +299,14 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
     double ar = (double)da / (double)(dc + da);
     if (g.phase == P_TRIAL) {
         int i = g.order[g.step];
-        double rate = (double)dc * 1e9 / (double)(now - g.t0);
-        /* A candidate after the first is looked at every quarter window and
-         * cut short once it runs at under half the best so far: a trial's
-         * cost is the time the losers run, and a clear loser need not run
-         * its whole window (on the benchmark's 200 ms rows at 8 threads the
-         * full windows cost about 10 %). */
-        double best = 0;
-        for (int k = 0; k < g.step; k++)
-            best = g.rate[g.order[k]] > best ? g.rate[g.order[k]] : best;
-        if (now - g.t0 < g_win && !(g.step > 0 && rate < best / 2)) {
-            uint64_t left = g.t0 + g_win - now;
-            hps_store_relaxed(&g_next, now + (left < g_win / 4 ? left : g_win / 4));
-            return;
-        }
-        g.rate[i] = rate;
+        g.rate[i] = (double)dc * 1e9 / (double)(now - g.t0);
         g.ar[i] = ar;
-        if (++g.step < (int)g_ncand) {
+        if (++g.step < g.n) {
             switch_to(self, k_cand[g.order[g.step]]);
             uint64_t t = hps_mono_ns();
             window_start(t);
-            hps_store_relaxed(&g_next, t + (g.step > 0 ? g_win / 4 : g_win));
-        } else {
+            hps_store_relaxed(&g_next, t + (g.finals ? g_win : g_win / 4));
+        } else if (g.finals || !finals_start(self)) {
             trial_end(self, now);
         }
         return;
