@@ -69,6 +69,9 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     const uint32_t plain = HPS_ITM_PR_HAS_NO_ABORT | HPS_ITM_PR_UNINSTRUMENTED;
     t->plain = d->irrev == 0 && (pr & plain) == plain &&
                d->ops->free_at_once;   /* sgl, solo: it runs alone */
+    /* Plain code's stores reach no barrier: the statistics learn of them
+     * from the compiler (see _ITM_commitTransaction). */
+    t->plain_w = !(pr & HPS_ITM_PR_READ_ONLY);
     if (t->plain)
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     /* A real hardware transaction (htm, hybrid on RTM) runs plain code too,
@@ -76,6 +79,7 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
      * back every access.  It can still abort, so it is not t->plain. */
     if ((pr & plain) == plain && d->irrev == 0 && hps_tm_hw_plain(d))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
+    t->plain_w = 0;                  /* barriers count (irrevocable commits are not read-only ones) */
     if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     return HPS_ITM_A_RUN_INSTRUMENTED;
@@ -204,6 +208,12 @@ HPS_EXPORT void _ITM_commitTransaction(void)
     }
     f->depth = 0;
     hps_tm_end_(f);                  /* an abort goes back to begin from here */
+    if (t->plain_w) {
+        /* It ran plain code, which logs no write, so the commit counted it
+         * read-only; the compiler did not say it was (pr_readOnly). */
+        t->plain_w = 0;
+        ((hps_tm_desc_t *)f)->st.commits_ro--;
+    }
     if (hps_unlikely(t->dirty))
         committed(t);
 }

@@ -102,6 +102,7 @@ typedef struct hps_itm_thread {
     /* The outermost transaction runs its uninstrumented code and cannot
      * abort (alone: sgl's lock, solo, the bias), without being irrevocable. */
     uint32_t plain;
+    uint32_t plain_w;                /* running plain code not marked read-only (begin.c) */
     uint32_t nframes, frames_cap;
     hps_itm_frame_t *frames;
     /* Old values of the words written while a frame is open: (word, old)
