@@ -12,20 +12,14 @@
  * locals live across the checkpoint itself (hpsync/tm.h, HPS_TM_CKPT_).
  *
  * The buffer (hps_tm_fast_t.jb, 8 words) holds rbx, rbp, r12-r15, the
- * stack pointer after the return and the return address: the layout of
- * libhpsync-itm's transaction checkpoint (src/tm/itm/sjlj.S), so that its
- * begin can aim an abort at its resume stub by filling three of the words.
+ * stack pointer after the return and the return address (ckpt_layout.h):
+ * libhpsync-itm's transaction checkpoint has the same layout, so that its
+ * begin can aim an abort at its resume stub by filling three of the words
+ * and its cancels jump back through hps_tm_longjmp_ too.
  */
 #if defined(__x86_64__)
 
-#define JB_RBX 0
-#define JB_RBP 8
-#define JB_R12 16
-#define JB_R13 24
-#define JB_R14 32
-#define JB_R15 40
-#define JB_RSP 48
-#define JB_RIP 56
+#include "ckpt_layout.h"
 
     .text
 
@@ -35,38 +29,34 @@
     .p2align 4
 hps_tm_ckpt_:
     .cfi_startproc
-    movq %rbx, JB_RBX(%rdi)
-    movq %rbp, JB_RBP(%rdi)
-    movq %r12, JB_R12(%rdi)
-    movq %r13, JB_R13(%rdi)
-    movq %r14, JB_R14(%rdi)
-    movq %r15, JB_R15(%rdi)
+    CK_SAVE_REGS(, %rdi)
     leaq 8(%rsp), %rax
-    movq %rax, JB_RSP(%rdi)
+    movq %rax, CK_RSP(%rdi)
     movq (%rsp), %rax
-    movq %rax, JB_RIP(%rdi)
+    movq %rax, CK_RIP(%rdi)
     xorl %eax, %eax
     ret
     .cfi_endproc
     .size hps_tm_ckpt_, .-hps_tm_ckpt_
 
-/* void hps_tm_longjmp_(void *const *jb): back to the checkpoint, which
- * returns 1.  The frames below it are dead (the section is over). */
+/* void hps_tm_longjmp_(void *const *jb, int value): back to the checkpoint,
+ * which returns value (the core's aborts: 1; libhpsync-itm's: the actions
+ * of _ITM_beginTransaction).  The frames below it are dead. */
     .globl hps_tm_longjmp_
     .hidden hps_tm_longjmp_
     .type hps_tm_longjmp_, @function
     .p2align 4
 hps_tm_longjmp_:
     .cfi_startproc
-    movl $1, %eax
-    movq JB_RBX(%rdi), %rbx
-    movq JB_RBP(%rdi), %rbp
-    movq JB_R12(%rdi), %r12
-    movq JB_R13(%rdi), %r13
-    movq JB_R14(%rdi), %r14
-    movq JB_R15(%rdi), %r15
-    movq JB_RSP(%rdi), %rsp
-    jmp *JB_RIP(%rdi)
+    movl %esi, %eax
+    movq CK_RBX(%rdi), %rbx
+    movq CK_RBP(%rdi), %rbp
+    movq CK_R12(%rdi), %r12
+    movq CK_R13(%rdi), %r13
+    movq CK_R14(%rdi), %r14
+    movq CK_R15(%rdi), %r15
+    movq CK_RSP(%rdi), %rsp
+    jmp *CK_RIP(%rdi)
     .cfi_endproc
     .size hps_tm_longjmp_, .-hps_tm_longjmp_
 

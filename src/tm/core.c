@@ -692,7 +692,7 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
     }
     d->fast.depth = 0;
 #if defined(__x86_64__)
-    hps_tm_longjmp_(d->fast.jb);
+    hps_tm_longjmp_(d->fast.jb, 1);
 #else
     __builtin_longjmp(d->fast.jb, 1);
 #endif

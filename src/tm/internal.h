@@ -141,8 +141,9 @@ extern uint32_t hps_tm_etl, hps_tm_privatize;
 void hps_tm_op_none(hps_tm_desc_t *d);   /* an ops entry with nothing to do */
 void hps_tm_abort(hps_tm_desc_t *d, int cause) __attribute__((noreturn));
 #if defined(__x86_64__)
-/* Back to the checkpoint in jb (HPS_TM_CKPT_), which returns 1 (ckpt.S). */
-void hps_tm_longjmp_(void *const *jb) __attribute__((noreturn));
+/* Back to the checkpoint in jb (HPS_TM_CKPT_, or libhpsync-itm's, which has
+ * the same layout), which returns value (ckpt.S). */
+void hps_tm_longjmp_(void *const *jb, int value) __attribute__((noreturn));
 #endif
 /* A read-only section without a read log found a commit since its snapshot:
  * restart it (no backoff), logging for the next few read-only sections. */

@@ -34,6 +34,8 @@ _Static_assert(offsetof(hps_itm_thread_t, ck) == 0, "sjlj.S: ck first in hps_itm
 _Static_assert(offsetof(hps_itm_ckpt_t, rsp) == 48 && offsetof(hps_itm_ckpt_t, rip) == 56,
                "sjlj.S: the checkpoint's layout");
 _Static_assert(offsetof(hps_tm_fast_t, depth) == 16, "sjlj.S: DEPTH is the core's depth offset");
+_Static_assert(sizeof(hps_itm_ckpt_t) == sizeof(((hps_tm_fast_t *)0)->jb),
+               "hps_tm_longjmp_ (src/tm/ckpt.S) loads a checkpoint as the core's jb");
 
 void hps_itm_fatal(const char *msg)
 {

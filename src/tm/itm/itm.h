@@ -76,7 +76,12 @@ typedef struct hps_itm_ckpt {
 } hps_itm_ckpt_t;
 
 /* Return from the _ITM_beginTransaction that took `c`, with `actions`. */
-void hps_itm_longjmp_(const hps_itm_ckpt_t *c, uint32_t actions) __attribute__((noreturn));
+/* Back to a checkpoint, returning the actions: src/tm/ckpt.S's
+ * hps_tm_longjmp_, whose buffer has hps_itm_ckpt_t's layout. */
+HPS_INLINE __attribute__((noreturn)) void hps_itm_longjmp_(const hps_itm_ckpt_t *c, uint32_t actions)
+{
+    hps_tm_longjmp_((void *const *)(const void *)c, (int)actions);
+}
 /* Where the core's abort lands (jb[1]): rbp holds the checkpoint. */
 void hps_itm_resume_stub_(void);
 

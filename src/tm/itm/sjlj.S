@@ -13,30 +13,23 @@
  * into a frame if the nested transaction may cancel.
  *
  * A second return comes in two ways:
- *   - hps_itm_longjmp_(ckpt, actions) (a nested cancel, and the end of the
- *     resume stub) reloads the registers and jumps to the return address;
- *   - an abort in the TM core ends in hps_tm_longjmp_(d->fast.jb)
+ *   - hps_tm_longjmp_(ckpt, actions) (src/tm/ckpt.S: a nested cancel, and
+ *     the end of the resume stub) reloads the registers and jumps to the
+ *     return address, with the actions as the return value;
+ *   - an abort in the TM core ends in hps_tm_longjmp_(d->fast.jb, 1)
  *     (src/tm/ckpt.S: the same 8-word layout as this checkpoint), which
  *     loads every register of jb and jumps to its return address.  begin.c
  *     puts the checkpoint in jb's rbp, hps_itm_resume_stub_ in its return
  *     address and a harmless stack pointer, so the stub finds the checkpoint in rbp, moves the
  *     stack below the caller's frame (the frames of the aborted attempt
  *     are dead), calls hps_itm_resume_ to begin again, and returns to the
- *     caller through hps_itm_longjmp_.
+ *     caller through hps_tm_longjmp_.
  * The stack below the caller's stack pointer is free: the function that
  * holds a transaction calls, so it keeps nothing in a red zone.
  */
 #if defined(__x86_64__)
 
-#define CK_RBX 0
-#define CK_RBP 8
-#define CK_R12 16
-#define CK_R13 24
-#define CK_R14 32
-#define CK_R15 40
-#define CK_RSP 48
-#define CK_RIP 56
-#define CK_SIZE 64
+#include "../ckpt_layout.h"
 
     .text
 
@@ -58,12 +51,7 @@ _ITM_beginTransaction:
     jne 2f
 1:  movq hps_itm_t@gottpoff(%rip), %rax
     leaq 8(%rsp), %rcx
-    movq %rbx, %fs:CK_RBX(%rax)
-    movq %rbp, %fs:CK_RBP(%rax)
-    movq %r12, %fs:CK_R12(%rax)
-    movq %r13, %fs:CK_R13(%rax)
-    movq %r14, %fs:CK_R14(%rax)
-    movq %r15, %fs:CK_R15(%rax)
+    CK_SAVE_REGS(%fs:, %rax)
     movq %rcx, %fs:CK_RSP(%rax)
     movq (%rsp), %rcx
     movq %rcx, %fs:CK_RIP(%rax)
@@ -74,12 +62,7 @@ _ITM_beginTransaction:
 2:  leaq 8(%rsp), %rax
     subq $72, %rsp
     .cfi_adjust_cfa_offset 72
-    movq %rbx, CK_RBX(%rsp)
-    movq %rbp, CK_RBP(%rsp)
-    movq %r12, CK_R12(%rsp)
-    movq %r13, CK_R13(%rsp)
-    movq %r14, CK_R14(%rsp)
-    movq %r15, CK_R15(%rsp)
+    CK_SAVE_REGS(, %rsp)
     movq %rax, CK_RSP(%rsp)
     movq 72(%rsp), %rax
     movq %rax, CK_RIP(%rsp)
@@ -90,24 +73,6 @@ _ITM_beginTransaction:
     ret
     .cfi_endproc
     .size _ITM_beginTransaction, .-_ITM_beginTransaction
-
-    .globl hps_itm_longjmp_
-    .hidden hps_itm_longjmp_
-    .type hps_itm_longjmp_, @function
-    .p2align 4
-hps_itm_longjmp_:
-    .cfi_startproc
-    movl %esi, %eax
-    movq CK_RBX(%rdi), %rbx
-    movq CK_RBP(%rdi), %rbp
-    movq CK_R12(%rdi), %r12
-    movq CK_R13(%rdi), %r13
-    movq CK_R14(%rdi), %r14
-    movq CK_R15(%rdi), %r15
-    movq CK_RSP(%rdi), %rsp
-    jmp *CK_RIP(%rdi)
-    .cfi_endproc
-    .size hps_itm_longjmp_, .-hps_itm_longjmp_
 
     .globl hps_itm_resume_stub_
     .hidden hps_itm_resume_stub_
@@ -122,7 +87,7 @@ hps_itm_resume_stub_:
     call hps_itm_resume_
     movq %rbx, %rdi
     movl %eax, %esi
-    jmp hps_itm_longjmp_
+    jmp hps_tm_longjmp_
     .cfi_endproc
     .size hps_itm_resume_stub_, .-hps_itm_resume_stub_
 
