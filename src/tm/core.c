@@ -591,8 +591,9 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
          * were plain, writes went to memory (no read log, no redo log), it
          * never published in_sec, and aborts_in_row, hw_restarts and
          * ro_failed are 0 without an abort: commit_slow's bookkeeping
-         * shrinks to the statistics.  It was half a small hardware section's
-         * cost beside the transaction itself. */
+         * shrinks to the statistics.  With the lean begin (hps_tm_begin_), a
+         * one-word htm section went from 40 to 32.5 ns on the Xeon guest of
+         * 2026-11-28, against 14 ns for the bare transaction. */
         (void)d->ops->commit(d);
         hps_tm_count_commit_(f, f->hw_w);
         return;
