@@ -14,7 +14,8 @@
  * hybrid lost to norec and sgl on small sections.  So with T >= 2 auto
  * measures: a trial scouts each candidate (sgl, norec, stm, and hybrid and
  * htm where RTM speculates; the rule's software pick first) for a quarter
- * window (a window is HPSYNC_TM_AUTO_TRIAL ms times the threads per CPU),
+ * window (a window is HPSYNC_TM_AUTO_TRIAL ms times the threads per CPU;
+ * half that for a clear loser),
  * then runs the best scout and the runner-up, if that came within 25 % of
  * it, for a whole window each, and keeps the one that committed the most
  * sections per second.  (Until 2026-11-28 every candidate ran a whole
@@ -299,13 +300,26 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
     double ar = (double)da / (double)(dc + da);
     if (g.phase == P_TRIAL) {
         int i = g.order[g.step];
-        g.rate[i] = (double)dc * 1e9 / (double)(now - g.t0);
+        double rate = (double)dc * 1e9 / (double)(now - g.t0);
+        if (!g.finals && g.step > 0 && now - g.t0 < g_win / 4) {
+            /* A scout after the first is looked at halfway, and cut there
+             * if it runs at under half the best scout so far: a clear
+             * loser's time is what a trial costs. */
+            double best = 0;
+            for (int k = 0; k < g.step; k++)
+                best = g.rate[g.order[k]] > best ? g.rate[g.order[k]] : best;
+            if (rate >= best / 2) {
+                hps_store_relaxed(&g_next, g.t0 + g_win / 4);
+                return;
+            }
+        }
+        g.rate[i] = rate;
         g.ar[i] = ar;
         if (++g.step < g.n) {
             switch_to(self, k_cand[g.order[g.step]]);
             uint64_t t = hps_mono_ns();
             window_start(t);
-            hps_store_relaxed(&g_next, t + (g.finals ? g_win : g_win / 4));
+            hps_store_relaxed(&g_next, t + (g.finals ? g_win : g_win / (g.step > 0 ? 8 : 4)));
         } else if (g.finals || !finals_start(self)) {
             trial_end(self, now);
         }
