@@ -233,12 +233,13 @@ static const hps_tm_ops_t htm_emu_ops = {
 };
 static const hps_tm_hw_t g_hw = { &hps_tm_sgl_lock, &g_skip, &hps_tm_htm_spec_ops, &htm_emu_ops };
 
-int hps_tm_hw_plain(hps_tm_desc_t *d)
+int hps_tm_hw_plain(hps_tm_desc_t *d, int may_write)
 {
-    /* Plain code writes without telling anyone: hybrid's commit must then
-     * advance norec's sequence as any writer's does (hybrid.c). */
+    /* Plain code writes without telling anyone: unless the compiler says
+     * it cannot write, hybrid's commit must advance norec's sequence as any
+     * writer's does (hybrid.c). */
     if (d->ops == &hps_tm_hybrid_spec_ops)
-        d->hw_plain = 1;
+        d->hw_plain = (uint32_t)may_write;
     return hps_tm_hw_spec(d);
 }
 

@@ -44,9 +44,10 @@ int hps_tm_hw_try(hps_tm_desc_t *d, const hps_tm_hw_t *h, const hps_tm_ops_t *se
 /* 1 when d's section runs as a real hardware transaction in which plain
  * (uninstrumented) code is correct, its commit arranged for that: htm's
  * always are (subscribed to sgl's lock); hybrid's then count as writers
- * at commit (norec's sequence advances).  0 otherwise (software, or the
- * injected backend's emulated sections).  libhpsync-itm asks. */
-int hps_tm_hw_plain(hps_tm_desc_t *d);
+ * at commit (norec's sequence advances) unless may_write is 0 (the
+ * compiler marked the transaction read-only).  0 otherwise (software, or
+ * the injected backend's emulated sections).  libhpsync-itm asks. */
+int hps_tm_hw_plain(hps_tm_desc_t *d, int may_write);
 /* The ops of a section running as a real hardware transaction. */
 extern const hps_tm_ops_t hps_tm_htm_spec_ops, hps_tm_hybrid_spec_ops;
 HPS_INLINE int hps_tm_hw_spec(const hps_tm_desc_t *d)

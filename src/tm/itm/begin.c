@@ -79,7 +79,7 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     /* A real hardware transaction (htm, hybrid on RTM) runs plain code too,
      * as libitm's own hardware path does: the hardware tracks and rolls
      * back every access.  It can still abort, so it is not t->plain. */
-    if ((pr & plain) == plain && d->irrev == 0 && hps_tm_hw_plain(d))
+    if ((pr & plain) == plain && d->irrev == 0 && hps_tm_hw_plain(d, !(pr & HPS_ITM_PR_READ_ONLY)))
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
     t->plain_w = 0;                  /* barriers count (irrevocable commits are not read-only ones) */
     if (d->irrev && (pr & HPS_ITM_PR_UNINSTRUMENTED))
