@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The TM core: settings and the backend choice, the thread table, section
- * begin/commit/abort, the retry policy, irrevocability, fork.
+ * The TM core: settings and the backend choice, the irrevocability gate,
+ * the thread table, fork, statistics (a section's begin, commit and abort
+ * are section.c's).
  *
  * Irrevocability is a gate every backend shares: an irrevocable section
  * takes `g_gate` (one at a time), raises the gate word (hps_tm_g_.irrev),
@@ -35,7 +36,8 @@ uint32_t hps_tm_etl, hps_tm_privatize;
  * The type is a line of its own: every begin reads it. */
 HPS_EXPORT struct hps_tm_glob hps_tm_g_ = { .epoch = 1 };
 
-static uint32_t g_retries, g_stats, g_auto;
+uint32_t hps_tm_retries_;                      /* HPSYNC_TM_RETRIES */
+static uint32_t g_stats, g_auto;
 static const char *g_why = "HPSYNC_TM";       /* how the backend was chosen (not auto) */
 static hps_au32 g_init;                       /* 0, 2 ready */
 static pthread_key_t g_key;
@@ -50,7 +52,7 @@ static hps_tm_stats_t g_exited;               /* under g_reg_mu */
 static hps_adaptive_t g_gate = HPS_ADAPTIVE_INITIALIZER;
 static int g_fork_drained;
 
-static void fatal(const char *msg)
+void hps_tm_fatal(const char *msg)
 {
     (void)!write(2, msg, strlen(msg));
     abort();
@@ -58,12 +60,6 @@ static void fatal(const char *msg)
 
 hps_tm_desc_t *hps_tm_desc_at(uint32_t i) { return i < HPS_TM_MAX_THREADS ? g_desc[i] : NULL; }
 uint32_t hps_tm_desc_count(void) { return hps_load_acquire(&g_ndesc); }
-
-static const hps_tm_ops_t *ops_now(void)
-{
-    /* Acquire: the table a switch published is fully visible. */
-    return (const hps_tm_ops_t *)hps_load_acquire(&hps_tm_g_.ops);
-}
 
 void hps_tm_op_none(hps_tm_desc_t *d)
 {
@@ -140,7 +136,7 @@ static const hps_tm_ops_t *choose_backend(void)
 static void tm_init_once(void)
 {
     const hps_settings_t *s = hps_settings();
-    g_retries = s->tm_retries;
+    hps_tm_retries_ = s->tm_retries;
     g_stats = s->tm_stats;
     hps_tm_etl = s->tm_etl;
     hps_tm_privatize = s->tm_privatize;
@@ -170,7 +166,7 @@ static void tm_init(void)
 HPS_EXPORT const char *hps_tm_backend_name(void)
 {
     tm_init();
-    return ops_now()->name;
+    return hps_tm_ops_now()->name;
 }
 
 HPS_EXPORT size_t hps_tm_backend_reason(char *buf, size_t n)
@@ -221,17 +217,12 @@ void hps_tm_gate_open(void) { gate_open(); }
 
 /* ---- the thread table ----------------------------------------------------- */
 
-static void clear_logs(hps_tm_desc_t *d)
+void hps_tm_clear_logs(hps_tm_desc_t *d)
 {
     d->rlog.n = 0;
     d->ulog.n = 0;
     d->ulog_masks = 0;
     hps_tm_wset_clear(&d->ws);
-}
-
-const hps_tm_ops_t *hps_tm_ops_now(void)
-{
-    return ops_now();
 }
 
 uint32_t hps_tm_active_threads(void)
@@ -265,7 +256,7 @@ static HPS_NOINLINE void count_in(hps_tm_desc_t *d)
  * clock (auto.c): one decrement per section otherwise. */
 #define HPS_TM_TICK 64
 
-static HPS_NOINLINE void tick(hps_tm_desc_t *d)
+HPS_NOINLINE void hps_tm_tick(hps_tm_desc_t *d)
 {
     if (hps_unlikely(!d->counted))
         count_in(d);
@@ -286,10 +277,10 @@ HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
             d = g_desc[i];
     if (!d) {
         if (n == HPS_TM_MAX_THREADS)
-            fatal("hpsync: more than 4096 threads use TM at once\n");
+            hps_tm_fatal("hpsync: more than 4096 threads use TM at once\n");
         d = aligned_alloc(HPS_CACHELINE, (sizeof *d + HPS_CACHELINE - 1) & ~(size_t)(HPS_CACHELINE - 1));
         if (!d)
-            fatal("hpsync: TM descriptor allocation failed\n");
+            hps_tm_fatal("hpsync: TM descriptor allocation failed\n");
         memset(d, 0, sizeof *d);
         d->tid = n;
         g_desc[n] = d;
@@ -314,7 +305,7 @@ static void retire(hps_tm_desc_t *d)
     memset(&d->st, 0, sizeof d->st);
     hps_tm_bias_drop(d);
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
-    clear_logs(d);
+    hps_tm_clear_logs(d);
     d->on_commit.n = d->on_abort.n = 0;
     d->ro = d->ro_failed = d->irrev = d->want_irrev = d->aborted = d->aborts_in_row = d->hw_restarts = 0;
     d->fastgo = 0;
@@ -336,7 +327,7 @@ static void thread_exit(void *p)
 {
     hps_tm_desc_t *d = p;
     if (d->fast.depth)
-        fatal("hpsync: a thread exited inside a TM section\n");
+        hps_tm_fatal("hpsync: a thread exited inside a TM section\n");
     hps_tm_mem_reclaim(d);
     hps_tm_self_ = NULL;
     pthread_mutex_lock(&g_reg_mu);
@@ -402,344 +393,6 @@ static void fork_child(void)
     }
 }
 
-/* ---- sections ------------------------------------------------------------- */
-
-static void begin_irrevocable(hps_tm_desc_t *d)
-{
-    d->want_irrev = 0;
-    gate_close(d);
-    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
-    d->ops = ops_now();
-    d->irrev = 1;
-    d->st.irrevocable++;
-    hps_tm_rd_ = NULL;
-    hps_tm_wr_ = NULL;
-}
-
-/* After a read-only section without a read log had to restart, this many
- * read-only sections log their reads before the thread tries again. */
-#define HPS_TM_NOLOG_SKIP 32
-
-/* The inline fast path for the section about to run (see tm.h).  A
- * read-only section keeps no read log on its first attempt, where the
- * backend allows it and no recent attempt failed. */
-static uint32_t section_mode(hps_tm_desc_t *d, const hps_tm_ops_t *ops)
-{
-    d->nolog = 0;
-    if (!d->ro)
-        return ops->mode;
-    if (ops->mode_ro != HPS_TM_MODE_CALL && !d->aborted) {
-        if (d->nolog_skip == 0) {
-            d->nolog = 1;
-            return ops->mode_ro;
-        }
-        d->nolog_skip--;
-    }
-    /* A logged read-only section: its writes must reach the backend, which
-     * restarts it as read-write (sgl's inline write would not check). */
-    return ops->mode == HPS_TM_MODE_SGL || ops->mode == HPS_TM_MODE_HW ? HPS_TM_MODE_CALL : ops->mode;
-}
-
-/* The section runs as solo does: plain reads, in-place writes with an undo
- * log; no other thread is in a section while this one holds the bias. */
-static inline void run_biased(hps_tm_desc_t *d)
-{
-    d->ops = &hps_tm_solo_ops;
-    d->fast.read = NULL;
-    d->fast.write = hps_tm_solo_ops.write;
-    /* section_mode for solo: read-only sections call the write (it
-     * checks ro), read-write ones write inline. */
-    d->nolog = 0;
-    d->fast.mode = d->ro ? HPS_TM_MODE_CALL : HPS_TM_MODE_SGL;
-    d->st.solo++;
-    hps_tm_rd_ = NULL;
-    hps_tm_wr_ = &d->fast;
-    /* The descriptor is set up for solo sections now, and stays so until
-     * the library's begin runs again: the next ones may begin inline
-     * (tm.h) unless this one owes the library something at its begin. */
-    d->fastgo = !(d->want_irrev | d->aborts_in_row | d->ro_failed);
-}
-
-/* The owner's entry: a plain store of in_sec, then hps_tm_g_.irrev and the bias
- * again (bias.c has the other half).  0: go the normal way. */
-static inline int begin_biased(hps_tm_desc_t *d)
-{
-    hps_store_relaxed(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
-    hps_compiler_fence();
-    if (hps_likely(hps_load_acquire(&hps_tm_g_.irrev) == 0) && hps_likely(hps_load_relaxed(&hps_tm_g_.bias) == d)) {
-        run_biased(d);
-        return 1;
-    }
-    hps_store_release(&d->in_sec, 0);
-    return 0;
-}
-
-static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d, int hw_tried);
-
-/* Hardware backends on RTM: a transaction first, unpublished (hw.h).  1 when
- * the section runs in one. */
-static inline int begin_hw(hps_tm_desc_t *d)
-{
-    const hps_tm_ops_t *o = ops_now();
-    if (!o->try_hw || o->try_hw(d) <= 0)
-        return 0;
-    d->fast.mode = section_mode(d, d->ops);
-    hps_tm_rd_ = NULL;                /* hardware sections read plainly */
-    hps_tm_wr_ = &d->fast;
-    return 1;
-}
-
-/* The bias's owner's sections take the first branch: no call, no atomic
- * operation; a hardware section with nothing pending the second; the rest
- * is begin_slow's. */
-HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
-{
-    hps_tm_desc_t *d = (hps_tm_desc_t *)f;
-    f->depth = 1;
-    f->slowc = 1;                     /* END calls hps_tm_commit_ */
-    f->fastgo = 0;                    /* unless run_biased sets it again */
-    d->ro = ro && !d->ro_failed;
-    if (hps_likely(--d->tick != 0) && hps_likely((d->want_irrev | d->aborts_in_row) == 0)) {
-        void *b = hps_load_relaxed(&hps_tm_g_.bias);
-        if (b == d) {
-            if (begin_biased(d))
-                return;
-        } else if (b == NULL && !d->bias_pending) {
-            if (begin_hw(d))
-                return;
-            begin_slow(d, 1);
-            return;
-        }
-    }
-    begin_slow(d, 0);
-}
-
-/* hw_tried: begin_hw ran (and gave up: the retry policy's verdict stands). */
-static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d, int hw_tried)
-{
-    hps_tm_fast_t *f = &d->fast;
-    if (d->tick == 0)
-        tick(d);
-    if (hps_unlikely(d->want_irrev || d->aborts_in_row >= g_retries)) {
-        begin_irrevocable(d);
-        return;
-    }
-    if (hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
-        return;
-    if (!hw_tried && begin_hw(d))
-        return;
-    for (;;) {
-        /* Sequentially consistent (xchg): the store of in_sec must be
-         * ordered before the read of hps_tm_g_.irrev (see gate_close), and before
-         * this section's reads (epoch-based reclamation). */
-        (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
-        if (hps_likely(hps_load_acquire(&hps_tm_g_.irrev) == 0)) {
-            /* Read after passing the gate, which the bias changes under. */
-            void *b = hps_load_relaxed(&hps_tm_g_.bias);
-            if (hps_likely(b == NULL))
-                break;
-            if (b == d) {             /* ours, with the gate closed at begin_biased */
-                run_biased(d);        /* (a revoker pending never sees its own bias) */
-                return;
-            }
-            hps_store_release(&d->in_sec, 0);
-            hps_tm_bias_revoke(d);
-            continue;
-        }
-        hps_store_release(&d->in_sec, 0);
-        uint32_t w = 0;
-        while (hps_load_acquire(&hps_tm_g_.irrev) != 0)
-            hps_tm_wait(&w);
-    }
-    if (hps_unlikely(d->bias_pending))
-        hps_tm_bias_settled(d);
-    /* Read after passing the gate: a switch happens only with it closed. */
-    const hps_tm_ops_t *ops = ops_now();
-    d->ops = ops;
-    f->read = ops->read;
-    f->write = ops->write;
-    ops->begin(d);
-    /* After begin: the hardware backends choose d->ops per section. */
-    f->mode = section_mode(d, d->ops);
-    hps_tm_rd_ = d->ops->instrument_reads ? f : NULL;   /* hw backends pick per section */
-    hps_tm_wr_ = f;
-}
-
-static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d);
-
-HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
-{
-    hps_tm_desc_t *d = (hps_tm_desc_t *)f;
-    hps_tm_rd_ = NULL;
-    hps_tm_wr_ = NULL;
-    if (hps_likely(d->ops == &hps_tm_solo_ops) &&
-        !(d->irrev | d->aborted | d->allocs.n | d->frees.n | d->on_commit.n | d->on_abort.n)) {
-        /* Solo and the bias's sections, with nothing but writes to account
-         * for: the whole commit is bookkeeping (aborts_in_row and ro_failed
-         * are 0 in a section that never aborted). */
-        hps_tm_count_commit_(f, d->ulog.n - d->ulog_masks);
-        hps_store_release(&d->in_sec, 0);
-        d->ulog.n = 0;
-        d->ulog_masks = 0;
-        return;
-    }
-    if (hps_tm_hw_spec(d) &&
-        !(d->aborted | d->allocs.n | d->frees.n | d->on_commit.n | d->on_abort.n)) {
-        /* A real hardware section's first attempt with nothing but writes to
-         * account for: its commit (XEND; hybrid's sequence step first) cannot
-         * fail, since an abort resumes at the transaction's begin.  Reads
-         * were plain, writes went to memory (no read log, no redo log), it
-         * never published in_sec, and aborts_in_row, hw_restarts and
-         * ro_failed are 0 without an abort: commit_slow's bookkeeping
-         * shrinks to the statistics.  With the lean begin (hps_tm_begin_), a
-         * one-word htm section went from 40 to 32.5 ns on the Xeon guest of
-         * 2026-11-28, against 14 ns for the bare transaction. */
-        (void)d->ops->commit(d);
-        hps_tm_count_commit_(f, f->hw_w);
-        return;
-    }
-    commit_slow(d);
-}
-
-static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
-{
-    if (d->irrev == 1) {
-        hps_tm_mem_commit(d);
-        hps_store_release(&d->in_sec, 0);
-        d->irrev = 0;
-        d->st.commits++;
-        gate_open();
-    } else {
-        int c = d->ops->commit(d);
-        if (c != HPS_TM_COMMITTED)
-            hps_tm_abort(d, c);
-        /* sgl-style sections (plain reads: sgl, solo, hardware ones) log one
-         * undo entry per whole-word write, two per sub-word one, and no
-         * reads; the others count their redo log (stm's ulog holds locked
-         * orecs). */
-        uint32_t reads = d->rlog.n;
-        uint32_t writes = hps_tm_hw_spec(d)     ? d->fast.hw_w
-                          : d->ops->read == NULL ? d->ulog.n - d->ulog_masks
-                                                 : d->ws.n;
-        d->st.commits++;
-        d->st.commits_ro += writes == 0;
-        d->st.reads += reads;
-        d->st.writes += writes;
-        if (reads > d->st.max_read_set)
-            d->st.max_read_set = reads;
-        if (writes > d->st.max_write_set)
-            d->st.max_write_set = writes;
-        if (d->allocs.n | d->frees.n)
-            hps_tm_mem_commit(d);
-        /* Release: the section is over; drains and reclaimers may go on. */
-        hps_store_release(&d->in_sec, 0);
-        if (d->ops->end != hps_tm_op_none)
-            d->ops->end(d);
-        clear_logs(d);
-        d->irrev = 0;
-    }
-    d->st.retries += d->aborted;
-    d->aborted = 0;
-    d->aborts_in_row = 0;
-    d->hw_restarts = 0;
-    d->ro_failed = 0;
-    /* Last: an action may run sections of its own. */
-    if (hps_unlikely(d->on_commit.n | d->on_abort.n))
-        hps_tm_actions_commit(d);
-}
-
-/* Randomized exponential backoff: up to 2^k x 16 pauses after the k-th
- * abort in a row, and a yield once aborts repeat, so that a preempted
- * conflicting thread can finish when threads outnumber cores. */
-static void backoff(hps_tm_desc_t *d)
-{
-    uint32_t k = d->aborts_in_row < 10 ? d->aborts_in_row : 10;
-    uint64_t x = d->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    d->rng = x;
-    for (uint64_t i = x % (16ull << k); i > 0; i--)
-        hps_cpu_relax();
-    if (d->aborts_in_row >= 3)
-        sched_yield();
-}
-
-void hps_tm_abort(hps_tm_desc_t *d, int cause)
-{
-    if (d->irrev)
-        fatal("hpsync: hps_tm_restart() in an irrevocable section (its effects cannot be undone)\n");
-    hps_tm_rd_ = NULL;
-    hps_tm_wr_ = NULL;
-    d->abort_hw = d->ops == &hps_tm_hw_aborted_ops;
-    d->ops->rollback(d);
-    hps_tm_mem_abort(d);
-    hps_store_release(&d->in_sec, 0);
-    if (d->on_commit.n | d->on_abort.n)
-        hps_tm_actions_abort(d);
-    d->ops->end(d);
-    clear_logs(d);
-    d->st.aborts++;
-    d->st.aborts_by_cause[cause]++;
-    d->aborted = 1;
-    d->fastgo = 0;                   /* the retry begins in the library */
-    if (cause == HPS_TM_CAUSE_RO_WRITE)
-        d->ro_failed = 1;
-    if ((cause == HPS_TM_CAUSE_CONFLICT || cause == HPS_TM_CAUSE_VALIDATION) && !d->nolog) {
-        d->aborts_in_row++;
-        backoff(d);
-    } else if (cause == HPS_TM_CAUSE_EXPLICIT) {
-        sched_yield();               /* an explicit retry waits for a change */
-    }
-    d->fast.depth = 0;
-#if defined(__x86_64__)
-    hps_tm_longjmp_(d->fast.jb, 1);
-#else
-    __builtin_longjmp(d->fast.jb, 1);
-#endif
-}
-
-void hps_tm_nolog_abort(hps_tm_desc_t *d)
-{
-    d->nolog_skip = HPS_TM_NOLOG_SKIP;
-    hps_tm_abort(d, HPS_TM_CAUSE_VALIDATION);
-}
-
-HPS_EXPORT void hps_tm_restart(void)
-{
-    hps_tm_desc_t *d = (hps_tm_desc_t *)hps_tm_self_;
-    if (!d || d->fast.depth == 0)
-        fatal("hpsync: hps_tm_restart() outside a TM section\n");
-    hps_tm_abort(d, HPS_TM_CAUSE_EXPLICIT);
-}
-
-HPS_EXPORT int hps_tm_in_section(void)
-{
-    return hps_tm_self_ && hps_tm_self_->depth != 0;
-}
-
-HPS_EXPORT void hps_tm_irrevocable(void)
-{
-    hps_tm_desc_t *d = (hps_tm_desc_t *)hps_tm_self_;
-    if (!d || d->fast.depth == 0)
-        fatal("hpsync: hps_tm_irrevocable() outside a TM section\n");
-    if (d->irrev)
-        return;
-    if (d->ops->free_at_once) {
-        /* sgl and solo sections already run alone; stop undo logging
-         * (irrev 2: irrevocable without the gate).  Not a hardware
-         * section, which writes as sgl does but can still abort: it
-         * leaves the transaction to become irrevocable. */
-        d->irrev = 2;
-        d->st.irrevocable++;
-        d->slowc = 1;
-        hps_tm_wr_ = NULL;
-        return;
-    }
-    d->want_irrev = 1;
-    hps_tm_abort(d, HPS_TM_CAUSE_IRREVOCABLE);
-}
-
 /* ---- statistics ------------------------------------------------------------ */
 
 /* Live threads' counters are read while they run: the total is a snapshot
@@ -764,7 +417,7 @@ static void stats_at_exit(void)
     printed = 1;
     hps_tm_stats_t s;
     hps_tm_stats_total(&s);
-    hps_tm_stats_print(stderr, &s, ops_now()->name, g_auto ? hps_tm_auto_why() : g_why, hps_tm_desc_count());
+    hps_tm_stats_print(stderr, &s, hps_tm_ops_now()->name, g_auto ? hps_tm_auto_why() : g_why, hps_tm_desc_count());
     hps_tm_bias_summary(stderr, s.solo);
     if (g_auto)
         hps_tm_auto_summary(stderr);
@@ -807,7 +460,7 @@ int hps_tm_irrevocable_in_place(hps_tm_desc_t *d)
     d->ops->end(d);
     d->st.reads += d->rlog.n;
     d->st.writes += d->ws.n;
-    clear_logs(d);
+    hps_tm_clear_logs(d);
     d->irrev = 1;
     d->st.irrevocable++;
     hps_tm_rd_ = NULL;

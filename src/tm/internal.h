@@ -139,6 +139,11 @@ extern uint32_t hps_tm_etl, hps_tm_privatize;
 
 /* Core services for backends. */
 void hps_tm_op_none(hps_tm_desc_t *d);   /* an ops entry with nothing to do */
+/* What core.c shares with section.c. */
+extern uint32_t hps_tm_retries_;         /* aborts in a row before a section runs alone */
+void hps_tm_fatal(const char *msg) __attribute__((noreturn));   /* one line on stderr, abort() */
+void hps_tm_clear_logs(hps_tm_desc_t *d);
+void hps_tm_tick(hps_tm_desc_t *d);      /* every HPS_TM_TICK sections: counting in, auto, bias */
 void hps_tm_abort(hps_tm_desc_t *d, int cause) __attribute__((noreturn));
 #if defined(__x86_64__)
 /* Back to the checkpoint in jb (HPS_TM_CKPT_, or libhpsync-itm's, which has
@@ -179,7 +184,11 @@ void hps_tm_mem_reclaim(hps_tm_desc_t *d);
 
 /* The backend switch (core.c): drain every section but self's (outside
  * one), publish ops, reopen.  And what auto reads. */
-const hps_tm_ops_t *hps_tm_ops_now(void);
+HPS_INLINE const hps_tm_ops_t *hps_tm_ops_now(void)
+{
+    /* Acquire: the table a switch published is fully visible. */
+    return (const hps_tm_ops_t *)hps_load_acquire(&hps_tm_g_.ops);
+}
 void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops);
 uint32_t hps_tm_active_threads(void);
 
