@@ -211,14 +211,13 @@ void hps_tm_commit_(hps_tm_fast_t *f);
  * sets fastgo while the thread holds the bias with nothing pending (no
  * abort, no request to become irrevocable) and its descriptor set up for
  * solo sections; tick 1 means the thread's tick is due (the library's).
- * The entry is the owner's half of the bias's asymmetric Dekker protocol:
- * a plain store of in_sec, then the gate and the bias are read; whoever
- * raises the gate runs membarrier() before it reads in_sec.  0: the
- * library's begin runs instead. */
-HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
+ * The entry (hps_tm_bias_enter_, the library's own begin uses it too) is
+ * the owner's half of the bias's asymmetric Dekker protocol: a plain store
+ * of in_sec, then the gate and the bias are read; whoever raises the gate
+ * runs membarrier() before it reads in_sec.  0: the library's begin runs
+ * instead. */
+HPS_INLINE int hps_tm_bias_enter_(hps_tm_fast_t *f)
 {
-    if (!f->fastgo || f->tick <= 1)
-        return 0;
     hps_store_relaxed(&f->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
     hps_compiler_fence();
     if (hps_unlikely(hps_load_acquire(&hps_tm_g_.irrev) != 0) ||
@@ -226,6 +225,13 @@ HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
         hps_store_release(&f->in_sec, 0);
         return 0;
     }
+    return 1;
+}
+
+HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
+{
+    if (!f->fastgo || f->tick <= 1 || !hps_tm_bias_enter_(f))
+        return 0;
     f->tick--;
     f->depth = 1;
     f->ro = (uint32_t)ro;

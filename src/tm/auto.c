@@ -319,7 +319,8 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
             switch_to(self, k_cand[g.order[g.step]]);
             uint64_t t = hps_mono_ns();
             window_start(t);
-            hps_store_relaxed(&g_next, t + (g.finals ? g_win : g_win / (g.step > 0 ? 8 : 4)));
+            /* A later scout is first looked at halfway (above). */
+            hps_store_relaxed(&g_next, t + (g.finals ? g_win : g_win / 8));
         } else if (g.finals || !finals_start(self)) {
             trial_end(self, now);
         }
@@ -366,11 +367,12 @@ void hps_tm_auto_threads(const hps_tm_desc_t *self)
     g.threads = active;
     if (active >= 2 && g_window) {
         /* A new thread count's trial does not begin with hybrid, the rule's
-         * pick with RTM: the first candidate runs a whole window, and a
-         * hardware section's fixed cost made hybrid the slowest backend on
-         * most rows of the Xeon guest of 2026-11-28 (auto 0.83x the best
-         * on hashset-50 at 8 threads while its trials began with it).  A
-         * hold's winner, hybrid included, does begin its next trial. */
+         * pick with RTM: the first scout is never cut short, and a hardware
+         * section's fixed cost made hybrid the slowest backend on most rows
+         * of the Xeon guest of 2026-11-28 (auto 0.83x the best on
+         * hashset-50 at 8 threads while its trials, each candidate then a
+         * whole window, began with it).  A hold's winner, hybrid included,
+         * does begin its next trial. */
         const char *sw;
         trial_start(self, want == &hps_tm_hybrid_ops ? rule_sw(active, &sw) : want, hps_mono_ns());
     } else {

@@ -7,15 +7,7 @@
  * period), the section takes that lock: it is then exactly an sgl section.
  * The driver shared with hybrid is here too (see hw.h).
  */
-#include <stdlib.h>
-#include <unistd.h>
 #include "hw.h"
-
-static void die(const char *msg)
-{
-    (void)!write(2, msg, __builtin_strlen(msg));
-    abort();
-}
 
 int hps_tm_hw_usable(void)
 {
@@ -82,7 +74,7 @@ static void write_ro_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t ma
 {
     (void)f; (void)w; (void)v; (void)mask;
     hps_elide_ops->abort(HPS_ABORT_TM_RO);
-    die("hpsync: a TM hardware section was not in a transaction\n");
+    hps_tm_fatal("hpsync: a TM hardware section was not in a transaction\n");
 }
 
 /* Nothing that a section must not run beside: the gate open, no bias held,
@@ -194,7 +186,7 @@ void hps_tm_hw_write_spec(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t ma
 void hps_tm_hw_rollback_spec(hps_tm_desc_t *d)
 {
     hps_elide_ops->abort(d->want_irrev ? HPS_ABORT_TM_IRREV : HPS_ABORT_TM_RESTART);
-    die("hpsync: a TM hardware section was not in a transaction\n");
+    hps_tm_fatal("hpsync: a TM hardware section was not in a transaction\n");
 }
 
 /* ---- htm ------------------------------------------------------------------- */

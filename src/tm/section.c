@@ -65,18 +65,14 @@ static inline void run_biased(hps_tm_desc_t *d)
     d->fastgo = !(d->want_irrev | d->aborts_in_row | d->ro_failed);
 }
 
-/* The owner's entry: a plain store of in_sec, then hps_tm_g_.irrev and the bias
- * again (bias.c has the other half).  0: go the normal way. */
+/* The owner's entry (hpsync/tm.h's hps_tm_bias_enter_; bias.c has the
+ * other half).  0: go the normal way. */
 static inline int begin_biased(hps_tm_desc_t *d)
 {
-    hps_store_relaxed(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
-    hps_compiler_fence();
-    if (hps_likely(hps_load_acquire(&hps_tm_g_.irrev) == 0) && hps_likely(hps_load_relaxed(&hps_tm_g_.bias) == d)) {
-        run_biased(d);
-        return 1;
-    }
-    hps_store_release(&d->in_sec, 0);
-    return 0;
+    if (!hps_tm_bias_enter_(&d->fast))
+        return 0;
+    run_biased(d);
+    return 1;
 }
 
 static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d, int hw_tried);
