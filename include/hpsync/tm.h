@@ -19,13 +19,15 @@
  * "access memory directly" (outside a section, inside an irrevocable one,
  * and reads under sgl).  Otherwise the common cases run inline, chosen by
  * the section's mode (HPS_TM_MODE_*, set at begin): a norec or stm read
- * before the section's first write (load, clock check, read-log append;
- * no append in a read-only section's first attempt), and an sgl whole-word
- * write (undo-log append, plain store).  Everything else (a read after a
- * write, norec and stm writes, sub-word sgl writes, a full log, a clock
- * that moved) is one indirect call into the backend through the thread's
- * descriptor.  Sub-word and floating-point accesses become the aligned
- * 64-bit word that holds them plus a byte mask, so backends only see words.
+ * of a word the section may not have written (load, clock check, read-log
+ * append; no append in a read-only section's first attempt; after the
+ * first write, a test of the redo log's 64-bit filter first), and an sgl
+ * whole-word write (undo-log append, plain store).  Everything else (a
+ * read of a word the filter says may be written, norec and stm writes,
+ * sub-word sgl writes, a full log, a clock that moved) is one indirect
+ * call into the backend through the thread's descriptor.  Sub-word and
+ * floating-point accesses become the aligned 64-bit word that holds them
+ * plus a byte mask, so backends only see words.
  *
  * Budgets: instructions per access inside a section, measured with
  * callgrind on x86-64 (gcc 12 -O2) by tests/c/tm/tm_cost.c: one section of
@@ -34,19 +36,24 @@
  * The totals contain the measuring loop: about 10 instructions in the
  * read-write loop and 6 in the read-only one, taking sgl's read (TLS load,
  * test, plain load: 5) as the reference (HPSYNC_TM_BIAS=0, so that the
- * backend, not the bias, serves the one thread):
- *              read   read (RO)   write     access alone: read, RO read
- *   sgl          15          11      27                    5, 5
- *   norec        37          24     127                   27, 18
- *   stm (CTL)    40          27     209                   30, 21
- *   stm (ETL)     -           -     209
- *   htm, hybrid  15           -      71     as sgl, in a hardware section
+ * backend, not the bias, serves the one thread; the 2-vCPU EPYC guest of
+ * 2026-11-28; "read, W" is a read in a section that has written a word
+ * the read does not touch):
+ *              read   read (RO)   read, W   write     access alone: read, RO read
+ *   sgl          15          12        15      28                    5, 5
+ *   norec        38          25        46     140                   28, 19
+ *   stm (CTL)    40          28        52     222                   30, 22
+ *   stm (ETL)     -           -        52     218
+ *   htm, hybrid  15           -        15      75     as sgl, in a hardware section
  *                                        (measured emulated, HPSYNC_ELIDE_BACKEND=
  *                                        inject:commit: the access code of RTM)
  * (With __builtin_setjmp as the checkpoint the loop kept its counter in
  * memory and cost 3 to 5 more: read 18 / 41 / 45, write 32 / 131 / 213.)
  * (Before the inline paths: read 16 / 56 / 70, write 70 / 121 / 203.)
- * A read into a section that has written is a call that first probes the
+ * (Before the write set's filter, read, W was a call that probed the
+ * hashed write set: 81 / 97; a write cost 9 fewer at N = 4000, where the
+ * filter is full, and 13-14 more at N = 16, where it is not.)
+ * A read of a word whose filter bit is set is a call that probes the
  * hashed write set.  Outside a section a read or write costs the TLS load,
  * a test and the plain access.
  */
@@ -108,7 +115,9 @@ typedef struct hps_tm_log {
 /* The redo log: entries in program order; beyond 8 entries also an
  * open-addressing index (slot = generation << 32 | entry), so that
  * read-after-write is O(1) and clearing is one increment of the generation
- * (up to 8 entries a scan is cheaper than the index). */
+ * (up to 8 entries a scan is cheaper than the index).  `filt` has bit
+ * (address / 8) mod 64 set for every word written: a read whose bit is
+ * clear cannot be a read after a write, and stays on the inline path. */
 typedef struct hps_tm_went {
     uint64_t *addr;
     uint64_t val, mask;
@@ -119,11 +128,19 @@ typedef struct hps_tm_wset {
     uint32_t n, cap;
     uint64_t *slot;
     uint32_t bits, gen;
+    uint64_t filt;
 } hps_tm_wset_t;
 
+/* Word p's bit in the filter, and: may the redo log hold p?  (0: certainly not.) */
+#define HPS_TM_WSET_BIT_(p) ((uint64_t)1 << (((uintptr_t)(p) >> 3) & 63))
+#define HPS_TM_WSET_MAY_HOLD_(ws, p) (((ws)->filt & HPS_TM_WSET_BIT_(p)) != 0)
+
 /* Which inline fast path serves the running section (hps_tm_fast_t.mode).
- * A backend's first write in a section sets CALL, so reads never search an
- * empty write set and a read after a write always does. */
+ * norec's and stm's first write in a section moves it to the _W mode,
+ * whose inline reads leave for the backend when the redo log may hold the
+ * word (HPS_TM_WSET_MAY_HOLD_): a read after a write of the same word
+ * always searches the log, other reads never do, and a section that has
+ * written nothing pays nothing for the test. */
 enum {
     HPS_TM_MODE_CALL,                /* every access calls the backend */
     HPS_TM_MODE_SGL,                 /* writes: undo-log entry and plain store */
@@ -131,8 +148,10 @@ enum {
     HPS_TM_MODE_NOREC_RO,            /* the same with no read log */
     HPS_TM_MODE_STM,                 /* reads: orec, load, clock check, log (orec, version) */
     HPS_TM_MODE_STM_RO,              /* the same with no read log */
-    HPS_TM_MODE_HW                   /* writes: a plain store and a count (a real
+    HPS_TM_MODE_HW,                  /* writes: a plain store and a count (a real
                                       * hardware transaction undoes them itself) */
+    HPS_TM_MODE_NOREC_W,             /* NOREC after a write: reads test the filter */
+    HPS_TM_MODE_STM_W                /* STM after a write: reads test the filter */
 };
 
 /* The part of a thread's descriptor that the inline fast paths touch; the
@@ -333,22 +352,39 @@ HPS_INLINE int hps_tm_rlog_push_(hps_tm_fast_t *f, uintptr_t a, uint64_t v)
     return 1;
 }
 
+/* stm's and norec's inline reads: 1 with *out set, or 0 to call the backend. */
+HPS_INLINE int hps_tm_stm_read_fast_(hps_tm_fast_t *f, const uint64_t *p, int logged, uint64_t *out)
+{
+    hps_au64 *orec = &hps_tm_stm_orecs_[((uintptr_t)p >> 3) & ((1u << HPS_TM_ORECS_BITS_) - 1)];
+    /* Acquire, acquire: orec, then word, then clock, in order. */
+    uint64_t o = hps_load_acquire(orec);
+    *out = hps_plain_load_acquire(p);
+    return hps_likely(!(o & 1) && hps_load_relaxed(f->clock) == f->snap) &&
+           (!logged || hps_tm_rlog_push_(f, (uintptr_t)orec, o));
+}
+
+HPS_INLINE int hps_tm_norec_read_fast_(hps_tm_fast_t *f, const uint64_t *p, int logged, uint64_t *out)
+{
+    /* Acquire: the word is read before the sequence. */
+    *out = hps_plain_load_acquire(p);
+    return hps_likely(hps_load_relaxed(f->clock) == f->snap) &&
+           (!logged || hps_tm_rlog_push_(f, (uintptr_t)p, *out));
+}
+
 HPS_INLINE uint64_t hps_tm_read_in_(hps_tm_fast_t *f, const uint64_t *p)
 {
     uint32_t m = f->mode;
+    uint64_t v;
+    /* The modes of a section that has written nothing are tested first:
+     * their reads pay nothing for the filter. */
     if (m == HPS_TM_MODE_STM || m == HPS_TM_MODE_STM_RO) {
-        hps_au64 *orec = &hps_tm_stm_orecs_[((uintptr_t)p >> 3) & ((1u << HPS_TM_ORECS_BITS_) - 1)];
-        /* Acquire, acquire: orec, then word, then clock, in order. */
-        uint64_t o = hps_load_acquire(orec);
-        uint64_t v = hps_plain_load_acquire(p);
-        if (hps_likely(!(o & 1) && hps_load_relaxed(f->clock) == f->snap) &&
-            (m == HPS_TM_MODE_STM_RO || hps_tm_rlog_push_(f, (uintptr_t)orec, o)))
+        if (hps_tm_stm_read_fast_(f, p, m == HPS_TM_MODE_STM, &v))
             return v;
     } else if (m == HPS_TM_MODE_NOREC || m == HPS_TM_MODE_NOREC_RO) {
-        /* Acquire: the word is read before the sequence. */
-        uint64_t v = hps_plain_load_acquire(p);
-        if (hps_likely(hps_load_relaxed(f->clock) == f->snap) &&
-            (m == HPS_TM_MODE_NOREC_RO || hps_tm_rlog_push_(f, (uintptr_t)p, v)))
+        if (hps_tm_norec_read_fast_(f, p, m == HPS_TM_MODE_NOREC, &v))
+            return v;
+    } else if ((m == HPS_TM_MODE_STM_W || m == HPS_TM_MODE_NOREC_W) && !HPS_TM_WSET_MAY_HOLD_(&f->ws, p)) {
+        if (m == HPS_TM_MODE_STM_W ? hps_tm_stm_read_fast_(f, p, 1, &v) : hps_tm_norec_read_fast_(f, p, 1, &v))
             return v;
     }
     return f->read(f, p);

@@ -73,6 +73,8 @@ static void rebuild(hps_tm_wset_t *ws)
 
 hps_tm_went_t *hps_tm_wset_find(hps_tm_wset_t *ws, const uint64_t *w)
 {
+    if (!HPS_TM_WSET_MAY_HOLD_(ws, w))
+        return NULL;
     if (ws->n <= LINEAR_MAX) {
         for (uint32_t i = 0; i < ws->n; i++)
             if (ws->e[i].addr == w)
@@ -105,6 +107,7 @@ hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint6
     }
     uint32_t i = ws->n++;
     ws->e[i] = (hps_tm_went_t){ w, v & mask, mask };
+    ws->filt |= HPS_TM_WSET_BIT_(w);
     if (ws->n == LINEAR_MAX + 1) {   /* leaving the linear range: index them all */
         for (uint32_t j = 0; j <= i; j++)
             index_entry(ws, j);
@@ -116,6 +119,7 @@ hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint6
 
 void hps_tm_wset_clear(hps_tm_wset_t *ws)
 {
+    ws->filt = 0;
     if (ws->n == 0)
         return;
     int indexed = ws->n > LINEAR_MAX;

@@ -13,8 +13,9 @@
  * overwritten late: privatization safety costs nothing here.
  *
  * The common read runs inline (hpsync/tm.h, HPS_TM_MODE_NOREC): a section
- * that has written nothing loads the word, compares the sequence with its
- * snapshot and appends to its read log.  A read-only section first runs
+ * loads the word, compares the sequence with its snapshot and appends to
+ * its read log; after its first write (HPS_TM_MODE_NOREC_W) only for a word
+ * whose bit in the redo log's filter is clear.  A read-only section first runs
  * with no read log at all (HPS_TM_MODE_NOREC_RO): while the sequence stays put every
  * value it read is current; if it moves, the section cannot validate and
  * restarts, logging (see hps_tm_nolog_abort).
@@ -84,8 +85,9 @@ static void norec_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     if (hps_unlikely(d->ro))
         hps_tm_abort(d, HPS_TM_CAUSE_RO_WRITE);
-    /* From now on reads search the write set: leave the inline path. */
-    f->mode = HPS_TM_MODE_CALL;
+    /* Reads from now on test the redo log's filter (hpsync/tm.h). */
+    if (f->mode == HPS_TM_MODE_NOREC)
+        f->mode = HPS_TM_MODE_NOREC_W;
     hps_tm_wset_put(&d->ws, w, v, mask);
 }
 

@@ -209,8 +209,9 @@ static void stm_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     if (hps_unlikely(d->ro))
         hps_tm_abort(d, HPS_TM_CAUSE_RO_WRITE);
-    /* From now on reads search the write set: leave the inline path. */
-    f->mode = HPS_TM_MODE_CALL;
+    /* Reads from now on test the redo log's filter (hpsync/tm.h). */
+    if (f->mode == HPS_TM_MODE_STM)
+        f->mode = HPS_TM_MODE_STM_W;
     if (hps_tm_etl && !lock_orec(d, orec_of(w), 1))
         hps_tm_abort(d, HPS_TM_CAUSE_CONFLICT);
     hps_tm_wset_put(&d->ws, w, v, mask);

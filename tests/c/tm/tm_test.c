@@ -69,6 +69,7 @@ static const hps_test_case_t cases[] = {
     { "nesting", .run = case_nesting },
     { "stats", .run = case_stats },
     { "subword", .run = case_subword },
+    { "raw", .run = case_raw },
     { "fork", .run = case_fork },
     { "bias", .run = case_bias },
     { "thread_exit", .run = case_thread_exit },

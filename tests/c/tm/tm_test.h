@@ -77,6 +77,7 @@ void case_privatize(void);
 void case_restart(void);
 void case_stats(void);
 void case_subword(void);
+void case_raw(void);
 void case_thread_exit(void);
 
 #endif
