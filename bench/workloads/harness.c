@@ -600,6 +600,7 @@ static int describe(const wl_workload_t *w)
     hps_json_end_array();
     if (w->allocators)
         hps_json_bool("allocators", 1);
+    hps_json_bool("scale", 1);       /* takes --scale (the runner's --scale) */
     hps_json_begin_object("args");
     hps_json_begin_array("default");
     hps_json_end_array();

@@ -29,6 +29,17 @@ def small_count(text: str) -> int:
     return value
 
 
+def work_scale(text: str) -> float:
+    """A factor on a run's work: a number in (0, 64]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 < value <= 64:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 64, got {text}")
+    return value
+
+
 def thread_list(text: str) -> list[int]:
     """'1,2,16' -> [1, 2, 16]; every entry a whole number in 1..4096."""
     out: list[int] = []

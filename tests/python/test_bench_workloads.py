@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from hpsync import compare, report, schema
-from hpsync.bench import base, tm
+from hpsync.bench import base, targets, tm
 from hpsync.bench.workloads import BENCH, describe, measure, render
 from hpsync.errors import CliError
 from hpsync.progress import Progress, clock
@@ -64,6 +64,26 @@ def test_env_groups_split_only_conflicting_settings() -> None:
     d = describe.parse(fake_describe(), "hps-workload-fake")
     groups = measure.env_groups([d.variant(n) for n in ("mutex", "stm", "elide-r0", "norec", "tts")])
     assert [[v.name for v in g] for g in groups] == [["mutex", "stm", "elide-r0", "tts"], ["norec"]]
+
+
+def test_scale_multiplies_the_modes_own() -> None:
+    """--scale reaches the programs that take it, times the mode's own
+    --scale (--quick's 0.25), and no other program."""
+    takes = describe.Description("w", "t", "p", (), (), scale=True,
+                                 args={"quick": ["--quick", "--scale", "0.25"], "default": []})
+    fixed = describe.Description("w", "t", "p", (), (), args={"quick": ["--quick"]})
+    assert measure.scaled(takes, takes.args["quick"], 4.0) == ["--quick", "--scale", "1"]
+    assert measure.scaled(takes, takes.args["default"], 2.5) == ["--scale", "2.5"]
+    assert measure.scaled(takes, takes.args["default"], 1.0) == []
+    assert measure.scaled(fixed, fixed.args["quick"], 4.0) == ["--quick"]
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "65", "abc", "nan", "inf"])
+def test_scale_out_of_range_is_one_line(bad: str) -> None:
+    r = subprocess.run([str(REPO / "hpsync"), "bench", "workloads", "--scale", bad, "--no-store"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "argument --scale" in r.stderr and len(r.stderr.strip().splitlines()) <= 3
 
 
 def test_progress_plain_lines_and_eta() -> None:
@@ -197,12 +217,12 @@ MOPS = [{"name": "insert_mops", "unit": "Mops/s", "better": "higher", "speedup":
 
 
 def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.2,
-              rounds: int = 3, host: str = "a") -> dict[str, Any]:
+              rounds: int = 3, host: str = "a", dyn: float = 0.95) -> dict[str, Any]:
     """A run of three made-up workloads at 1 and 2 threads: the ART (olc
     inserts 2.5x the mutex at 2 threads, lookups olc_lookup x), the ring
     under glibc and hpsync (cia's 1 KiB ring cia_1k x its 64 B floor) and
     scatter (the better TM variant tm_gain x the mutex, granularity sweep
-    with a controller)."""
+    with a controller at dyn x the best static k)."""
     works = {
         "art": desc_of("art", [{"name": "mutex", "kind": "lock", "baseline": True},
                                {"name": "elide-r0", "kind": "elide", "restarts": 0},
@@ -247,7 +267,7 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
             for v, k in (("tm-k1", 0.5), ("tm-k8", tm_gain)):
                 add("scatter", v, t, r, {"updates_per_sec": 100 * k * t ** 0.5 * noise},
                     tm={"commits": 1000, "aborts_by_cause": {"conflict": 40 * t, "capacity": 3}})
-            add("scatter", "tm-auto", t, r, {"updates_per_sec": 100 * tm_gain * 0.95 * t ** 0.5 * noise},
+            add("scatter", "tm-auto", t, r, {"updates_per_sec": 100 * tm_gain * dyn * t ** 0.5 * noise},
                 granularity=6, tm={"commits": 900, "aborts_by_cause": {"conflict": 20}})
     doc = schema.envelope(BENCH.kind, {"rounds": rounds, "quick": False},
                           [{"id": 0, "host": host, "programs": ["hps-workload-art"], "processes": 1}],
@@ -276,6 +296,32 @@ def test_targets_judged_per_round() -> None:
     assert bad["workloads-ring-cia-floor_mutex"] == "FAIL"
     assert bad["workloads-tm-vs-mutex_scatter"] == "FAIL"
     assert verdicts(suite_run(rounds=1))["workloads-art-olc-insert_dense"] == "inconclusive"
+
+
+def test_controller_judged_against_the_best_static_k() -> None:
+    """Issue 16's targets: the controller over the static k with the best
+    median and over k = 1, paired round by round, per backend."""
+    run = suite_run()
+    m = by_key(run)
+    key = "dyn-vs-static/updates_per_sec_vs_best_static/scatter/default T=2"
+    assert m[key]["value"] == pytest.approx(0.95)
+    assert m["dyn-vs-static/updates_per_sec_vs_k1/scatter/default T=1"]["value"] == \
+        pytest.approx(1.2 * 0.95 / 0.5)
+    # A controller 5 % behind passes; 20 % behind fails; and below k = 1 too.
+    t = [targets.Target(id="dyn", bench="workloads", description="d",
+                        select={"part": "dyn-vs-static", "metric": "updates_per_sec_vs_best_static"},
+                        op=">=", limit=0.909),
+         targets.Target(id="k1", bench="workloads", description="d",
+                        select={"part": "dyn-vs-static", "metric": "updates_per_sec_vs_k1"},
+                        op=">=", limit=1.0)]
+    assert [v["verdict"] for v in targets.evaluate(t, run["measurements"])] == ["PASS", "PASS"]
+    slow = suite_run(dyn=0.8)["measurements"]
+    assert [v["verdict"] for v in targets.evaluate(t, slow)] == ["FAIL", "PASS"]
+    slower = suite_run(dyn=0.3)["measurements"]
+    assert [v["verdict"] for v in targets.evaluate(t, slower)] == ["FAIL", "FAIL"]
+    # The suite's own targets name the real workloads: absent here.
+    v = verdicts(run)
+    assert v["workloads-coarsen-dyn-vs-best_histogram"] == "n/a"
 
 
 def test_report_draws_the_papers_shapes(tmp_path: Path) -> None:

@@ -130,4 +130,5 @@ def test_the_shipped_table() -> None:
             "tm-2t-vs-itm-rows", "tm-8t-scaling", "tm-auto", "itm-1t-vs-itm", "itm-2t-vs-itm",
             "itm-vs-itm-rows", "itm-auto-vs-default", "itm-overhead", "workloads-validate",
             "workloads-tm-vs-mutex", "workloads-tm-vs-mutex-histogram", "workloads-art-olc-insert",
-            "workloads-art-olc-lookup", "workloads-ring-cia-floor"} == set(ids)
+            "workloads-art-olc-lookup", "workloads-ring-cia-floor", "workloads-coarsen-dyn-vs-best",
+            "workloads-coarsen-dyn-vs-k1"} == set(ids)

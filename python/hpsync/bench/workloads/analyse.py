@@ -11,6 +11,11 @@ figures pair up):
                           thread count
   best-tm/METRIC_vs_BASELINE/workload...   the transactional variant with
                           the best median, over the baseline
+  dyn-vs-static/METRIC_vs_best_static/workload... backend=GROUP   the
+                          granularity controller's figure over the static
+                          coarsening factor k with the best median, in the
+                          same backend (the variants' group); and
+                          .../METRIC_vs_k1, over k = 1
   workload/validated/variant T=n   1 for every round whose process printed
                           the row (it validated its result)
   workload/aborts_per_commit/variant/layer/cause T=n   TM (layer tm) or
@@ -31,6 +36,7 @@ from . import describe as D
 MIN_ROUNDS = 3
 NOISY = 0.5
 BEST_TM = "best-tm"
+DYN = "dyn-vs-static"
 LAYERS = ("tm", "elision")
 
 Samples = Sequence[Mapping[str, Any]]
@@ -152,6 +158,7 @@ def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -
                 out.append(_m(dims_of(any_s, layer=layer, cause=c), "aborts_per_commit",
                               "aborts/commit", figs, "lower", ctx))
     out += best_tm(samples, workloads, idx)
+    out += dyn_vs_static(workloads, idx)
     return out
 
 
@@ -187,6 +194,56 @@ def best_tm(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
                 dims = {k: v for k, v in dims_of(any_s).items() if k != "variant"}
                 out.append(_m({"part": BEST_TM, **dims}, f"{m['name']}_vs_{base}", "x", q, "higher",
                               _ctx(ref)))
+    return out
+
+
+def _coarsening(desc: Mapping[str, Any], measured: Any) -> dict[str, tuple[str | None, list[tuple[float, str]]]]:
+    """Per backend (the TM variants' group): the controller's variant and
+    the static ones as (k, name), of the variants measured."""
+    out: dict[str, tuple[str | None, list[tuple[float, str]]]] = {}
+    for v in desc.get("variants", []):
+        if v.get("kind") != "tm" or not measured(v["name"]):
+            continue
+        dyn, static = out.get(v.get("group") or "", (None, []))
+        if v.get("controller"):
+            dyn = v["name"]
+        elif v.get("granularity") is not None:
+            static = static + [(float(v["granularity"]), v["name"])]
+        out[v.get("group") or ""] = (dyn, static)
+    return out
+
+
+def dyn_vs_static(workloads: Mapping[str, Mapping[str, Any]],
+                  idx: Mapping[tuple[Key, str, int], Mapping[int, Mapping[str, Any]]]) -> list[schema.Measurement]:
+    """Issue 16's comparison, round by round (a round's variants ran
+    interleaved, so a pair shares the machine's state; on a 2-vCPU guest
+    whose rounds are bimodal, medians of unpaired figures were not):
+    per point, thread count and backend, the controller over the static k
+    with the best median, and over k = 1."""
+    out = []
+    for pt, threads in dict.fromkeys((pt, t) for pt, _, t in idx):
+        desc = workloads.get(pt[0], {})
+        for group, (dyn, static) in _coarsening(desc, lambda v: (pt, v, threads) in idx).items():
+            if not dyn or not static:
+                continue
+            rounds = idx[(pt, dyn, threads)]
+            any_s = next(iter(rounds.values()))
+            dims = {"part": DYN, **{k: v for k, v in dims_of(any_s).items() if k != "variant"},
+                    "backend": group or "default"}
+            for m in desc.get("metrics", []):
+                if not m.get("speedup", True):
+                    continue
+                mine = _per_round(rounds, m["name"])
+                figs = [(k, _per_round(idx[(pt, n, threads)], m["name"])) for k, n in static]
+                figs = [(k, f) for k, f in figs if f]
+                if not mine or not figs:
+                    continue
+                sign = 1 if m["better"] == "higher" else -1
+                _, best = max(figs, key=lambda c: sign * (stats.median(c[1].values()) or 0.0))
+                for name, ref in (("best_static", best), ("k1", dict(figs).get(1.0))):
+                    q = speedup(mine, ref, m["better"]) if ref else None
+                    if q:
+                        out.append(_m(dims, f"{m['name']}_vs_{name}", "x", q, "higher", _ctx(rounds)))
     return out
 
 

@@ -29,6 +29,8 @@ document (docs/workloads.md, "The workload program's contract"):
                   speedup (default true) for throughput-like figures
   dims          row fields that name a row beyond variant and threads
   allocators    true: run once per allocator (LD_PRELOAD), as bench malloc
+  scale         true: the program takes --scale X (X times each run's work,
+                  0 < X <= 64; the shared harness's programs)
   threads       {"default": [..], "quick": [..]}   (optional)
   args          {"default": [..], "quick": [..]}   extra arguments
   seconds       {"default": s, "quick": s}: one variant at one thread count
@@ -105,6 +107,7 @@ class Description:
     metrics: tuple[Metric, ...]
     dims: tuple[str, ...] = ()
     allocators: bool = False
+    scale: bool = False
     threads: Mapping[str, list[int]] = field(default_factory=dict)
     args: Mapping[str, list[str]] = field(default_factory=dict)
     seconds: Mapping[str, float] = field(default_factory=dict)
@@ -197,7 +200,7 @@ def parse(doc: Any, program: str) -> Description:
     return Description(
         workload=name, title=str(doc.get("title", name)), program=program,
         variants=tuple(variants), metrics=tuple(metrics), dims=tuple(dims),
-        allocators=bool(doc.get("allocators", False)), threads=threads,
+        allocators=bool(doc.get("allocators", False)), scale=doc.get("scale") is True, threads=threads,
         args=_modes(doc, "args", _str_list, program),
         seconds=_modes(doc, "seconds", lambda v: isinstance(v, (int, float)) and v >= 0, program),
         figures=tuple(figures))

@@ -43,6 +43,7 @@ class Params:
     rounds: int
     allocators: list[str] = field(default_factory=lambda: list(malloc_names.ALLOCATORS))
     quick: bool = False
+    scale: float = 1.0            # --scale: times each run's work, where the program takes it
 
 
 def make_params(args: argparse.Namespace) -> Params:
@@ -53,7 +54,8 @@ def make_params(args: argparse.Namespace) -> Params:
                   threads=sorted(set(args.threads)) if args.threads else None,
                   rounds=args.reps or (1 if quick else 3),
                   allocators=list(args.allocators) if getattr(args, "allocators", None)
-                  else list(malloc_names.ALLOCATORS), quick=quick)
+                  else list(malloc_names.ALLOCATORS), quick=quick,
+                  scale=float(getattr(args, "scale", None) or 1.0))
 
 
 @dataclass(frozen=True)
@@ -71,11 +73,25 @@ class Step:
         return (f"round {self.rnd + 1}: {self.desc.workload}{at}: "
                 f"{','.join(v.name for v in self.variants)}")
 
-    def argv(self, path: Path, quick: bool) -> list[str]:
+    def argv(self, path: Path, quick: bool, scale: float = 1.0) -> list[str]:
         mode = "quick" if quick else "default"
-        return [str(path), *self.desc.args.get(mode, []), "--threads",
+        return [str(path), *scaled(self.desc, self.desc.args.get(mode, []), scale), "--threads",
                 ",".join(map(str, self.threads)), "--variants",
                 ",".join(v.program_name for v in self.variants), "--reps", "1"]
+
+
+def scaled(desc: D.Description, args: Sequence[str], scale: float) -> list[str]:
+    """The mode's arguments with the run's --scale applied: it multiplies
+    the mode's own --scale (--quick's 0.25), for programs that take it."""
+    out = list(args)
+    if scale == 1.0 or not desc.scale:
+        return out
+    own = 1.0
+    if "--scale" in out:
+        i = out.index("--scale")
+        own = float(out[i + 1])
+        del out[i:i + 2]
+    return out + ["--scale", f"{own * scale:g}"]
 
 
 def env_groups(variants: Sequence[D.Variant]) -> list[list[D.Variant]]:
@@ -135,7 +151,7 @@ def plan(descs: Mapping[str, D.Description], status: Mapping[str, Mapping[str, M
                     if a is not None and a.library:
                         env["LD_PRELOAD"] = a.library
                     steps.append(Step(rnd, desc, group, list(threads), a, env,
-                                      unit * len(group) * len(threads)))
+                                      unit * len(group) * len(threads) * (params.scale if desc.scale else 1.0)))
     return steps
 
 
@@ -234,6 +250,10 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
         na = [v for v, s in st.items() if s["status"] != "measured"]
         if na:
             session.log(f"{name}: n/a: {', '.join(na)} ({st[na[0]]['note']})")
+    fixed = [n for n, d in descs.items() if not d.scale]
+    if params.scale != 1.0 and fixed:
+        what = "takes no --scale and runs at its" if len(fixed) == 1 else "take no --scale and run at their"
+        session.log(f"--scale {params.scale:g}: {', '.join(fixed)} {what} own size")
     steps = plan(descs, status, allocs, params)
     if not steps:
         raise CliError("no variant to measure")
@@ -243,7 +263,7 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
     try:
         for step in steps:
             bar.step(step.label())
-            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick)
+            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale)
             doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
             if doc is None:
                 raise _wrong(step.desc, step.variants, why or "no document")
@@ -258,7 +278,7 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
             bar.finish_step()
     finally:
         bar.close()
-    return {"samples": samples, "mode": mode,
+    return {"samples": samples, "mode": mode, "scale": params.scale,
             "workloads": {n: d.as_dict() for n, d in descs.items()},
             "variants": status,
             "allocators": {"measured": [a.name for a in allocs], "missing": missing}}

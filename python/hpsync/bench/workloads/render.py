@@ -226,7 +226,8 @@ def render(run: Mapping[str, Any]) -> str:
     rows = extra.get("rows", [])
     params = run.get("params", {})
     out = [f"hpsync bench workloads: {text.context_line(schema.first_context(run))}",
-           f"  median of {params.get('rounds', '?')} round(s){', quick sizes' if params.get('quick') else ''}"]
+           f"  median of {params.get('rounds', '?')} round(s){', quick sizes' if params.get('quick') else ''}"
+           + (f", work x{params['scale']:g} (--scale)" if params.get("scale", 1.0) != 1.0 else "")]
     out += [f"  {line}" for line in A.not_measured(extra)]
     workloads = extra.get("workloads", {})
     for w in D.ordered(list(workloads)):
