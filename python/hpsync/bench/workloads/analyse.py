@@ -11,7 +11,7 @@ figures pair up):
                           thread count
   best-tm/METRIC_vs_BASELINE/workload...   the transactional variant with
                           the best median, over the baseline
-  dyn-vs-static/METRIC_vs_best_static/workload... backend=GROUP   the
+  dyn-vs-static/METRIC_vs_best_static/workload.../GROUP   the
                           granularity controller's figure over the static
                           coarsening factor k with the best median, in the
                           same backend (the variants' group); and
