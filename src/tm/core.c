@@ -316,7 +316,7 @@ static void retire(hps_tm_desc_t *d)
     g_nlive--;
     g_nactive -= d->counted;
     d->counted = 0;
-    d->nolog = d->nolog_skip = 0;
+    d->nolog = d->nolog_skip = d->nolog_wait = 0;
     d->mode = HPS_TM_MODE_CALL;
     hps_store_relaxed(&d->wb, 0);
     /* Release: the next owner sees the state above. */

@@ -55,6 +55,7 @@ typedef struct hps_tm_desc {
     uint32_t tid;                    /* index in the table, for orec lock words */
     uint32_t ro_failed;              /* a write in BEGIN_RO made it read-write */
     uint32_t nolog_skip;             /* read-only sections to log before trying no log */
+    uint32_t nolog_wait;             /* nolog_skip after the next failed logless attempt */
     uint32_t counted;                /* counted among the threads that use TM (auto) */
     hps_au64 wb;                     /* stm: 0, 1 committing, wv + 1 writing back */
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
