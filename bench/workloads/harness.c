@@ -409,6 +409,7 @@ static void row_begin(const opts_t *o, row_run_t *rr, const wl_row_t *row, int t
     long n = (long)((double)row->n * (o->quick ? 0.2 : 1.0) * o->scale);
     rr->row = row;
     rr->ctx = g_w->setup(row, threads, n > threads ? n : threads);
+    rr->site = (hps_tm_coarsen_t)HPS_TM_COARSEN_INIT;
     rr->res = res;
     for (int i = 0; i < o->nv; i++) {
         rr->v[i] = o->v[i];

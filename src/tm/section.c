@@ -310,8 +310,8 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
 
 void hps_tm_nolog_abort(hps_tm_desc_t *d)
 {
-    uint32_t w = d->nolog_wait;
-    d->nolog_wait = w == 0 ? 1 : w * 4 < NOLOG_WAIT_MAX ? w * 4 : NOLOG_WAIT_MAX;
+    uint32_t w = d->nolog_wait ? d->nolog_wait * 4 : 1;
+    d->nolog_wait = w < NOLOG_WAIT_MAX ? w : NOLOG_WAIT_MAX;
     d->nolog_skip = d->nolog_wait;
     hps_tm_abort(d, HPS_TM_CAUSE_VALIDATION);
 }

@@ -138,6 +138,14 @@ void case_restart(void)
  * cannot tell them apart (word i and word i + 64 share a filter bit) and
  * once more words were written than the filter has bits.  A restart
  * forgets the writes, filter included. */
+/* What case_raw's a[i] holds once its second attempt wrote. */
+static uint64_t raw_want(int i)
+{
+    if (i < 256 && i % 2 == 0)
+        return 5000 + (uint64_t)i;
+    return i == 3 ? (1003 & ~0xff00ull) | 0xab00ull : 1000 + (uint64_t)i;
+}
+
 void case_raw(void)
 {
     static uint64_t a[512];
@@ -163,20 +171,14 @@ void case_raw(void)
     /* Past the filter's 64 bits: every even word of the first 256. */
     for (int i = 0; i < 256; i += 2)
         hps_tm_write_u64(&a[i], 5000 + (uint64_t)i);
-    for (int i = 0; i < 512; i++) {
-        uint64_t want = i < 256 && i % 2 == 0 ? 5000 + (uint64_t)i : i == 3 ? ((1003 & ~0xff00ull) | 0xab00ull)
-                                                                   : 1000 + (uint64_t)i;
-        HPS_CHECK(hps_tm_read_u64(&a[i]) == want, "a[%d] read %llu in the section, want %llu", i,
-                  (unsigned long long)hps_tm_read_u64(&a[i]), (unsigned long long)want);
-    }
+    for (int i = 0; i < 512; i++)
+        HPS_CHECK(hps_tm_read_u64(&a[i]) == raw_want(i), "a[%d] read %llu in the section, want %llu", i,
+                  (unsigned long long)hps_tm_read_u64(&a[i]), (unsigned long long)raw_want(i));
     HPS_TM_END();
     HPS_CHECK(attempts == 2, "%d attempts", attempts);
-    for (int i = 0; i < 512; i++) {
-        uint64_t want = i < 256 && i % 2 == 0 ? 5000 + (uint64_t)i : i == 3 ? ((1003 & ~0xff00ull) | 0xab00ull)
-                                                                   : 1000 + (uint64_t)i;
-        HPS_CHECK(a[i] == want, "a[%d] = %llu after the commit, want %llu", i, (unsigned long long)a[i],
-                  (unsigned long long)want);
-    }
+    for (int i = 0; i < 512; i++)
+        HPS_CHECK(a[i] == raw_want(i), "a[%d] = %llu after the commit, want %llu", i, (unsigned long long)a[i],
+                  (unsigned long long)raw_want(i));
     /* The next section starts with an empty filter: a read-only pass. */
     HPS_TM_BEGIN();
     for (int i = 0; i < 512; i++)

@@ -27,7 +27,7 @@ way up, so more is always faster.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ... import schema, stats
 from ..base import Analysis, Row, warn_few_and_noisy
@@ -197,7 +197,8 @@ def best_tm(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
     return out
 
 
-def _coarsening(desc: Mapping[str, Any], measured: Any) -> dict[str, tuple[str | None, list[tuple[float, str]]]]:
+def _coarsening(desc: Mapping[str, Any],
+                measured: Callable[[str], bool]) -> dict[str, tuple[str | None, list[tuple[float, str]]]]:
     """Per backend (the TM variants' group): the controller's variant and
     the static ones as (k, name), of the variants measured."""
     out: dict[str, tuple[str | None, list[tuple[float, str]]]] = {}
