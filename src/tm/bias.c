@@ -32,10 +32,11 @@
  * a revoker waits for the owner's section, and an owner descheduled inside
  * one (threads outnumbering CPUs, or other processes on them) makes that a
  * time slice, milliseconds, during which every other thread's sections
- * wait (tree-1k at 8 threads on 2 CPUs ran at half speed).  So the bias is
- * never taken while more threads use TM than the process has CPUs, and a
- * revocation that waited over 100 us closes the bias for 10 ms, doubling
- * with each such stall in a row (up to 1.3 s).
+ * wait (tree-1k at 8 threads on 2 CPUs ran at half speed).  So while
+ * more threads use TM than the process has CPUs the bias is taken only if
+ * a trial on the running program says it pays (bias_trial.c), and never on
+ * sgl; and a revocation that waited over 100 us closes the bias for 10 ms,
+ * doubling with each such stall in a row (up to 1.3 s).
  *
  * Off with HPSYNC_TM_BIAS=0, where membarrier is missing, and for the
  * hardware backends (their sections are already cheap where RTM exists,
@@ -48,6 +49,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
+#include "bias_trial.h"
 #include "../common/env.h"
 
 /* The bias: hps_tm_g_.bias (core.c defines the line), an hps_tm_desc_t *. */
@@ -70,6 +72,17 @@ static hps_au32 g_pending;
 static uint32_t g_cpus;                     /* the process's CPUs, at setup */
 static hps_au64 g_quiet_until;              /* CLOCK_MONOTONIC ns: no bias before */
 static hps_au32 g_stalls;                   /* revocations in a row that waited long */
+
+/* With more threads using TM than CPUs, the trial (bias_trial.c) says
+ * whether the bias may be taken.  `busy` lets one thread at a time step
+ * it, at its tick; `open` is its verdict for everyone's ticks; `on`: a
+ * trial is running (cleared when the threads fit the CPUs again, so the
+ * next oversubscribed phase starts a new one). */
+static struct {
+    hps_au32 busy, open, on;
+    hps_au64 start_hint;            /* the trial's epoch start, for the unlocked check */
+    hps_tm_bias_trial_t t;
+} __attribute__((aligned(HPS_CACHELINE))) g_over;
 
 #define BIAS_STALL_NS 100000ull             /* a revocation that waited a slice */
 #define BIAS_QUIET_NS 10000000ull           /* 10 ms, doubled per stall in a row */
@@ -105,6 +118,9 @@ void hps_tm_bias_setup(int on)
     hps_store_relaxed(&g_pending, 0);
     hps_store_relaxed(&g_quiet_until, 0);
     hps_store_relaxed(&g_stalls, 0);
+    hps_store_relaxed(&g_over.busy, 0);
+    hps_store_relaxed(&g_over.open, 0);
+    hps_store_relaxed(&g_over.on, 0);
     cpu_set_t set;
     g_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint32_t)CPU_COUNT(&set) : 1;
 }
@@ -128,10 +144,59 @@ void hps_tm_bias_fence(const hps_tm_desc_t *self)
     }
 }
 
+static uint64_t commits_now(void)
+{
+    hps_tm_stats_t s;
+    hps_tm_stats_total(&s);
+    return s.commits;
+}
+
+/* At every 8th tick of a thread (512 sections) while more threads use TM
+ * than there are CPUs: a clock read, and once per epoch one thread adds up
+ * the commits. */
+static void over_tick(void)
+{
+    uint64_t t = now_ns();
+    if (hps_load_relaxed(&g_over.on) && t - hps_load_relaxed(&g_over.start_hint) < HPS_TM_TRIAL_EPOCH_NS)
+        return;
+    if (hps_load_relaxed(&g_over.busy) || hps_xchg_acquire(&g_over.busy, 1))
+        return;
+    if (!hps_load_relaxed(&g_over.on)) {
+        hps_tm_bias_trial_start(&g_over.t, t, commits_now());
+        hps_store_relaxed(&g_over.on, 1);
+    } else {
+        (void)hps_tm_bias_trial_step(&g_over.t, t, commits_now());
+    }
+    hps_store_relaxed(&g_over.start_hint, g_over.t.start);
+    hps_store_relaxed(&g_over.open, (uint32_t)g_over.t.open);
+    hps_store_release(&g_over.busy, 0);
+}
+
+/* No trial in force: the threads fit the CPUs again, or the backend
+ * changed (a trial's epochs must all run one backend; auto's switches
+ * would otherwise pass for the bias's effect).  The next tick with more
+ * threads than CPUs starts a new one.  Plain stores: a thread stepping the
+ * trial at this moment may publish its verdict once more, for the one
+ * tick until that restart. */
+void hps_tm_bias_trial_reset(void)
+{
+    if (!hps_load_relaxed(&g_over.on) && !hps_load_relaxed(&g_over.open))
+        return;
+    hps_store_relaxed(&g_over.on, 0);
+    hps_store_relaxed(&g_over.open, 0);
+}
+
 void hps_tm_bias_tick(hps_tm_desc_t *d)
 {
     if (!g_on)
         return;
+    const hps_tm_ops_t *ops = hps_tm_ops_now();
+    int sw = ops == &hps_tm_norec_ops || ops == &hps_tm_stm_ops;
+    int over = hps_tm_active_hint() > g_cpus;
+    if (over && sw && (++d->over_ticks & 7) == 0)
+        over_tick();
+    else if (!over)
+        hps_tm_bias_trial_reset();
     void *now = hps_load_relaxed(&hps_tm_g_.bias);
     if (now == d)
         return;
@@ -154,10 +219,14 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     if (++d->alone_ticks < wait_of(d))
         return;
     d->alone_ticks = 0;
-    const hps_tm_ops_t *ops = hps_tm_ops_now();
     if (ops == &hps_tm_htm_ops || ops == &hps_tm_hybrid_ops)
         return;
-    if (hps_tm_active_threads() > g_cpus || now_ns() < hps_load_relaxed(&g_quiet_until))
+    /* More threads than CPUs: only on the trial's word, and never on sgl,
+     * whose sections are a lock's already (the bias cost it 25-50 % at 8
+     * threads on 2 CPUs). */
+    if (hps_tm_active_threads() > g_cpus && (!sw || !hps_load_relaxed(&g_over.open)))
+        return;
+    if (now_ns() < hps_load_relaxed(&g_quiet_until))
         return;
     /* Under the gate: every other thread is outside a section, and any
      * that enters after the gate opens reads the bias (gate_open releases). */
@@ -220,4 +289,7 @@ void hps_tm_bias_summary(FILE *f, uint64_t solo)
         fprintf(f, "hpsync tm: sections run alone on the bias %llu; bias taken %llu, revoked %llu times\n",
                 (unsigned long long)solo, (unsigned long long)hps_load_relaxed(&g_taken),
                 (unsigned long long)hps_load_relaxed(&g_revoked));
+    if (g_on && g_over.t.trials)
+        fprintf(f, "hpsync tm: with more threads than CPUs the bias was tried %llu times, kept %llu\n",
+                (unsigned long long)g_over.t.trials, (unsigned long long)g_over.t.kept);
 }

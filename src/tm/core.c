@@ -46,7 +46,7 @@ static pthread_mutex_t g_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static hps_tm_desc_t *g_desc[HPS_TM_MAX_THREADS];
 static hps_au32 g_ndesc;
 static uint32_t g_nlive;                      /* under g_reg_mu */
-static uint32_t g_nactive;                    /* threads that ran a section; under g_reg_mu */
+static hps_au32 g_nactive;                    /* threads that ran a section; written under g_reg_mu */
 static hps_tm_stats_t g_exited;               /* under g_reg_mu */
 
 static hps_adaptive_t g_gate = HPS_ADAPTIVE_INITIALIZER;
@@ -228,9 +228,16 @@ void hps_tm_clear_logs(hps_tm_desc_t *d)
 uint32_t hps_tm_active_threads(void)
 {
     pthread_mutex_lock(&g_reg_mu);
-    uint32_t n = g_nactive;
+    uint32_t n = hps_load_relaxed(&g_nactive);
     pthread_mutex_unlock(&g_reg_mu);
     return n;
+}
+
+/* The same without the lock, for a thread's tick: a hint that may be a
+ * registration behind. */
+uint32_t hps_tm_active_hint(void)
+{
+    return hps_load_relaxed(&g_nactive);
 }
 
 void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops)
@@ -238,6 +245,7 @@ void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops)
     gate_close(self);
     /* Release: begin reads the table after passing the gate (acquire). */
     hps_store_release(&hps_tm_g_.ops, (void *)ops);
+    hps_tm_bias_trial_reset();
     gate_open();
 }
 
@@ -246,7 +254,7 @@ static HPS_NOINLINE void count_in(hps_tm_desc_t *d)
 {
     pthread_mutex_lock(&g_reg_mu);
     d->counted = 1;
-    g_nactive++;
+    hps_store_relaxed(&g_nactive, hps_load_relaxed(&g_nactive) + 1);
     pthread_mutex_unlock(&g_reg_mu);
     if (g_auto)
         hps_tm_auto_threads(d);
@@ -314,7 +322,7 @@ static void retire(hps_tm_desc_t *d)
     hps_store_relaxed(&d->rv_pub, 0);
     d->fast.depth = 0;
     g_nlive--;
-    g_nactive -= d->counted;
+    hps_store_relaxed(&g_nactive, hps_load_relaxed(&g_nactive) - d->counted);
     d->counted = 0;
     d->nolog = d->nolog_skip = d->nolog_wait = 0;
     d->mode = HPS_TM_MODE_CALL;

@@ -76,7 +76,7 @@ typedef struct hps_tm_desc {
      * the ticks to wait before taking it, whether this thread held it at
      * its last tick, whether it revoked one and has not yet begun its
      * section, and its solo count when it took it. */
-    uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
+    uint32_t alone_ticks, bias_wait, bias_held, bias_pending, over_ticks;
     uint64_t bias_solo0;
 } hps_tm_desc_t;
 
@@ -192,6 +192,7 @@ HPS_INLINE const hps_tm_ops_t *hps_tm_ops_now(void)
 }
 void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops);
 uint32_t hps_tm_active_threads(void);
+uint32_t hps_tm_active_hint(void);   /* the same without the lock: a hint */
 
 /* auto (auto.c): the starting backend; the thread count changed (self is
  * outside any section; never called with the gate held); a thread's tick
@@ -230,6 +231,8 @@ void hps_tm_bias_revoke(hps_tm_desc_t *self);
 /* A revoker got into its section (or irrevocable): the bias may be taken again. */
 void hps_tm_bias_settled(hps_tm_desc_t *d);
 void hps_tm_bias_drop(hps_tm_desc_t *d);
+/* The backend changed: the trial with more threads than CPUs starts again. */
+void hps_tm_bias_trial_reset(void);
 void hps_tm_bias_summary(FILE *f, uint64_t solo);
 
 /* Statistics (stats.c): add s into to; the summary's first lines. */

@@ -11,10 +11,17 @@
  *   - both replace a shared node (hps_tm_malloc / hps_tm_free) that the
  *     other reads inside its sections: under AddressSanitizer a block freed
  *     while the other side could still read it is a use-after-free.
+ * bias_over runs two busy threads on one CPU (ctest pins it with taskset):
+ * more threads than CPUs, where only the trial (src/tm/bias_trial.c) opens
+ * the bias, and never on sgl.  The same invariants hold while the trial
+ * opens and closes it, both threads progress, and on sgl the thread that
+ * started oversubscribed never runs a section on the bias.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include "tm_test.h"
 
@@ -123,5 +130,63 @@ void case_bias(void)
     printf("bias (%s, %s): alone %llu of 5000 on the bias; beside a sporadic thread %llu of %lu, "
            "sporadic sections %lu\n", b, want ? "on" : "off", (unsigned long long)alone,
            (unsigned long long)shared, mine - 5000, theirs);
+    free(g_node);
+}
+
+static hps_au64 g_other_solo, g_other_n;
+
+static void *busy(void *arg)
+{
+    (void)arg;
+    unsigned long i = 0;
+    while (!hps_load_acquire(&g_bias_stop))
+        bias_step(i++, 64);
+    hps_store_relaxed(&g_other_solo, solo_now());
+    hps_store_release(&g_other_n, i);
+    return NULL;
+}
+
+void case_bias_over(void)
+{
+    cpu_set_t set;
+    HPS_CHECK(sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1,
+              "bias_over wants one CPU (run it under taskset -c 0)");
+    const char *b = hps_tm_backend_name();
+    g_x = 0;
+    g_y = BIAS_SUM;
+    g_node = malloc(sizeof *g_node);
+    g_node->val = 0;
+    g_node->check = ~(uint64_t)0;
+    /* This thread counts as using TM from its first section: the busy one
+     * starts with more threads than CPUs. */
+    unsigned long mine = 0;
+    for (; mine < 1000; mine++)
+        bias_step(mine, 64);
+    pthread_t t;
+    HPS_CHECK_RC("pthread_create", pthread_create(&t, NULL, busy, NULL), 0);
+    /* 400 ms: the trial's three 10 ms epochs several times over. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long ns;
+    do {
+        for (int k = 0; k < 256; k++, mine++)
+            bias_step(mine, 64);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+    } while (ns < 400000000L);
+    hps_store_release(&g_bias_stop, 1);
+    pthread_join(t, NULL);
+    unsigned long theirs = (unsigned long)hps_load_acquire(&g_other_n);
+    uint64_t their_solo = hps_load_relaxed(&g_other_solo);
+    HPS_CHECK(g_x == mine + theirs, "x is %llu after %lu + %lu sections", (unsigned long long)g_x, mine,
+              theirs);
+    HPS_CHECK(g_x + g_y == BIAS_SUM, "x + y is %llu", (unsigned long long)(g_x + g_y));
+    HPS_CHECK(g_node->check == ~g_node->val, "the last node is damaged");
+    HPS_CHECK(mine > 2000 && theirs > 1000, "no progress: %lu and %lu sections in 400 ms", mine - 1000, theirs);
+    if (!strcmp(b, "sgl"))
+        HPS_CHECK(their_solo == 0, "sgl: %llu sections on the bias with 2 threads on 1 CPU",
+                  (unsigned long long)their_solo);
+    printf("bias_over (%s): %lu + %lu sections on 1 CPU, on the bias %llu + %llu\n", b, mine, theirs,
+           (unsigned long long)(solo_now()), (unsigned long long)their_solo);
     free(g_node);
 }

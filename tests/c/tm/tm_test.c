@@ -72,6 +72,7 @@ static const hps_test_case_t cases[] = {
     { "raw", .run = case_raw },
     { "fork", .run = case_fork },
     { "bias", .run = case_bias },
+    { "bias_over", .run = case_bias_over },
     { "thread_exit", .run = case_thread_exit },
     { "cond_handoff", .run = case_cond_handoff },
     { "cond_stress", .run = case_cond_stress },
