@@ -125,6 +125,11 @@ void hps_tm_bias_setup(int on)
     g_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint32_t)CPU_COUNT(&set) : 1;
 }
 
+int hps_tm_crowded(void)
+{
+    return hps_tm_active_hint() > g_cpus;
+}
+
 int hps_tm_bias_enabled(void)
 {
     return g_on;
@@ -192,7 +197,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
         return;
     const hps_tm_ops_t *ops = hps_tm_ops_now();
     int sw = ops == &hps_tm_norec_ops || ops == &hps_tm_stm_ops;
-    int over = hps_tm_active_hint() > g_cpus;
+    int over = hps_tm_crowded();
     if (over && sw && (++d->over_ticks & 7) == 0)
         over_tick();
     else if (!over)

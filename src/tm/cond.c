@@ -153,8 +153,13 @@ static int passed(clockid_t clock, const struct timespec *abs)
     return now.tv_sec > abs->tv_sec || (now.tv_sec == abs->tv_sec && now.tv_nsec >= abs->tv_nsec);
 }
 
-/* The busy-wait variant: poll, yielding once the wait is long (so that it
- * makes progress when threads outnumber CPUs). */
+/* The busy-wait variant: poll with PAUSE, about 50 us (6 us when threads
+ * outnumber CPUs: the signaler may be waiting for this one's), then let
+ * others run (hps_tm_wait_long: a yield, or a nap once yields come back
+ * late).  Until 2026-11-28 it yielded after 256 polls whatever
+ * happened: beside two busy processes every hand-off of
+ * tm.cond_handoff_spin then took about a time slice and the test ran out
+ * of time (over 90 s; 1-2 s quiet). */
 static int spin_wait(hps_tm_cond_t *c, uint32_t snap, clockid_t clock, const struct timespec *abs)
 {
     for (uint32_t n = 0;; n++) {
@@ -163,10 +168,10 @@ static int spin_wait(hps_tm_cond_t *c, uint32_t snap, clockid_t clock, const str
             return 0;
         if (abs && (n & 63) == 0 && passed(clock, abs))
             return ETIMEDOUT;
-        if (n < 256)
+        if (n < 256 || (n < 2048 && !hps_tm_crowded()))
             hps_cpu_relax();
         else
-            sched_yield();
+            hps_tm_wait_long();
     }
 }
 

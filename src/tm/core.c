@@ -24,6 +24,7 @@
 #include "hpsync/lock/adaptive.h"
 #include "../common/env.h"
 #include "../common/envparse.h"
+#include "../prim/clock.h"
 #include "../prim/cpuid.h"
 
 HPS_EXPORT __thread hps_tm_fast_t *hps_tm_self_ __attribute__((tls_model("initial-exec")));
@@ -65,6 +66,10 @@ void hps_tm_op_none(hps_tm_desc_t *d)
 {
 }
 
+/* A long wait for another thread: PAUSE bursts (about 24 us), then
+ * yields.  (The gate's drain and norec's sequence wait: napping there
+ * instead, as hps_tm_wait_long does, cost bank 11-19 % at 8 threads on 2
+ * CPUs, quiet; a yield there lets the preempted thread run.) */
 void hps_tm_wait(uint32_t *n)
 {
     if (*n < 64) {
@@ -74,6 +79,47 @@ void hps_tm_wait(uint32_t *n)
         sched_yield();
     }
     (*n)++;
+}
+
+/* A retry's wait until another thread changes something (backoff after
+ * aborts in a row, an explicit restart, the busy-waiting condition
+ * variable): yield, or nap while yields come back late.  On this kernel
+ * (6.18, EEVDF) a yield hands the CPU to whatever else is runnable and
+ * pushes the yielder's deadline back.  Among our own threads that is what
+ * the wait wants (the tx.abort pipeline at 8 threads on 2 CPUs made 14x
+ * the items a second yielding than napping), but beside busy processes
+ * each yield costs one of their time slices and yielders starve: 4 pairs
+ * of threads handing a flag back and forth on 2 CPUs beside two `yes`
+ * made 3 000-8 M hand-offs a second yielding, the slowest thread 400-700,
+ * against 2.8-9.6 M and 64 000-1.5 M napping, and tm.cond_stress and
+ * tm.cond_handoff_spin ran out of time (over 90 s; 1-2 s quiet).  So, as
+ * libhpsync-shmem's waits do (src/shmem/wait.h): after two yields in a
+ * row that took over 1 ms the thread naps (20 us) instead for 20 ms.
+ * (250 us misread our own threads' slices at 8 threads on 2 CPUs as
+ * another program's: the pipeline's tx.abort lost 45 %.) */
+static __thread struct {
+    uint64_t nap_until;             /* CLOCK_MONOTONIC ns */
+    uint32_t late;                  /* late yields in a row */
+} t_wait;
+
+#define WAIT_LATE_NS 1000000ull
+#define WAIT_NAP_PERIOD_NS 20000000ull
+#define WAIT_NAP_NS 20000ull
+
+void hps_tm_wait_long(void)
+{
+    uint64_t t0 = hps_mono_ns();
+    if (t0 < t_wait.nap_until) {
+        hps_sleep_ns(WAIT_NAP_NS);
+        return;
+    }
+    sched_yield();
+    if (hps_mono_ns() - t0 <= WAIT_LATE_NS) {
+        t_wait.late = 0;
+    } else if (++t_wait.late >= 2) {
+        t_wait.late = 0;
+        t_wait.nap_until = t0 + WAIT_NAP_PERIOD_NS;
+    }
 }
 
 /* ---- settings and the backend choice ------------------------------------- */

@@ -258,8 +258,9 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
 }
 
 /* Randomized exponential backoff: up to 2^k x 16 pauses after the k-th
- * abort in a row, and a yield once aborts repeat, so that a preempted
- * conflicting thread can finish when threads outnumber cores. */
+ * abort in a row, and once aborts repeat a yield (a nap while yields come
+ * back late, core.c), so that a preempted conflicting thread can finish
+ * when threads outnumber cores. */
 static void backoff(hps_tm_desc_t *d)
 {
     uint32_t k = d->aborts_in_row < 10 ? d->aborts_in_row : 10;
@@ -271,7 +272,7 @@ static void backoff(hps_tm_desc_t *d)
     for (uint64_t i = x % (16ull << k); i > 0; i--)
         hps_cpu_relax();
     if (d->aborts_in_row >= 3)
-        sched_yield();
+        hps_tm_wait_long();
 }
 
 void hps_tm_abort(hps_tm_desc_t *d, int cause)
@@ -298,7 +299,7 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
         d->aborts_in_row++;
         backoff(d);
     } else if (cause == HPS_TM_CAUSE_EXPLICIT) {
-        sched_yield();               /* an explicit retry waits for a change */
+        hps_tm_wait_long();          /* an explicit retry waits for a change */
     }
     d->fast.depth = 0;
 #if defined(__x86_64__)
