@@ -76,8 +76,8 @@ static hps_au32 g_stalls;                   /* revocations in a row that waited 
 /* With more threads using TM than CPUs, the trial (bias_trial.c) says
  * whether the bias may be taken.  `busy` lets one thread at a time step
  * it, at its tick; `open` is its verdict for everyone's ticks; `on`: a
- * trial is running (cleared when the threads fit the CPUs again, so the
- * next oversubscribed phase starts a new one). */
+ * trial is running (cleared when the threads fit the CPUs again or the
+ * backend changes, hps_tm_bias_trial_reset, so that a new one starts). */
 static struct {
     hps_au32 busy, open, on;
     hps_au64 start_hint;            /* the trial's epoch start, for the unlocked check */
