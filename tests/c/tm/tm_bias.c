@@ -77,17 +77,53 @@ static uint64_t solo_now(void)
     return s.solo;
 }
 
+/* The shared state at its start: x + y = BIAS_SUM, one live node. */
+static void bias_reset(void)
+{
+    g_x = 0;
+    g_y = BIAS_SUM;
+    g_node = malloc(sizeof *g_node);
+    g_node->val = 0;
+    g_node->check = ~(uint64_t)0;
+    hps_store_relaxed(&g_bias_stop, 0);
+}
+
+/* Sections from `mine` on, for at least min_ns, and longer (up to max_ns)
+ * while the other thread's count is under `theirs_min`; then stops it.
+ * Returns the next `mine`; *elapsed the time taken (ns). */
+static unsigned long bias_run(unsigned long mine, long min_ns, long max_ns, const hps_au64 *theirs,
+                              uint64_t theirs_min, long *elapsed)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long ns;
+    do {
+        for (int k = 0; k < 256; k++, mine++)
+            bias_step(mine, 64);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+    } while (ns < min_ns || (ns < max_ns && hps_load_acquire(theirs) < theirs_min));
+    hps_store_release(&g_bias_stop, 1);
+    *elapsed = ns;
+    return mine;
+}
+
+/* After both threads stopped: no update lost, the sum kept, the node whole. */
+static void bias_check(unsigned long mine, unsigned long theirs)
+{
+    HPS_CHECK(g_x == mine + theirs, "x is %llu after %lu + %lu sections", (unsigned long long)g_x, mine,
+              theirs);
+    HPS_CHECK(g_x + g_y == BIAS_SUM, "x + y is %llu", (unsigned long long)(g_x + g_y));
+    HPS_CHECK(g_node->check == ~g_node->val, "the last node is damaged");
+}
+
 void case_bias(void)
 {
     const char *env = getenv("HPSYNC_TM_BIAS");
     const char *b = hps_tm_backend_name();
     int hw = !strcmp(b, "htm") || !strcmp(b, "hybrid");
     int want = !(env && !strcmp(env, "0")) && !hw;
-    g_x = 0;
-    g_y = BIAS_SUM;
-    g_node = malloc(sizeof *g_node);
-    g_node->val = 0;
-    g_node->check = ~(uint64_t)0;
+    bias_reset();
 
     /* Alone: the bias is taken after a few hundred sections. */
     unsigned long mine = 0;
@@ -102,26 +138,14 @@ void case_bias(void)
     /* With a sporadic second thread: taken and revoked, over and over. */
     pthread_t t;
     HPS_CHECK_RC("pthread_create", pthread_create(&t, NULL, sporadic, NULL), 0);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     /* At least 300 ms and 100 sporadic sections (a loaded machine may take
      * seconds to run them); 10 s at most. */
     long ns;
-    do {
-        for (int k = 0; k < 256; k++, mine++)
-            bias_step(mine, 64);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
-    } while (ns < 300000000L || (ns < 10000000000L && hps_load_acquire(&g_theirs) < 100));
-    hps_store_release(&g_bias_stop, 1);
+    mine = bias_run(mine, 300000000L, 10000000000L, &g_theirs, 100, &ns);
     pthread_join(t, NULL);
     unsigned long theirs = (unsigned long)hps_load_relaxed(&g_theirs);
     uint64_t shared = solo_now() - alone;
-
-    HPS_CHECK(g_x == mine + theirs, "x is %llu after %lu + %lu sections", (unsigned long long)g_x, mine,
-              theirs);
-    HPS_CHECK(g_x + g_y == BIAS_SUM, "x + y is %llu", (unsigned long long)(g_x + g_y));
-    HPS_CHECK(g_node->check == ~g_node->val, "the last node is damaged");
+    bias_check(mine, theirs);
     /* (The hardware backends' emulation here serializes sections on a lock
      * the busy thread takes again and again: only progress is checked.) */
     HPS_CHECK(theirs >= (hw ? 1u : 100u), "the sporadic thread ran only %lu sections in %.1f s", theirs, ns / 1e9);
@@ -152,11 +176,7 @@ void case_bias_over(void)
     HPS_CHECK(sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1,
               "bias_over wants one CPU (run it under taskset -c 0)");
     const char *b = hps_tm_backend_name();
-    g_x = 0;
-    g_y = BIAS_SUM;
-    g_node = malloc(sizeof *g_node);
-    g_node->val = 0;
-    g_node->check = ~(uint64_t)0;
+    bias_reset();
     /* This thread counts as using TM from its first section: the busy one
      * starts with more threads than CPUs. */
     unsigned long mine = 0;
@@ -165,28 +185,17 @@ void case_bias_over(void)
     pthread_t t;
     HPS_CHECK_RC("pthread_create", pthread_create(&t, NULL, busy, NULL), 0);
     /* 400 ms: the trial's three 10 ms epochs several times over. */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     long ns;
-    do {
-        for (int k = 0; k < 256; k++, mine++)
-            bias_step(mine, 64);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
-    } while (ns < 400000000L);
-    hps_store_release(&g_bias_stop, 1);
+    mine = bias_run(mine, 400000000L, 0, &g_other_n, 0, &ns);
     pthread_join(t, NULL);
     unsigned long theirs = (unsigned long)hps_load_acquire(&g_other_n);
     uint64_t their_solo = hps_load_relaxed(&g_other_solo);
-    HPS_CHECK(g_x == mine + theirs, "x is %llu after %lu + %lu sections", (unsigned long long)g_x, mine,
-              theirs);
-    HPS_CHECK(g_x + g_y == BIAS_SUM, "x + y is %llu", (unsigned long long)(g_x + g_y));
-    HPS_CHECK(g_node->check == ~g_node->val, "the last node is damaged");
+    bias_check(mine, theirs);
     HPS_CHECK(mine > 2000 && theirs > 1000, "no progress: %lu and %lu sections in 400 ms", mine - 1000, theirs);
     if (!strcmp(b, "sgl"))
         HPS_CHECK(their_solo == 0, "sgl: %llu sections on the bias with 2 threads on 1 CPU",
                   (unsigned long long)their_solo);
-    printf("bias_over (%s): %lu + %lu sections on 1 CPU, on the bias %llu + %llu\n", b, mine, theirs,
+    printf("bias_over (%s): %lu + %lu sections on 1 CPU in %.2f s, on the bias %llu + %llu\n", b, mine, theirs, ns / 1e9,
            (unsigned long long)(solo_now()), (unsigned long long)their_solo);
     free(g_node);
 }
