@@ -10,6 +10,7 @@
 #include "../prim/cpus.h"
 #include "../prim/futex.h"
 #include "../prim/clock.h"
+#include "../prim/yield.h"
 #include "wait.h"
 
 hps_shmem_wait_cfg_t hps_shmem_wait_cfg = { 100000, 1000000000ull, 0, 1, NULL, 0 };
@@ -85,10 +86,8 @@ static void nap(uint64_t ns)
  * each: barrier 2 ms yielding, 0.13 ms parking at once; without the busy
  * loops yielding is the faster, 5.5 against 15 us.) */
 #define HPS_YIELD_LATE_NS 250000
-#define HPS_YIELD_LATE_RUN 2
 #define HPS_YIELD_HOLDOFF_NS 20000000
-static __thread uint64_t t_late_until;
-static __thread uint32_t t_late_run;      /* late yields in a row */
+static __thread hps_yield_guard_t t_yield;
 
 int hps_shmem_waiter_step(hps_shmem_waiter_t *w, int ofi, uint64_t traffic)
 {
@@ -99,10 +98,7 @@ int hps_shmem_waiter_step(hps_shmem_waiter_t *w, int ofi, uint64_t traffic)
     }
     uint64_t now = hps_mono_ns();
     if (w->yielded) {
-        /* Two in a row: one can be a daemon waking up. */
-        t_late_run = now - w->last > HPS_YIELD_LATE_NS ? t_late_run + 1 : 0;
-        if (t_late_run >= HPS_YIELD_LATE_RUN)
-            t_late_until = now + HPS_YIELD_HOLDOFF_NS;
+        hps_yield_took(&t_yield, now - w->last, now, HPS_YIELD_LATE_NS, HPS_YIELD_HOLDOFF_NS);
     }
     w->yielded = 0;
     w->last = now;
@@ -115,7 +111,7 @@ int hps_shmem_waiter_step(hps_shmem_waiter_t *w, int ofi, uint64_t traffic)
     /* Asked again at every clock read: the PEs migrate. */
     w->share = hps_shmem_wait_cfg.crowded || same_cpu(w->peer);
     uint64_t waited = now - w->since;
-    int may_yield = now >= t_late_until;
+    int may_yield = hps_yield_allowed(&t_yield, now);
     if (waited < hps_shmem_wait_cfg.spin_ns) {
         if (!w->share) {
             hps_cpu_relax();

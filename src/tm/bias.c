@@ -229,7 +229,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     /* More threads than CPUs: only on the trial's word, and never on sgl,
      * whose sections are a lock's already (the bias cost it 25-50 % at 8
      * threads on 2 CPUs). */
-    if (hps_tm_active_threads() > g_cpus && (!sw || !hps_load_relaxed(&g_over.open)))
+    if (over && (!sw || !hps_load_relaxed(&g_over.open)))
         return;
     if (now_ns() < hps_load_relaxed(&g_quiet_until))
         return;

@@ -35,10 +35,10 @@ static void verdict(hps_tm_bias_trial_t *t)
 {
     int open = t->rate[1] >= HPS_TM_TRIAL_GAIN * t->rate[0] &&
                t->rate[1] >= HPS_TM_TRIAL_GAIN * t->rate[2];
-    if (open == t->last && t->hold < HPS_TM_TRIAL_HOLD_MAX)
-        t->hold *= 2;
-    else if (open != t->last)
+    if (open != t->last)
         t->hold = HPS_TM_TRIAL_HOLD_MIN;
+    else if (t->hold < HPS_TM_TRIAL_HOLD_MAX)
+        t->hold *= 2;
     t->last = open;
     t->open = open;
     t->left = t->hold;

@@ -28,8 +28,8 @@ typedef struct hps_tm_bias_trial {
 /* A new oversubscribed phase begins at `now` with `commits` made so far:
  * the trial starts with its first closed epoch. */
 void hps_tm_bias_trial_start(hps_tm_bias_trial_t *t, uint64_t now, uint64_t commits);
-/* Called at any time; acts when the current epoch has lasted its 20 ms
- * (returns 1 then, 0 before). */
+/* Called at any time; acts when the current epoch has lasted its
+ * HPS_TM_TRIAL_EPOCH_NS (returns 1 then, 0 before). */
 int hps_tm_bias_trial_step(hps_tm_bias_trial_t *t, uint64_t now, uint64_t commits);
 
 #endif

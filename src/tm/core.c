@@ -26,6 +26,7 @@
 #include "../common/envparse.h"
 #include "../prim/clock.h"
 #include "../prim/cpuid.h"
+#include "../prim/yield.h"
 
 HPS_EXPORT __thread hps_tm_fast_t *hps_tm_self_ __attribute__((tls_model("initial-exec")));
 HPS_EXPORT __thread hps_tm_fast_t *hps_tm_rd_ __attribute__((tls_model("initial-exec")));
@@ -93,33 +94,26 @@ void hps_tm_wait(uint32_t *n)
  * made 3 000-8 M hand-offs a second yielding, the slowest thread 400-700,
  * against 2.8-9.6 M and 64 000-1.5 M napping, and tm.cond_stress and
  * tm.cond_handoff_spin ran out of time (over 90 s; 1-2 s quiet).  So, as
- * libhpsync-shmem's waits do (src/shmem/wait.h): after two yields in a
+ * libhpsync-shmem's waits do (src/prim/yield.h): after two yields in a
  * row that took over 1 ms the thread naps (20 us) instead for 20 ms.
- * (250 us misread our own threads' slices at 8 threads on 2 CPUs as
- * another program's: the pipeline's tx.abort lost 45 %.) */
-static __thread struct {
-    uint64_t nap_until;             /* CLOCK_MONOTONIC ns */
-    uint32_t late;                  /* late yields in a row */
-} t_wait;
+ * (250 us, shmem's threshold, misread our own threads' slices at 8 threads
+ * on 2 CPUs as another program's: the pipeline's tx.abort lost 45 %.) */
+static __thread hps_yield_guard_t t_yield;
 
 #define WAIT_LATE_NS 1000000ull
-#define WAIT_NAP_PERIOD_NS 20000000ull
+#define WAIT_HOLDOFF_NS 20000000ull
 #define WAIT_NAP_NS 20000ull
 
 void hps_tm_wait_long(void)
 {
     uint64_t t0 = hps_mono_ns();
-    if (t0 < t_wait.nap_until) {
+    if (!hps_yield_allowed(&t_yield, t0)) {
         hps_sleep_ns(WAIT_NAP_NS);
         return;
     }
     sched_yield();
-    if (hps_mono_ns() - t0 <= WAIT_LATE_NS) {
-        t_wait.late = 0;
-    } else if (++t_wait.late >= 2) {
-        t_wait.late = 0;
-        t_wait.nap_until = t0 + WAIT_NAP_PERIOD_NS;
-    }
+    uint64_t t1 = hps_mono_ns();
+    hps_yield_took(&t_yield, t1 - t0, t1, WAIT_LATE_NS, WAIT_HOLDOFF_NS);
 }
 
 /* ---- settings and the backend choice ------------------------------------- */
