@@ -57,15 +57,22 @@
 enum { P_RULE, P_TRIAL, P_HOLD };
 
 /* The candidates of a trial: the first three always, hybrid and htm where
- * RTM speculates (g_ncand).  htm too: on the Xeon guest of 2026-11-28 it
+ * RTM speculates.  htm too: on the Xeon guest of 2026-11-28 it
  * beat hybrid at two threads on most rows, by up to 2.7x under GCC TM
  * (hybrid's hardware writers all advance norec's sequence, one word every
- * writing transaction writes). */
-static const hps_tm_ops_t *const k_cand[] = { &hps_tm_sgl_ops, &hps_tm_norec_ops, &hps_tm_stm_ops,
-                                              &hps_tm_hybrid_ops, &hps_tm_htm_ops };
-#define NCAND 5
+ * writing transaction writes).  And while threads outnumber CPUs, norec and
+ * stm once more with the bias open (bias.c): there whether the bias pays
+ * depends on the program (bank 1.6x, hash sets down to 0.6x beside busy
+ * processes), the others scout with it closed, and auto's verdict replaces
+ * the bias's own trial, which needs 30 ms, longer than a scout. */
+enum { C_SGL, C_NOREC, C_STM, C_HYBRID, C_HTM, C_NOREC_BIAS, C_STM_BIAS, NCAND };
+static const hps_tm_ops_t *const k_cand[NCAND] = { &hps_tm_sgl_ops, &hps_tm_norec_ops, &hps_tm_stm_ops,
+                                                   &hps_tm_hybrid_ops, &hps_tm_htm_ops,
+                                                   &hps_tm_norec_ops, &hps_tm_stm_ops };
+static const char *const k_cand_name[NCAND] = { "sgl", "norec", "stm", "hybrid", "htm",
+                                                "norec+bias", "stm+bias" };
 
-static uint32_t g_cpus, g_hybrid, g_ncand = 3;
+static uint32_t g_cpus, g_hybrid;
 static uint64_t g_window;           /* ns; 0: the rule alone */
 static uint64_t g_win;              /* the present trial's window: g_window x threads per CPU */
 /* Before this time (ns) a tick returns at once: one load and a compare. */
@@ -75,6 +82,8 @@ static struct {
     pthread_mutex_t mu;
     int phase;
     uint32_t threads;               /* T the present trial or hold is for */
+    int set[NCAND], nset;           /* trial: its candidates */
+    int crowded;                    /* trial or hold: threads outnumber CPUs, auto says the bias */
     int order[NCAND], step, n;      /* trial: candidates in order, the one running, how many */
     int finals;                     /* trial: 0 scouting, 1 the finalists' whole windows */
     uint64_t t0, c0, a0;            /* the window's start: time, commits, aborts */
@@ -137,7 +146,6 @@ const hps_tm_ops_t *hps_tm_auto_init(uint32_t cpus, uint32_t trial_ms, int hybri
     const char *why;
     g_cpus = cpus;
     g_hybrid = (uint32_t)hybrid;
-    g_ncand = hybrid ? 5 : 3;
     g_window = (uint64_t)trial_ms * 1000000u;
     const hps_tm_ops_t *o = rule(0, &why);
     snprintf(g.why, sizeof g.why, "%s", why);
@@ -174,13 +182,13 @@ static void window_start(uint64_t now)
 
 static int index_of(const hps_tm_ops_t *o)
 {
-    for (int i = 0; i < (int)g_ncand; i++)
+    for (int i = 0; i < NCAND; i++)
         if (k_cand[i] == o)
             return i;
-    return -1;
+    return C_SGL;
 }
 
-static void switch_to(const hps_tm_desc_t *self, const hps_tm_ops_t *o)
+static void switch_ops(const hps_tm_desc_t *self, const hps_tm_ops_t *o, uint32_t say)
 {
     const hps_tm_ops_t *was = hps_tm_ops_now();
     if (o != was) {
@@ -188,17 +196,49 @@ static void switch_to(const hps_tm_desc_t *self, const hps_tm_ops_t *o)
         hps_tm_switch(self, o);
         g.switches++;
     }
+    hps_tm_bias_auto_say(self, say);
 }
 
-/* A trial for the present thread count: the rule's pick runs first, so a
- * trial that changes nothing costs no switch. */
-static void trial_start(const hps_tm_desc_t *self, const hps_tm_ops_t *first, uint64_t now)
+/* Candidate i runs from now: its backend, and while threads outnumber CPUs
+ * the bias open or closed with it. */
+static void switch_to(const hps_tm_desc_t *self, int i)
 {
-    int f = index_of(first), k = 0;
-    g.order[k++] = f < 0 ? 0 : f;
-    for (int i = 0; i < (int)g_ncand; i++)
-        if (i != g.order[0])
-            g.order[k++] = i;
+    switch_ops(self, k_cand[i], !g.crowded ? HPS_TM_BIAS_SAY_NONE
+                                : i == C_NOREC_BIAS || i == C_STM_BIAS ? HPS_TM_BIAS_SAY_OPEN
+                                                                       : HPS_TM_BIAS_SAY_CLOSED);
+}
+
+/* A trial for the present thread count: candidate `first` (the rule's
+ * pick, or the last winner) runs first, so a trial that changes nothing
+ * costs no switch. */
+static void trial_start(const hps_tm_desc_t *self, int first, uint64_t now)
+{
+    g.nset = 0;
+    g.set[g.nset++] = C_SGL;
+    g.set[g.nset++] = C_NOREC;
+    g.set[g.nset++] = C_STM;
+    if (g_hybrid) {
+        g.set[g.nset++] = C_HYBRID;
+        g.set[g.nset++] = C_HTM;
+    }
+    /* One biased candidate, scouted last: the better of norec and stm as
+     * they scouted closed (each costs a scout, 2 % of a 200 ms run at 8
+     * threads; which of the two gains more from the bias was the better
+     * closed one on every row measured) -- unless a biased winner runs first. */
+    int biased = first == C_NOREC_BIAS || first == C_STM_BIAS;
+    /* The bias's own test (the process's CPUs), not auto's count, which
+     * HPSYNC_TM_AUTO_CPUS may override: the bias follows auto's say only
+     * while that test holds. */
+    g.crowded = hps_tm_crowded() && hps_tm_bias_enabled();
+    if (g.crowded)
+        g.set[g.nset++] = biased ? first : C_NOREC_BIAS;   /* the latter settled at its turn */
+    else if (biased)
+        first = first == C_NOREC_BIAS ? C_NOREC : C_STM;   /* threads fit the CPUs again */
+    int k = 0;
+    g.order[k++] = first;
+    for (int j = 0; j < g.nset; j++)
+        if (g.set[j] != first)
+            g.order[k++] = g.set[j];
     /* With more threads than CPUs each thread runs in time slices of a few
      * ms, and a window must span several of them to measure the backend
      * rather than the scheduler (a preempted sgl holder stalls everyone). */
@@ -206,18 +246,23 @@ static void trial_start(const hps_tm_desc_t *self, const hps_tm_ops_t *first, ui
     g_win = g_window * (per_cpu > 1 ? per_cpu : 1);
     g.phase = P_TRIAL;
     g.step = 0;
-    g.n = (int)g_ncand;
+    g.n = g.nset;
     g.finals = 0;
     g.trials++;
     snprintf(g.why, sizeof g.why, "auto: measuring at %u threads (trial %llu)", g.threads,
              (unsigned long long)g.trials);
-    switch_to(self, k_cand[g.order[0]]);
+    switch_to(self, g.order[0]);
     window_start(hps_mono_ns());
     hps_store_relaxed(&g_next, now + g_win / 4);
 }
 
 /* After the scouts: 1 when finals follow (the best scout and a runner-up
- * within 25 % of it, the one running now first, to save a switch). */
+ * within 25 % of it, the one running now first, to save a switch).  A
+ * biased best scout always goes to the finals: the bias's gain comes in
+ * bursts (one thread runs alone until it is revoked, and a revocation that
+ * waited a time slice closes it for 10 ms), so a quarter window can catch
+ * only the burst: on the counter row at 8 threads on 2 CPUs norec+bias
+ * scouted 0.6-1.5e8 commits/s and then held 4.5e7, under sgl's 4.9e7. */
 static int finals_start(const hps_tm_desc_t *self)
 {
     int b = -1, r = -1;
@@ -230,7 +275,7 @@ static int finals_start(const hps_tm_desc_t *self)
             r = i;
         }
     }
-    if (r < 0 || g.rate[r] < 0.75 * g.rate[b])
+    if (r < 0 || (g.rate[r] < 0.75 * g.rate[b] && b != C_NOREC_BIAS && b != C_STM_BIAS))
         return 0;
     int running = g.order[g.n - 1];
     g.order[0] = r == running ? r : b;
@@ -238,7 +283,7 @@ static int finals_start(const hps_tm_desc_t *self)
     g.n = 2;
     g.step = 0;
     g.finals = 1;
-    switch_to(self, k_cand[g.order[0]]);
+    switch_to(self, g.order[0]);
     uint64_t t = hps_mono_ns();
     window_start(t);
     hps_store_relaxed(&g_next, t + g_win);
@@ -257,25 +302,26 @@ static void trial_end(const hps_tm_desc_t *self, uint64_t now)
 {
     /* Every candidate was scouted this trial; the finalists' rates are
      * their whole windows'. */
-    int best = 0;
-    for (int i = 1; i < (int)g_ncand; i++)
-        if (g.rate[i] > g.rate[best])
-            best = i;
+    int best = g.set[0];
+    for (int j = 1; j < g.nset; j++)
+        if (g.rate[g.set[j]] > g.rate[best])
+            best = g.set[j];
     if (best == g.last_winner)
         g.hold = g.hold * 2 < HOLD_MAX ? g.hold * 2 : HOLD_MAX;
     else
         g.hold = HOLD_MIN;
     g.last_winner = g.winner = best;
     g.ref_ar = g.ar[best];
-    char hy[60] = "";
-    if (g_ncand > 3)
-        snprintf(hy, sizeof hy, ", hybrid %.3g, htm %.3g", g.rate[3], g.rate[4]);
-    snprintf(g.why, sizeof g.why,
-             "auto: measured at %u threads, commits/s sgl %.3g, norec %.3g, stm %.3g%s "
-             "(trial %llu, %llu switches)", g.threads, g.rate[0], g.rate[1], g.rate[2], hy,
-             (unsigned long long)g.trials, (unsigned long long)g.switches + (k_cand[best] != hps_tm_ops_now()));
+    int n = snprintf(g.why, sizeof g.why, "auto: measured at %u threads, commits/s", g.threads);
+    for (int j = 0; j < g.nset && n > 0 && (size_t)n < sizeof g.why; j++)
+        n += snprintf(g.why + n, sizeof g.why - (size_t)n, "%s %s %.3g", j ? "," : "",
+                      k_cand_name[g.set[j]], g.rate[g.set[j]]);
+    if (n > 0 && (size_t)n < sizeof g.why)
+        snprintf(g.why + n, sizeof g.why - (size_t)n, " (trial %llu, %llu switches)",
+                 (unsigned long long)g.trials,
+                 (unsigned long long)g.switches + (k_cand[best] != hps_tm_ops_now()));
     memcpy(g.measured, g.why, sizeof g.measured);
-    switch_to(self, k_cand[best]);
+    switch_to(self, best);
     hold_start(hps_mono_ns());
 }
 
@@ -316,7 +362,10 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
         g.rate[i] = rate;
         g.ar[i] = ar;
         if (++g.step < g.n) {
-            switch_to(self, k_cand[g.order[g.step]]);
+            int *next = &g.order[g.step];
+            if (!g.finals && (*next == C_NOREC_BIAS || *next == C_STM_BIAS))
+                *next = g.set[g.nset - 1] = g.rate[C_STM] > g.rate[C_NOREC] ? C_STM_BIAS : C_NOREC_BIAS;
+            switch_to(self, *next);
             uint64_t t = hps_mono_ns();
             window_start(t);
             /* A later scout is first looked at halfway (above). */
@@ -328,11 +377,11 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
     }
     /* P_HOLD */
     if (now >= g.hold_end) {
-        trial_start(self, k_cand[g.winner], now);
+        trial_start(self, g.winner, now);
     } else if (drifted(ar)) {
         g.drifts++;
         g.last_winner = -1;          /* a fresh start: the hold does not grow */
-        trial_start(self, k_cand[g.winner], now);
+        trial_start(self, g.winner, now);
     } else {
         window_start(now);
         hps_store_relaxed(&g_next, now + CHECK_WINDOWS * g_win);
@@ -374,12 +423,13 @@ void hps_tm_auto_threads(const hps_tm_desc_t *self)
          * whole window, began with it).  A hold's winner, hybrid included,
          * does begin its next trial. */
         const char *sw;
-        trial_start(self, want == &hps_tm_hybrid_ops ? rule_sw(active, &sw) : want, hps_mono_ns());
+        trial_start(self, index_of(want == &hps_tm_hybrid_ops ? rule_sw(active, &sw) : want), hps_mono_ns());
     } else {
         g.phase = P_RULE;
+        g.crowded = 0;
         hps_store_relaxed(&g_next, UINT64_MAX);
         snprintf(g.why, sizeof g.why, "%s", why);
-        switch_to(self, want);
+        switch_ops(self, want, HPS_TM_BIAS_SAY_NONE);
     }
     pthread_mutex_unlock(&g.mu);
 }
@@ -391,6 +441,7 @@ void hps_tm_auto_fork_child(void)
     pthread_mutex_init(&g.mu, NULL);
     g.phase = P_RULE;
     g.threads = 0;
+    g.crowded = 0;
     hps_store_relaxed(&g_next, UINT64_MAX);
 }
 

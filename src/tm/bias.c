@@ -59,7 +59,7 @@
  * line at each section.  A hint for the policy only. */
 static struct {
     hps_au32 last_tid;
-} __attribute__((aligned(HPS_CACHELINE))) g_seen;
+} __attribute__((aligned(HPS_LINEPAIR))) g_seen;
 
 static int g_on;
 static hps_au64 g_taken, g_revoked;
@@ -80,9 +80,10 @@ static hps_au32 g_stalls;                   /* revocations in a row that waited 
  * backend changes, hps_tm_bias_trial_reset, so that a new one starts). */
 static struct {
     hps_au32 busy, open, on;
+    hps_au32 say;                   /* auto's verdict in force (HPS_TM_BIAS_SAY_*): no trial then */
     hps_au64 start_hint;            /* the trial's epoch start, for the unlocked check */
     hps_tm_bias_trial_t t;
-} __attribute__((aligned(HPS_CACHELINE))) g_over;
+} __attribute__((aligned(HPS_LINEPAIR))) g_over;
 
 #define BIAS_STALL_NS 100000ull             /* a revocation that waited a slice */
 #define BIAS_QUIET_NS 10000000ull           /* 10 ms, doubled per stall in a row */
@@ -121,6 +122,7 @@ void hps_tm_bias_setup(int on)
     hps_store_relaxed(&g_over.busy, 0);
     hps_store_relaxed(&g_over.open, 0);
     hps_store_relaxed(&g_over.on, 0);
+    hps_store_relaxed(&g_over.say, HPS_TM_BIAS_SAY_NONE);
     cpu_set_t set;
     g_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint32_t)CPU_COUNT(&set) : 1;
 }
@@ -191,6 +193,28 @@ void hps_tm_bias_trial_reset(void)
     hps_store_relaxed(&g_over.open, 0);
 }
 
+/* auto (auto.c) measures the bias itself while threads outnumber CPUs:
+ * with the backend, as one more candidate of its trial, so that it never
+ * compares sgl with a norec or stm whose bias trial had not yet ended (it
+ * held sgl at 8 threads on bank, 0.93x norec with the bias kept open).
+ * Its verdict replaces the trial's; a close takes back a bias held now. */
+void hps_tm_bias_auto_say(const hps_tm_desc_t *self, uint32_t say)
+{
+    if (hps_load_relaxed(&g_over.say) == say)
+        return;
+    hps_store_relaxed(&g_over.say, say);
+    if (say != HPS_TM_BIAS_SAY_CLOSED || !g_on || hps_load_relaxed(&hps_tm_g_.bias) == NULL)
+        return;
+    /* Under the gate the owner is outside its sections (its fence and
+     * drain), so dropping its bias is a revocation it notices at its tick. */
+    hps_tm_gate_close(self);
+    if (hps_load_relaxed(&hps_tm_g_.bias) != NULL) {
+        hps_store_relaxed(&hps_tm_g_.bias, NULL);
+        hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
+    }
+    hps_tm_gate_open();
+}
+
 void hps_tm_bias_tick(hps_tm_desc_t *d)
 {
     if (!g_on)
@@ -198,7 +222,8 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     const hps_tm_ops_t *ops = hps_tm_ops_now();
     int sw = ops == &hps_tm_norec_ops || ops == &hps_tm_stm_ops;
     int over = hps_tm_crowded();
-    if (over && sw && (++d->over_ticks & 7) == 0)
+    uint32_t say = hps_load_relaxed(&g_over.say);
+    if (over && sw && say == HPS_TM_BIAS_SAY_NONE && (++d->over_ticks & 7) == 0)
         over_tick();
     else if (!over)
         hps_tm_bias_trial_reset();
@@ -229,7 +254,8 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     /* More threads than CPUs: only on the trial's word, and never on sgl,
      * whose sections are a lock's already (the bias cost it 25-50 % at 8
      * threads on 2 CPUs). */
-    if (over && (!sw || !hps_load_relaxed(&g_over.open)))
+    if (over && (!sw || !(say != HPS_TM_BIAS_SAY_NONE ? say == HPS_TM_BIAS_SAY_OPEN
+                                                        : hps_load_relaxed(&g_over.open))))
         return;
     if (now_ns() < hps_load_relaxed(&g_quiet_until))
         return;

@@ -223,7 +223,7 @@ static const hps_tm_ops_t htm_emu_ops = {
     .begin = NULL, .read = NULL, .write = hps_tm_sgl_write,
     .commit = htm_commit, .rollback = htm_rollback_emu, .end = hps_tm_op_none,
 };
-static const hps_tm_hw_t g_hw = { &hps_tm_sgl_lock, &g_skip, &hps_tm_htm_spec_ops, &htm_emu_ops };
+static const hps_tm_hw_t g_hw = { &hps_tm_sgl.l, &g_skip, &hps_tm_htm_spec_ops, &htm_emu_ops };
 
 int hps_tm_hw_plain(hps_tm_desc_t *d, int may_write)
 {

@@ -44,7 +44,7 @@ static __thread int t_holds_commit __attribute__((tls_model("initial-exec")));
  * so a hardware commit it does not hear of happened before that snapshot. */
 static struct {
     hps_au64 n;
-} __attribute__((aligned(HPS_CACHELINE))) g_sw_active;
+} __attribute__((aligned(HPS_LINEPAIR))) g_sw_active;
 
 static int spec_commit(hps_tm_desc_t *d)
 {

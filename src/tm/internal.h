@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "hpsync/tm.h"
+#include "hpsync/lock.h"
 
 #define HPS_TM_MAX_THREADS 4096
 /* What a backend's commit returns on success: every cause, conflict (0)
@@ -126,7 +127,10 @@ int hps_tm_hw_speculates(void);
 
 /* sgl.c: the global lock (an hps_lock_state_t used as an adaptive lock),
  * and the replay of the undo log that sgl-style writes keep. */
-extern union hps_lock_state hps_tm_sgl_lock;
+typedef struct {
+    union hps_lock_state l;
+} __attribute__((aligned(HPS_LINEPAIR))) hps_tm_sgl_lock_t;
+extern hps_tm_sgl_lock_t hps_tm_sgl;
 void hps_tm_undo(hps_tm_desc_t *d);
 /* sgl's write: store, with an undo entry (the hardware sections' write too;
  * the one for a whole word is also inline in tm.h, HPS_TM_MODE_SGL). */
@@ -233,6 +237,10 @@ void hps_tm_bias_settled(hps_tm_desc_t *d);
 void hps_tm_bias_drop(hps_tm_desc_t *d);
 /* The backend changed: the trial with more threads than CPUs starts again. */
 void hps_tm_bias_trial_reset(void);
+/* auto's verdict on the bias while threads outnumber CPUs (NONE: the
+ * trial's); CLOSED also takes back a bias held now, under the gate. */
+enum { HPS_TM_BIAS_SAY_NONE, HPS_TM_BIAS_SAY_CLOSED, HPS_TM_BIAS_SAY_OPEN };
+void hps_tm_bias_auto_say(const hps_tm_desc_t *self, uint32_t say);
 void hps_tm_bias_summary(FILE *f, uint64_t solo);
 
 /* Statistics (stats.c): add s into to; the summary's first lines. */

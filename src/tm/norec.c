@@ -22,16 +22,18 @@
  */
 #include "internal.h"
 
-/* Alone on its cache line; the inline fast path reaches it through the
- * descriptor's `clock`. */
-static _Alignas(HPS_CACHELINE) hps_au64 g_seq;
+/* Alone on its pair of cache lines (HPS_LINEPAIR); the inline fast path
+ * reaches it through the descriptor's `clock`. */
+static struct {
+    hps_au64 v;
+} __attribute__((aligned(HPS_LINEPAIR))) g_seq;
 
 static uint64_t wait_even(void)
 {
     uint32_t n = 0;
     uint64_t s;
     /* Acquire: a writer's stores are visible once its even value is. */
-    while ((s = hps_load_acquire(&g_seq)) & 1)
+    while ((s = hps_load_acquire(&g_seq.v)) & 1)
         hps_tm_wait(&n);
     return s;
 }
@@ -47,14 +49,14 @@ static uint64_t validate(hps_tm_desc_t *d)
         /* Acquire fence: the value loads above complete before the
          * sequence is read again. */
         hps_fence_acquire();
-        if (hps_load_relaxed(&g_seq) == s)
+        if (hps_load_relaxed(&g_seq.v) == s)
             return s;
     }
 }
 
 static void norec_begin(hps_tm_desc_t *d)
 {
-    d->clock = &g_seq;
+    d->clock = &g_seq.v;
     d->snap = wait_even();
 }
 
@@ -69,7 +71,7 @@ static uint64_t norec_read(hps_tm_fast_t *f, const uint64_t *w)
     }
     /* Acquire: the value is read before the sequence check below. */
     uint64_t v = hps_plain_load_acquire(w);
-    while (hps_unlikely(hps_load_relaxed(&g_seq) != d->snap)) {
+    while (hps_unlikely(hps_load_relaxed(&g_seq.v) != d->snap)) {
         if (d->nolog)
             hps_tm_nolog_abort(d);
         d->snap = validate(d);
@@ -99,14 +101,14 @@ static int norec_commit(hps_tm_desc_t *d)
         uint64_t s = d->snap;
         /* Acquire-release: the write-back below stays after taking the
          * sequence, and our reads before it. */
-        if (hps_cas_acq_rel(&g_seq, &s, s + 1))
+        if (hps_cas_acq_rel(&g_seq.v, &s, s + 1))
             break;
         d->snap = validate(d);
     }
     for (uint32_t i = 0; i < d->ws.n; i++)
         hps_tm_wset_store(&d->ws.e[i]);
     /* Release: the write-back is visible before the even value. */
-    hps_store_release(&g_seq, d->snap + 2);
+    hps_store_release(&g_seq.v, d->snap + 2);
     return HPS_TM_COMMITTED;
 }
 
@@ -125,4 +127,4 @@ const hps_tm_ops_t hps_tm_norec_ops = {
 };
 
 /* hybrid.c: hardware sections read it and advance it when they commit. */
-hps_au64 *const hps_tm_norec_seq = &g_seq;
+hps_au64 *const hps_tm_norec_seq = &g_seq.v;

@@ -13,11 +13,11 @@
 
 /* A lock state (not only an adaptive lock) so that the htm backend can
  * hand it to the elision layer, whose transactions subscribe to it. */
-hps_lock_state_t hps_tm_sgl_lock = { .adaptive = HPS_ADAPTIVE_INITIALIZER };
+hps_tm_sgl_lock_t hps_tm_sgl = { .l = { .adaptive = HPS_ADAPTIVE_INITIALIZER } };
 
 static void sgl_begin(hps_tm_desc_t *d)
 {
-    hps_adaptive_lock(&hps_tm_sgl_lock.adaptive);
+    hps_adaptive_lock(&hps_tm_sgl.l.adaptive);
 }
 
 void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
@@ -42,7 +42,7 @@ void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
  * it outside also sees the lock free. */
 static int sgl_commit(hps_tm_desc_t *d)
 {
-    hps_adaptive_unlock(&hps_tm_sgl_lock.adaptive);
+    hps_adaptive_unlock(&hps_tm_sgl.l.adaptive);
     return HPS_TM_COMMITTED;
 }
 
@@ -68,7 +68,7 @@ void hps_tm_undo(hps_tm_desc_t *d)
 static void sgl_rollback(hps_tm_desc_t *d)
 {
     hps_tm_undo(d);
-    hps_adaptive_unlock(&hps_tm_sgl_lock.adaptive);
+    hps_adaptive_unlock(&hps_tm_sgl.l.adaptive);
 }
 
 static int solo_commit(hps_tm_desc_t *d)

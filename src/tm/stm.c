@@ -63,9 +63,12 @@
 #define LOCKED_WAIT 12
 
 /* The orecs are exported for the inline fast path; the clock, alone on its
- * cache line, is reached through the descriptor's `clock`. */
+ * pair of cache lines (HPS_LINEPAIR), is reached through the descriptor's
+ * `clock`. */
 HPS_EXPORT hps_au64 hps_tm_stm_orecs_[1u << ORECS_BITS];
-static _Alignas(HPS_CACHELINE) hps_au64 g_clock;
+static struct {
+    hps_au64 v;
+} __attribute__((aligned(HPS_LINEPAIR))) g_clock;
 #define g_orecs hps_tm_stm_orecs_
 
 /*
@@ -96,8 +99,8 @@ static inline hps_au64 *orec_of(const uint64_t *w)
 
 static void stm_begin(hps_tm_desc_t *d)
 {
-    d->clock = &g_clock;
-    d->snap = hps_load_acquire(&g_clock);
+    d->clock = &g_clock.v;
+    d->snap = hps_load_acquire(&g_clock.v);
 }
 
 /* Does the orec still hold what the read saw (or our own lock over it)? */
@@ -120,7 +123,7 @@ static int validate(hps_tm_desc_t *d)
 /* Move the snapshot to now, or abort if a read no longer holds. */
 static void extend(hps_tm_desc_t *d)
 {
-    uint64_t now = hps_load_acquire(&g_clock);
+    uint64_t now = hps_load_acquire(&g_clock.v);
     if (!validate(d))
         hps_tm_abort(d, HPS_TM_CAUSE_VALIDATION);
     d->snap = now;
@@ -162,7 +165,7 @@ static uint64_t stm_read(hps_tm_fast_t *f, const uint64_t *w)
             continue;
         /* A commit since the snapshot (the orec's version may be newer,
          * or the word privatized): revalidate at the present clock. */
-        if (hps_unlikely(hps_load_relaxed(&g_clock) != d->snap)) {
+        if (hps_unlikely(hps_load_relaxed(&g_clock.v) != d->snap)) {
             if (d->nolog)
                 hps_tm_nolog_abort(d);
             extend(d);
@@ -234,7 +237,7 @@ static int stm_commit(hps_tm_desc_t *d)
         hps_store_relaxed(&d->wb, 1);
     /* Acquire-release: the locks are taken before the version exists, and
      * the write-back comes after it. */
-    uint64_t wv = hps_faa_acq_rel(&g_clock, 1) + 1;
+    uint64_t wv = hps_faa_acq_rel(&g_clock.v, 1) + 1;
     if (hps_tm_privatize)
         hps_store_relaxed(&d->wb, wv + 1);
     if (wv != d->snap + 1 && !validate(d))

@@ -50,6 +50,7 @@ void case_alloc(void);
 void case_auto(void);
 void case_auto_churn(void);
 void case_auto_measure(void);
+void case_auto_crowded(void);
 void case_auto_small(void);
 void case_auto_rtm(void);
 void case_backend(const char *want);
