@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "internal.h"
+#include "bias_trial.h"
 #include "../prim/clock.h"
 
 #define HPS_TM_AUTO_NOREC_MAX 4     /* rule: norec up to this many threads */
@@ -86,12 +87,19 @@ static struct {
     int crowded;                    /* trial or hold: threads outnumber CPUs, auto says the bias */
     int order[NCAND], step, n;      /* trial: candidates in order, the one running, how many */
     int finals;                     /* trial: 0 scouting, 1 the finalists' whole windows */
+    int settling;                   /* trial: the first window has not started yet */
+    int banned;                     /* trial: crowded, but no biased candidate (ban_left) */
     uint64_t t0, c0, a0;            /* the window's start: time, commits, aborts */
     double rate[NCAND], ar[NCAND];  /* trial: commits/s and abort ratio */
     int winner, last_winner;
     double ref_ar;                  /* the winner's abort ratio in its trial */
     uint64_t hold, hold_end;        /* windows held; when the hold ends */
     uint64_t trials, switches, drifts;
+    /* A biased winner whose hold fell under 3/4 of its trial's rate: the
+     * next `ban` trials (1, doubling to 16 while it recurs) go without
+     * biased candidates; `ban_left` of them remain. */
+    uint32_t ban, ban_left;
+    uint64_t falls;
     char why[200];
     char measured[200];             /* the last finished trial's why */
     /* Time each backend ran (solo, sgl, norec, stm, hybrid, htm), for the summary:
@@ -210,8 +218,12 @@ static void switch_to(const hps_tm_desc_t *self, int i)
 
 /* A trial for the present thread count: candidate `first` (the rule's
  * pick, or the last winner) runs first, so a trial that changes nothing
- * costs no switch. */
-static void trial_start(const hps_tm_desc_t *self, int first, uint64_t now)
+ * costs no switch.  With `settle` (the thread count just changed) its
+ * window starts an eighth of a window later: threads released together
+ * (a benchmark's start, a parallel region) first stampede, and on the
+ * counter row at 8 threads on 2 CPUs sgl's first scout then measured
+ * 2.1-5.2e7 commits/s, against 4.9e7 held, and lost its place to norec. */
+static void trial_start(const hps_tm_desc_t *self, int first, uint64_t now, int settle)
 {
     g.nset = 0;
     g.set[g.nset++] = C_SGL;
@@ -230,10 +242,13 @@ static void trial_start(const hps_tm_desc_t *self, int first, uint64_t now)
      * HPSYNC_TM_AUTO_CPUS may override: the bias follows auto's say only
      * while that test holds. */
     g.crowded = hps_tm_crowded() && hps_tm_bias_enabled();
-    if (g.crowded)
+    g.banned = g.crowded && g.ban_left > 0;
+    if (g.banned)
+        g.ban_left--;
+    if (g.crowded && !g.banned)
         g.set[g.nset++] = biased ? first : C_NOREC_BIAS;   /* the latter settled at its turn */
     else if (biased)
-        first = first == C_NOREC_BIAS ? C_NOREC : C_STM;   /* threads fit the CPUs again */
+        first = first == C_NOREC_BIAS ? C_NOREC : C_STM;   /* not crowded, or banned */
     int k = 0;
     g.order[k++] = first;
     for (int j = 0; j < g.nset; j++)
@@ -252,8 +267,9 @@ static void trial_start(const hps_tm_desc_t *self, int first, uint64_t now)
     snprintf(g.why, sizeof g.why, "auto: measuring at %u threads (trial %llu)", g.threads,
              (unsigned long long)g.trials);
     switch_to(self, g.order[0]);
+    g.settling = settle;
     window_start(hps_mono_ns());
-    hps_store_relaxed(&g_next, now + g_win / 4);
+    hps_store_relaxed(&g_next, now + (settle ? g_win / 8 : g_win / 4));
 }
 
 /* After the scouts: 1 when finals follow (the best scout and a runner-up
@@ -302,10 +318,18 @@ static void trial_end(const hps_tm_desc_t *self, uint64_t now)
 {
     /* Every candidate was scouted this trial; the finalists' rates are
      * their whole windows'. */
-    int best = g.set[0];
+    int best = g.set[0], closed = -1;
     for (int j = 1; j < g.nset; j++)
         if (g.rate[g.set[j]] > g.rate[best])
             best = g.set[j];
+    for (int j = 0; j < g.nset; j++)
+        if (g.set[j] != C_NOREC_BIAS && g.set[j] != C_STM_BIAS && (closed < 0 || g.rate[g.set[j]] > g.rate[closed]))
+            closed = g.set[j];
+    /* The bias must beat the best closed candidate by 10 %, as in its own
+     * trial (bias_trial.c): its gain is the noisiest (bursts, stalls). */
+    if ((best == C_NOREC_BIAS || best == C_STM_BIAS) && closed >= 0 &&
+        g.rate[best] < HPS_TM_TRIAL_GAIN * g.rate[closed])
+        best = closed;
     if (best == g.last_winner)
         g.hold = g.hold * 2 < HOLD_MAX ? g.hold * 2 : HOLD_MAX;
     else
@@ -317,9 +341,10 @@ static void trial_end(const hps_tm_desc_t *self, uint64_t now)
         n += snprintf(g.why + n, sizeof g.why - (size_t)n, "%s %s %.3g", j ? "," : "",
                       k_cand_name[g.set[j]], g.rate[g.set[j]]);
     if (n > 0 && (size_t)n < sizeof g.why)
-        snprintf(g.why + n, sizeof g.why - (size_t)n, " (trial %llu, %llu switches)",
+        snprintf(g.why + n, sizeof g.why - (size_t)n, " (trial %llu, %llu switches%s)",
                  (unsigned long long)g.trials,
-                 (unsigned long long)g.switches + (k_cand[best] != hps_tm_ops_now()));
+                 (unsigned long long)g.switches + (k_cand[best] != hps_tm_ops_now()),
+                 g.banned ? "; the bias not tried: a biased winner fell short" : "");
     memcpy(g.measured, g.why, sizeof g.measured);
     switch_to(self, best);
     hold_start(hps_mono_ns());
@@ -335,6 +360,12 @@ static int drifted(double ar)
 
 static void step(const hps_tm_desc_t *self, uint64_t now)
 {
+    if (g.settling) {
+        g.settling = 0;
+        window_start(now);
+        hps_store_relaxed(&g_next, now + g_win / 4);
+        return;
+    }
     uint64_t c, a;
     counts(&c, &a);
     uint64_t dc = c - g.c0, da = a - g.a0;
@@ -376,12 +407,24 @@ static void step(const hps_tm_desc_t *self, uint64_t now)
         return;
     }
     /* P_HOLD */
-    if (now >= g.hold_end) {
-        trial_start(self, g.winner, now);
+    int biased = g.winner == C_NOREC_BIAS || g.winner == C_STM_BIAS;
+    if (biased && (double)dc * 1e9 / (double)(now - g.t0) < 0.75 * g.rate[g.winner]) {
+        /* The bias's gain comes in bursts, and a revocation that waits a
+         * time slice closes it for 10 ms, doubling: a trial's windows can
+         * catch a burst that the hold does not see again. */
+        g.falls++;
+        g.ban = g.ban ? (g.ban * 2 < 16 ? g.ban * 2 : 16) : 1;
+        g.ban_left = g.ban;
+        g.last_winner = -1;
+        trial_start(self, g.winner == C_NOREC_BIAS ? C_NOREC : C_STM, now, 0);
+    } else if (now >= g.hold_end) {
+        if (biased)
+            g.ban = 0;               /* it held up a whole hold */
+        trial_start(self, g.winner, now, 0);
     } else if (drifted(ar)) {
         g.drifts++;
         g.last_winner = -1;          /* a fresh start: the hold does not grow */
-        trial_start(self, g.winner, now);
+        trial_start(self, g.winner, now, 0);
     } else {
         window_start(now);
         hps_store_relaxed(&g_next, now + CHECK_WINDOWS * g_win);
@@ -423,7 +466,7 @@ void hps_tm_auto_threads(const hps_tm_desc_t *self)
          * whole window, began with it).  A hold's winner, hybrid included,
          * does begin its next trial. */
         const char *sw;
-        trial_start(self, index_of(want == &hps_tm_hybrid_ops ? rule_sw(active, &sw) : want), hps_mono_ns());
+        trial_start(self, index_of(want == &hps_tm_hybrid_ops ? rule_sw(active, &sw) : want), hps_mono_ns(), 1);
     } else {
         g.phase = P_RULE;
         g.crowded = 0;
@@ -442,6 +485,7 @@ void hps_tm_auto_fork_child(void)
     g.phase = P_RULE;
     g.threads = 0;
     g.crowded = 0;
+    g.ban = g.ban_left = 0;
     hps_store_relaxed(&g_next, UINT64_MAX);
 }
 
@@ -459,9 +503,11 @@ void hps_tm_auto_summary(FILE *f)
     for (int i = 0; i < 6; i++)
         if (g.ran_ns[i])
             fprintf(f, " %s %.1f ms", k_all[i]->name, (double)g.ran_ns[i] / 1e6);
-    fprintf(f, "; %llu trials, %llu switches, %llu on a changed abort ratio\n",
-            (unsigned long long)g.trials, (unsigned long long)g.switches,
-            (unsigned long long)g.drifts);
+    fprintf(f, "; %llu trials, %llu switches, %llu on a changed abort ratio", (unsigned long long)g.trials,
+            (unsigned long long)g.switches, (unsigned long long)g.drifts);
+    if (g.falls)
+        fprintf(f, ", %llu on a biased winner that fell short", (unsigned long long)g.falls);
+    fputc('\n', f);
     if (g.measured[0])
         fprintf(f, "hpsync tm: auto's last trial: %s\n", g.measured + 6);
     pthread_mutex_unlock(&g.mu);
