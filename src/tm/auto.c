@@ -23,7 +23,8 @@
  * CPUs, windows of 20 ms, a trial took 100 ms, and on a row of the
  * benchmark where one backend ran twice as fast as the rest auto lost 13 %
  * of a 200 ms run to it.)  It then holds that backend, and tries again when
- *   - T changes (a thread runs its first section or exits),
+ *   - T changes (a thread runs its first section, exits, stops running
+ *     sections for 40 ms or starts again: core.c's sweep),
  *   - the abort ratio drifts far from what the winner showed in its trial
  *     (the input's conflict rate changed), checked every few windows,
  *   - the hold ends: 64 windows after a trial, doubling up to 1024 while

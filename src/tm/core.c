@@ -289,15 +289,62 @@ void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops)
     gate_open();
 }
 
-/* A thread counts as using TM from its first section until it exits. */
+/* A thread counts as using TM from its first section (its first tick)
+ * until it exits or a sweep finds it idle, and again from its next tick.
+ * Idle threads used to count until they exited: a program's main thread
+ * that filled a structure in sections and then waited for its workers
+ * made 2 workers on 2 CPUs "3 threads", more than CPUs, so the bias went
+ * on trial and auto scouted it and stretched its windows for no thread
+ * that ran. */
 static HPS_NOINLINE void count_in(hps_tm_desc_t *d)
 {
     pthread_mutex_lock(&g_reg_mu);
-    d->counted = 1;
-    hps_store_relaxed(&g_nactive, hps_load_relaxed(&g_nactive) + 1);
+    int in = hps_load_relaxed(&d->counted) != 1;
+    if (in) {
+        hps_store_relaxed(&d->counted, 1);
+        d->sweep_idle = 0;
+        hps_store_relaxed(&g_nactive, hps_load_relaxed(&g_nactive) + 1);
+    }
     pthread_mutex_unlock(&g_reg_mu);
-    if (g_auto)
+    if (in && g_auto)
         hps_tm_auto_threads(d);
+}
+
+/* Every SWEEP_NS, at some thread's tick: a counted thread that committed
+ * and aborted nothing over SWEEP_IDLE sweeps in a row (and is not inside a
+ * section) is taken out of the count. */
+#define SWEEP_NS 20000000ull
+#define SWEEP_IDLE 2
+static hps_au64 g_sweep_next;
+
+static HPS_NOINLINE void sweep(hps_tm_desc_t *self, uint64_t now)
+{
+    if (pthread_mutex_trylock(&g_reg_mu) != 0)
+        return;
+    int changed = 0;
+    if (now >= hps_load_relaxed(&g_sweep_next)) {
+        hps_store_relaxed(&g_sweep_next, now + SWEEP_NS);
+        uint32_t n = hps_load_relaxed(&g_ndesc);
+        for (uint32_t i = 0; i < n; i++) {
+            hps_tm_desc_t *o = g_desc[i];
+            if (o == self || !hps_load_relaxed(&o->owner) || hps_load_relaxed(&o->counted) != 1)
+                continue;
+            /* Its own counters, read while it may run (auto's counts() does
+             * the same): a torn or stale value only delays the verdict. */
+            uint64_t seen = hps_plain_load_relaxed(&o->st.commits) + hps_plain_load_relaxed(&o->st.aborts);
+            if (seen != o->sweep_seen || hps_load_relaxed(&o->in_sec)) {
+                o->sweep_seen = seen;
+                o->sweep_idle = 0;
+            } else if (++o->sweep_idle >= SWEEP_IDLE) {
+                hps_store_relaxed(&o->counted, 2);
+                hps_store_relaxed(&g_nactive, hps_load_relaxed(&g_nactive) - 1);
+                changed = 1;
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_reg_mu);
+    if (changed && g_auto)
+        hps_tm_auto_threads(self);
 }
 
 /* Every HPS_TM_TICK sections a thread lets auto's controller look at the
@@ -306,9 +353,15 @@ static HPS_NOINLINE void count_in(hps_tm_desc_t *d)
 
 HPS_NOINLINE void hps_tm_tick(hps_tm_desc_t *d)
 {
-    if (hps_unlikely(!d->counted))
+    if (hps_unlikely(hps_load_relaxed(&d->counted) != 1))
         count_in(d);
     d->tick = HPS_TM_TICK;
+    /* Every 16th tick (1024 sections) a clock read for the sweep. */
+    if (hps_unlikely((++d->sweep_ticks & 15) == 0)) {
+        uint64_t now = hps_mono_ns();
+        if (now >= hps_load_relaxed(&g_sweep_next))
+            sweep(d, now);
+    }
     if (g_auto)
         hps_tm_auto_tick(d);
     hps_tm_bias_tick(d);
@@ -362,8 +415,10 @@ static void retire(hps_tm_desc_t *d)
     hps_store_relaxed(&d->rv_pub, 0);
     d->fast.depth = 0;
     g_nlive--;
-    hps_store_relaxed(&g_nactive, hps_load_relaxed(&g_nactive) - d->counted);
-    d->counted = 0;
+    if (hps_load_relaxed(&d->counted) == 1)
+        hps_store_relaxed(&g_nactive, hps_load_relaxed(&g_nactive) - 1);
+    hps_store_relaxed(&d->counted, 0);
+    d->sweep_idle = 0;
     d->nolog = d->nolog_skip = d->nolog_wait = 0;
     d->mode = HPS_TM_MODE_CALL;
     hps_store_relaxed(&d->wb, 0);

@@ -57,7 +57,14 @@ typedef struct hps_tm_desc {
     uint32_t ro_failed;              /* a write in BEGIN_RO made it read-write */
     uint32_t nolog_skip;             /* read-only sections to log before trying no log */
     uint32_t nolog_wait;             /* nolog_skip after the next failed logless attempt */
-    uint32_t counted;                /* counted among the threads that use TM (auto) */
+    /* Among the threads that use TM (auto's T, the bias's crowding): 0 not
+     * yet, 1 counted, 2 found idle by a sweep and taken out until its next
+     * tick (core.c).  Written under the registry's lock; the owner's tick
+     * reads it without. */
+    hps_au32 counted;
+    uint64_t sweep_seen;             /* sweeps: commits + aborts at the last one */
+    uint32_t sweep_idle;             /* sweeps in a row that saw none */
+    uint32_t sweep_ticks;            /* the owner's ticks, for its sweep's clock read */
     hps_au64 wb;                     /* stm: 0, 1 committing, wv + 1 writing back */
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
     uint32_t aborts_in_row;          /* conflicts: irrevocable fallback, backoff */

@@ -284,3 +284,65 @@ void case_auto_crowded(void)
     printf("auto_crowded: sleepers held %s%s (%s)\n", slept,
            closed ? ", no section on the bias meanwhile" : ", biased every time", why);
 }
+
+/* ---- a thread that stops using TM ------------------------------------------- */
+
+static hps_au32 g_idle_stop;
+static uint64_t g_idle_slot[2 * 8];
+
+static void *idle_worker(void *arg)
+{
+    uintptr_t me = (uintptr_t)arg;
+    while (!hps_load_acquire(&g_idle_stop)) {
+        HPS_TM_BEGIN();
+        hps_tm_write_u64(&g_idle_slot[me * 8], hps_tm_read_u64(&g_idle_slot[me * 8]) + 1);
+        HPS_TM_END();
+    }
+    return NULL;
+}
+
+/* Wait (up to 5 s) for auto's reason to name a trial at `threads` threads. */
+static int trial_at(unsigned threads, char *why, size_t n)
+{
+    char want[48];
+    snprintf(want, sizeof want, " at %u threads", threads);
+    for (int i = 0; i < 500; i++) {
+        hps_tm_backend_reason(why, n);
+        if (strstr(why, want))
+            return 1;
+        sleep_us(10000);
+    }
+    return 0;
+}
+
+/* The main thread runs sections, then only waits while two workers run
+ * theirs: after a few sweeps (20 ms each) it no longer counts, and auto
+ * measures at 2 threads; once it runs sections again it counts again. */
+void case_auto_idle(void)
+{
+    for (int i = 0; i < 200; i++) {
+        HPS_TM_BEGIN();
+        hps_tm_write_u64(&g_words[0], hps_tm_read_u64(&g_words[0]) + 1);
+        HPS_TM_END();
+    }
+    pthread_t t[2];
+    for (uintptr_t i = 0; i < 2; i++)
+        HPS_CHECK_RC("pthread_create", pthread_create(&t[i], NULL, idle_worker, (void *)i), 0);
+    char why[256];
+    HPS_CHECK(trial_at(3, why, sizeof why), "auto never counted 3 threads (%s)", why);
+    HPS_CHECK(trial_at(2, why, sizeof why), "the idle main thread still counts after 5 s (%s)", why);
+    /* Its next tick (64 sections at most) counts it in again. */
+    for (int i = 0; i < 200; i++) {
+        HPS_TM_BEGIN();
+        hps_tm_write_u64(&g_words[0], hps_tm_read_u64(&g_words[0]) + 1);
+        HPS_TM_END();
+    }
+    int back = trial_at(3, why, sizeof why);
+    hps_store_release(&g_idle_stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    HPS_CHECK(back, "the main thread ran sections again but does not count (%s)", why);
+    HPS_CHECK(g_words[0] == 400 && g_idle_slot[0] > 0 && g_idle_slot[8] > 0, "counts: main %llu, workers %llu %llu",
+              (unsigned long long)g_words[0], (unsigned long long)g_idle_slot[0], (unsigned long long)g_idle_slot[8]);
+    printf("auto_idle: 3 threads, 2 while the main thread waited, 3 again (%s)\n", why);
+}

@@ -89,6 +89,7 @@ static const hps_test_case_t cases[] = {
     { "auto_churn", .run = case_auto_churn },
     { "auto_measure", .run = case_auto_measure },
     { "auto_crowded", .run = case_auto_crowded },
+    { "auto_idle", .run = case_auto_idle },
     { "auto_small", .run = case_auto_small },
     { "auto_rtm", .run = case_auto_rtm },
     { "orecs_huge", .run = case_orecs_huge },

@@ -51,6 +51,7 @@ void case_auto(void);
 void case_auto_churn(void);
 void case_auto_measure(void);
 void case_auto_crowded(void);
+void case_auto_idle(void);
 void case_auto_small(void);
 void case_auto_rtm(void);
 void case_backend(const char *want);
