@@ -81,6 +81,12 @@ static hps_au32 g_stalls;                   /* revocations in a row that waited 
 static struct {
     hps_au32 busy, open, on;
     hps_au32 say;                   /* auto's verdict in force (HPS_TM_BIAS_SAY_*): no trial then */
+    /* Bumped whenever the bias opens while threads outnumber CPUs (the
+     * trial's open epoch, auto's open verdict): each thread then starts its
+     * wait afresh.  Its wait may have doubled up to 4096 ticks while the
+     * threads fitted the CPUs or the bias was closed, and an open epoch or
+     * a scout of a few ms would never see the bias taken. */
+    hps_au32 gen;
     hps_au64 start_hint;            /* the trial's epoch start, for the unlocked check */
     hps_tm_bias_trial_t t;
 } __attribute__((aligned(HPS_LINEPAIR))) g_over;
@@ -175,6 +181,8 @@ static void over_tick(void)
         (void)hps_tm_bias_trial_step(&g_over.t, t, commits_now());
     }
     hps_store_relaxed(&g_over.start_hint, g_over.t.start);
+    if (g_over.t.open && !hps_load_relaxed(&g_over.open))
+        hps_store_relaxed(&g_over.gen, hps_load_relaxed(&g_over.gen) + 1);
     hps_store_relaxed(&g_over.open, (uint32_t)g_over.t.open);
     hps_store_release(&g_over.busy, 0);
 }
@@ -203,6 +211,8 @@ void hps_tm_bias_auto_say(const hps_tm_desc_t *self, uint32_t say)
     if (hps_load_relaxed(&g_over.say) == say)
         return;
     hps_store_relaxed(&g_over.say, say);
+    if (say == HPS_TM_BIAS_SAY_OPEN)
+        hps_store_relaxed(&g_over.gen, hps_load_relaxed(&g_over.gen) + 1);
     if (say != HPS_TM_BIAS_SAY_CLOSED || !g_on || hps_load_relaxed(&hps_tm_g_.bias) == NULL)
         return;
     /* Under the gate the owner is outside its sections (its fence and
@@ -225,6 +235,12 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     uint32_t say = hps_load_relaxed(&g_over.say);
     if (over && sw && say == HPS_TM_BIAS_SAY_NONE && (++d->over_ticks & 7) == 0)
         over_tick();
+    uint32_t gen = hps_load_relaxed(&g_over.gen);
+    if (hps_unlikely(d->bias_gen != gen)) {
+        d->bias_gen = gen;
+        d->bias_wait = 0;            /* the minimum (wait_of) */
+        d->alone_ticks = 0;
+    }
     else if (!over)
         hps_tm_bias_trial_reset();
     void *now = hps_load_relaxed(&hps_tm_g_.bias);

@@ -85,6 +85,7 @@ typedef struct hps_tm_desc {
      * its last tick, whether it revoked one and has not yet begun its
      * section, and its solo count when it took it. */
     uint32_t alone_ticks, bias_wait, bias_held, bias_pending, over_ticks;
+    uint32_t bias_gen;               /* the opening (g_over.gen) its wait was reset at */
     uint64_t bias_solo0;
 } hps_tm_desc_t;
 
