@@ -286,6 +286,7 @@ void hps_tm_switch(const hps_tm_desc_t *self, const hps_tm_ops_t *ops)
     /* Release: begin reads the table after passing the gate (acquire). */
     hps_store_release(&hps_tm_g_.ops, (void *)ops);
     hps_tm_bias_trial_reset();
+    hps_tm_norec_plain_reset();
     gate_open();
 }
 
@@ -365,6 +366,7 @@ HPS_NOINLINE void hps_tm_tick(hps_tm_desc_t *d)
     if (g_auto)
         hps_tm_auto_tick(d);
     hps_tm_bias_tick(d);
+    hps_tm_norec_plain_tick(d);
 }
 
 HPS_EXPORT hps_tm_fast_t *hps_tm_register_(void)
@@ -412,6 +414,7 @@ static void retire(hps_tm_desc_t *d)
     d->fastgo = 0;
     d->wv = 0;
     hps_store_relaxed(&d->in_sec, 0);
+    hps_store_relaxed(&d->plain_ro.v, 0);
     hps_store_relaxed(&d->rv_pub, 0);
     d->fast.depth = 0;
     g_nlive--;
@@ -479,6 +482,7 @@ static void fork_child(void)
     pthread_mutex_unlock(&g_reg_mu);
     /* The child's one thread: no bias to honour, membarrier registered anew. */
     hps_tm_bias_setup(hps_settings()->tm_bias);
+    hps_tm_norec_plain_fork_child();
     if (g_auto)
         hps_tm_auto_fork_child();
     if (g_fork_drained) {
@@ -522,6 +526,7 @@ static void stats_at_exit(void)
     hps_tm_stats_total(&s);
     hps_tm_stats_print(stderr, &s, hps_tm_ops_now()->name, g_auto ? hps_tm_auto_why() : g_why, hps_tm_desc_count());
     hps_tm_bias_summary(stderr, s.solo);
+    hps_tm_norec_plain_summary(stderr);
     if (g_auto)
         hps_tm_auto_summary(stderr);
 }

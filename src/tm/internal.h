@@ -53,6 +53,12 @@ typedef struct hps_tm_desc {
     const struct hps_tm_ops *ops;    /* the backend this section runs on */
     hps_au64 rv_pub;                 /* stm: snapshot + 1 while in a section */
     hps_au32 owner;                  /* 1 while a thread owns the descriptor */
+    /* norec: a read-only section running plain code (norec.c).  A line of
+     * its own: writers load it at every commit once armed, and the owner
+     * writes it only around such sections. */
+    struct {
+        hps_au32 v;
+    } __attribute__((aligned(HPS_CACHELINE))) plain_ro;
     uint32_t tid;                    /* index in the table, for orec lock words */
     uint32_t ro_failed;              /* a write in BEGIN_RO made it read-write */
     uint32_t nolog_skip;             /* read-only sections to log before trying no log */
@@ -86,6 +92,7 @@ typedef struct hps_tm_desc {
      * section, and its solo count when it took it. */
     uint32_t alone_ticks, bias_wait, bias_held, bias_pending, over_ticks;
     uint32_t bias_gen;               /* the opening (g_over.gen) its wait was reset at */
+    uint32_t plain_ticks;            /* ticks, for the plain read-only trial (norec.c) */
     uint64_t bias_solo0;
 } hps_tm_desc_t;
 
@@ -132,6 +139,24 @@ extern const hps_tm_ops_t hps_tm_hw_aborted_ops;
 int hps_tm_hw_usable(void);
 /* 1 when they would really speculate (RTM): auto's choice of hybrid. */
 int hps_tm_hw_speculates(void);
+
+/* norec.c: read-only sections that run plain code (GCC TM's uninstrumented
+ * path, itm/begin.c).  enter after the section's begin: 1 if it may (else
+ * it runs instrumented); exit before its commit.  tick: a thread's tick
+ * steps the trial that decides whether it pays; reset: the backend changed
+ * or threads outnumber CPUs again; summary: the HPSYNC_TM_STATS line. */
+/* Bits of hps_tm_norec_plain_st_ (0: no eligible reader seen yet). */
+#define HPS_TM_PLAIN_ARMED 1u
+#define HPS_TM_PLAIN_OPEN 2u
+#define HPS_TM_PLAIN_OFF 4u
+extern hps_au32 hps_tm_norec_plain_st_;
+void hps_tm_norec_plain_arm(int on);
+int hps_tm_norec_plain_enter(hps_tm_desc_t *d);
+void hps_tm_norec_plain_exit(hps_tm_desc_t *d);
+void hps_tm_norec_plain_tick(hps_tm_desc_t *d);
+void hps_tm_norec_plain_reset(void);
+void hps_tm_norec_plain_summary(FILE *f);
+void hps_tm_norec_plain_fork_child(void);   /* a stepping thread may be gone */
 
 /* sgl.c: the global lock (an hps_lock_state_t used as an adaptive lock),
  * and the replay of the undo log that sgl-style writes keep. */

@@ -16,7 +16,12 @@
  *     mode change at all (t->plain; _ITM_inTransaction calls it
  *     irrevocable, which it is in effect);
  *   - it runs as a real hardware transaction (htm, hybrid on RTM) and has
- *     no __transaction_cancel: the hardware tracks its plain accesses.
+ *     no __transaction_cancel: the hardware tracks its plain accesses;
+ *   - it is read-only (pr_readOnly, no __transaction_cancel) on norec, the
+ *     threads using TM fit the CPUs and the trial says it pays: writers'
+ *     write-backs then wait for it (src/tm/norec.c, t->plain_ro).  What
+ *     would need more (a nested transaction that may write or cancel, a
+ *     change to irrevocable) restarts it read-write.
  * Everything else runs instrumented on the backend HPSYNC_TM chose.
  */
 #define _GNU_SOURCE
@@ -25,6 +30,7 @@
 #include <unistd.h>
 #include "itm.h"
 #include "../hw.h"
+#include "../../common/env.h"
 
 __thread hps_itm_thread_t hps_itm_t __attribute__((tls_model("initial-exec")));
 
@@ -46,6 +52,33 @@ void hps_itm_fatal(const char *msg)
 uint32_t hps_itm_begin_(uint32_t props, const hps_itm_ckpt_t *ck);
 uint32_t hps_itm_begin_outer_(uint32_t props);
 uint32_t hps_itm_resume_(void);
+
+/* A read-only transaction on norec may run plain code: the setting on,
+ * the trial open, the threads using TM fit the CPUs, no write-back in
+ * progress (norec.c).  While the trial holds it closed this costs one
+ * load (a 5 % cost on hashset-90 with two calls and the tests first). */
+static HPS_NOINLINE void plain_ro_arm(void)
+{
+    hps_tm_norec_plain_arm(hps_settings()->itm_plain_ro != 0);
+}
+
+HPS_INLINE int plain_ro_allowed(hps_tm_desc_t *d)
+{
+    uint32_t st = hps_load_relaxed(&hps_tm_norec_plain_st_);
+    if (hps_unlikely(st == 0)) {
+        plain_ro_arm();
+        return 0;
+    }
+    return (st & HPS_TM_PLAIN_OPEN) && hps_load_relaxed(&hps_tm_g_.bias) == NULL && !hps_tm_crowded() &&
+           hps_tm_norec_plain_enter(d);
+}
+
+/* The plain read-only transaction must become an ordinary one: restart it
+ * read-write and instrumented (its flag goes down in resume). */
+static void plain_ro_restart(hps_tm_desc_t *d)
+{
+    hps_tm_abort(d, HPS_TM_CAUSE_RO_WRITE);
+}
 
 /* Begin the outermost section (again, after an abort); the actions to
  * return. */
@@ -76,6 +109,12 @@ HPS_INLINE uint32_t start(hps_itm_thread_t *t, hps_tm_desc_t *d)
     t->plain_w = !(pr & HPS_ITM_PR_READ_ONLY);
     if (t->plain)
         return HPS_ITM_A_RUN_UNINSTRUMENTED;
+    if ((pr & (plain | HPS_ITM_PR_READ_ONLY)) == (plain | HPS_ITM_PR_READ_ONLY) && d->ops == &hps_tm_norec_ops &&
+        d->ro && d->irrev == 0 && plain_ro_allowed(d)) {
+        t->plain = t->plain_ro = 1;
+        t->plain_w = 0;
+        return HPS_ITM_A_RUN_UNINSTRUMENTED;
+    }
     /* A real hardware transaction (htm, hybrid on RTM) runs plain code too,
      * as libitm's own hardware path does: the hardware tracks and rolls
      * back every access.  It can still abort, so it is not t->plain. */
@@ -111,6 +150,11 @@ static HPS_NOINLINE void frames_grow(hps_itm_thread_t *t)
 static uint32_t nested(hps_itm_thread_t *t, hps_tm_desc_t *d, uint32_t props,
                        const hps_itm_ckpt_t *ck)
 {
+    /* Inside a plain read-only transaction only a read-only, uncancellable
+     * one may run (plain); anything else restarts the outer read-write. */
+    const uint32_t ro_plain = HPS_ITM_PR_READ_ONLY | HPS_ITM_PR_HAS_NO_ABORT | HPS_ITM_PR_UNINSTRUMENTED;
+    if (hps_unlikely(t->plain_ro) && (props & ro_plain) != ro_plain)
+        plain_ro_restart(d);
     /* Code that is only uninstrumented, or goes irrevocable anyway: the
      * whole section becomes irrevocable. */
     if (!d->irrev && (!(props & HPS_ITM_PR_INSTRUMENTED) || (props & HPS_ITM_PR_DOES_GO_IRREVOCABLE)))
@@ -169,6 +213,10 @@ uint32_t hps_itm_resume_(void)
     hps_itm_thread_t *t = &hps_itm_t;
     hps_tm_desc_t *d = hps_itm_desc();
     hps_itm_llog_restore(0);
+    if (t->plain_ro) {
+        t->plain_ro = t->plain = 0;
+        hps_tm_norec_plain_exit(d);
+    }
     t->nframes = 0;
     t->undo_n = 0;
     t->acts.n = 0;
@@ -209,6 +257,10 @@ HPS_EXPORT void _ITM_commitTransaction(void)
         return;
     }
     f->depth = 0;
+    if (t->plain_ro) {
+        t->plain_ro = 0;
+        hps_tm_norec_plain_exit((hps_tm_desc_t *)f);
+    }
     hps_tm_end_(f);                  /* an abort goes back to begin from here */
     if (t->plain_w) {
         /* It ran plain code, which logs no write, so the commit counted it
@@ -274,6 +326,8 @@ HPS_EXPORT void _ITM_abortTransaction(int reason)
 HPS_EXPORT void _ITM_changeTransactionMode(int mode)
 {
     hps_tm_desc_t *d = hps_itm_desc();
+    if (d && d->fast.depth && hps_itm_t.plain_ro)
+        plain_ro_restart(d);         /* beside other sections: it is not alone */
     if (!d || d->fast.depth == 0 || d->irrev || hps_itm_t.plain)
         return;                      /* (a plain transaction cannot abort already) */
     go_irrevocable(d);
@@ -287,7 +341,8 @@ HPS_EXPORT int _ITM_inTransaction(void)
     /* A hardware transaction says irrevocable, as libitm's does: whatever
      * the caller then does that could not be undone (a system call) aborts
      * it before it takes effect, and the section goes on in software. */
-    return d->irrev || hps_itm_t.plain || hps_tm_hw_spec(d) ? HPS_ITM_IRREVOCABLE : HPS_ITM_RETRYABLE;
+    return d->irrev || (hps_itm_t.plain && !hps_itm_t.plain_ro) || hps_tm_hw_spec(d) ? HPS_ITM_IRREVOCABLE
+                                                                                     : HPS_ITM_RETRYABLE;
 }
 
 /* Identifiers come from a global counter in blocks, so that a transaction

@@ -108,6 +108,10 @@ typedef struct hps_itm_thread {
      * abort (alone: sgl's lock, solo, the bias), without being irrevocable. */
     uint32_t plain;
     uint32_t plain_w;                /* running plain code not marked read-only (begin.c) */
+    /* plain, but beside other sections: a read-only transaction on norec
+     * whose flag holds writers' write-backs off (src/tm/norec.c); it can
+     * still restart (instrumented, read-write) when it must. */
+    uint32_t plain_ro;
     uint32_t nframes, frames_cap;
     hps_itm_frame_t *frames;
     /* Old values of the words written while a frame is open: (word, old)

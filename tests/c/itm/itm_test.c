@@ -26,6 +26,12 @@
  *            (memcpy barriers) and memset (8 threads);
  * actions    user commit and undo actions, with cancels;
  * stress     all of it at once, 8 threads;
+ * plainro    read-only transactions (a 64-word sum, a 32-node chain) beside
+ *            transfers, 2 threads for 400 ms: on norec with threads that
+ *            fit the CPUs hpsync runs some on their plain code (the trial's
+ *            open epoch, src/tm/norec.c): every snapshot must be whole; a
+ *            read-only one with a nested cancellable transaction restarts
+ *            read-write (itm_plain.sh checks the plain count);
  * counts     300 transactions that write and 200 the compiler marks
  *            read-only, 1 thread: itm_counts.sh checks that hpsync's
  *            statistics say so, whichever code (plain or instrumented) ran.
@@ -33,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "itm_test.h"
 
 #define ITERS 3000
@@ -505,6 +512,94 @@ static void case_stress(void)
     printf("stress: bank ok, counters %ld %ld, %ld nodes\n", g_r[0], g_nc[0], count);
 }
 
+/* ---- plainro ------------------------------------------------------------- */
+
+#define PR_WORDS 64
+#define PR_NODES 32
+static long g_pr[PR_WORDS];
+typedef struct pr_node {
+    struct pr_node *next;
+    long val;
+} pr_node_t;
+static pr_node_t g_prn[PR_NODES];
+static pr_node_t *g_prhead;
+static long g_pr_bad, g_pr_reads, g_pr_inner;
+
+__attribute__((transaction_safe)) static long pr_sum(void)
+{
+    long s = 0;
+    for (int i = 0; i < PR_WORDS; i++)
+        s += g_pr[i];
+    for (pr_node_t *p = g_prhead; p; p = p->next)
+        s += p->val;
+    return s;
+}
+
+static void *plainro_thread(void *arg)
+{
+    uint64_t rng = (uintptr_t)arg * 104729 + 3;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long bad = 0, reads = 0, inner = 0;
+    for (long i = 0;; i++) {
+        if ((i & 255) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 400000000L)
+                break;
+        }
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        int a = (int)(rng >> 33) % PR_WORDS, b = (int)(rng >> 45) % PR_NODES;
+        if (i % 4 == 3) {
+            __transaction_atomic {
+                g_pr[a] -= 3;
+                g_prn[b].val += 3;
+            }
+        } else if (i % 16 == 5) {
+            /* Read-only, with a nested transaction that may cancel: not
+             * plain code (it restarts read-write if it began so). */
+            long s, v = 0;
+            __transaction_atomic {
+                s = pr_sum();
+                __transaction_atomic {
+                    v = g_pr[a];
+                    if (v == -123456789)
+                        __transaction_cancel;
+                }
+            }
+            bad += s != 0;
+            inner += v != -123456789;
+        } else {
+            long s;
+            __transaction_atomic { s = pr_sum(); }
+            bad += s != 0;
+            reads++;
+        }
+    }
+    __transaction_atomic {
+        g_pr_bad += bad;
+        g_pr_reads += reads;
+        g_pr_inner += inner;
+    }
+    return NULL;
+}
+
+static void case_plainro(void)
+{
+    /* The words and the chain's values sum to 0; a transfer keeps it so. */
+    for (int i = 0; i < PR_WORDS; i++)
+        g_pr[i] = 1000;
+    for (int i = 0; i < PR_NODES; i++) {
+        g_prn[i].val = -2000;
+        g_prn[i].next = i + 1 < PR_NODES ? &g_prn[i + 1] : NULL;
+    }
+    g_prhead = &g_prn[0];
+    itm_run_threads(2, plainro_thread);
+    HPS_CHECK(pr_sum() == 0, "plainro: total %ld after the run", pr_sum());
+    HPS_CHECK(g_pr_bad == 0, "plainro: %ld of %ld read-only snapshots were not whole", g_pr_bad, g_pr_reads);
+    HPS_CHECK(g_pr_reads > 0 && g_pr_inner > 0, "plainro: %ld reads, %ld nested", g_pr_reads, g_pr_inner);
+    printf("plainro: every snapshot whole, total 0\n");
+}
+
 /* ---- counts -------------------------------------------------------------- */
 
 static long g_count_word;
@@ -538,6 +633,7 @@ static const hps_test_case_t cases[] = {
     { "actions", .run = case_actions },
     { "stress", .run = case_stress },
     { "counts", .run = case_counts },
+    { "plainro", .run = case_plainro },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("itm_test", cases, 100, 0);
 
