@@ -79,7 +79,7 @@ static hps_au32 g_stalls;                   /* revocations in a row that waited 
  * trial is running (cleared when the threads fit the CPUs again or the
  * backend changes, hps_tm_bias_trial_reset, so that a new one starts). */
 static struct {
-    hps_au32 busy, open, on;
+    hps_au32 open;
     hps_au32 say;                   /* auto's verdict in force (HPS_TM_BIAS_SAY_*): no trial then */
     /* Bumped whenever the bias opens while threads outnumber CPUs (the
      * trial's open epoch, auto's open verdict): each thread then starts its
@@ -87,8 +87,7 @@ static struct {
      * threads fitted the CPUs or the bias was closed, and an open epoch or
      * a scout of a few ms would never see the bias taken. */
     hps_au32 gen;
-    hps_au64 start_hint;            /* the trial's epoch start, for the unlocked check */
-    hps_tm_bias_trial_t t;
+    hps_tm_trial_run_t run;
 } __attribute__((aligned(HPS_LINEPAIR))) g_over;
 
 #define BIAS_STALL_NS 100000ull             /* a revocation that waited a slice */
@@ -125,9 +124,9 @@ void hps_tm_bias_setup(int on)
     hps_store_relaxed(&g_pending, 0);
     hps_store_relaxed(&g_quiet_until, 0);
     hps_store_relaxed(&g_stalls, 0);
-    hps_store_relaxed(&g_over.busy, 0);
+    hps_store_relaxed(&g_over.run.busy, 0);
     hps_store_relaxed(&g_over.open, 0);
-    hps_store_relaxed(&g_over.on, 0);
+    hps_store_relaxed(&g_over.run.on, 0);
     hps_store_relaxed(&g_over.say, HPS_TM_BIAS_SAY_NONE);
     cpu_set_t set;
     g_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? (uint32_t)CPU_COUNT(&set) : 1;
@@ -157,11 +156,11 @@ void hps_tm_bias_fence(const hps_tm_desc_t *self)
     }
 }
 
-static uint64_t commits_now(void)
+static void over_publish(int open)
 {
-    hps_tm_stats_t s;
-    hps_tm_stats_total(&s);
-    return s.commits;
+    if (open && !hps_load_relaxed(&g_over.open))
+        hps_store_relaxed(&g_over.gen, hps_load_relaxed(&g_over.gen) + 1);
+    hps_store_relaxed(&g_over.open, (uint32_t)open);
 }
 
 /* At every 8th tick of a thread (512 sections) while more threads use TM
@@ -169,22 +168,7 @@ static uint64_t commits_now(void)
  * the commits. */
 static void over_tick(void)
 {
-    uint64_t t = now_ns();
-    if (hps_load_relaxed(&g_over.on) && t - hps_load_relaxed(&g_over.start_hint) < HPS_TM_TRIAL_EPOCH_NS)
-        return;
-    if (hps_load_relaxed(&g_over.busy) || hps_xchg_acquire(&g_over.busy, 1))
-        return;
-    if (!hps_load_relaxed(&g_over.on)) {
-        hps_tm_bias_trial_start(&g_over.t, t, commits_now());
-        hps_store_relaxed(&g_over.on, 1);
-    } else {
-        (void)hps_tm_bias_trial_step(&g_over.t, t, commits_now());
-    }
-    hps_store_relaxed(&g_over.start_hint, g_over.t.start);
-    if (g_over.t.open && !hps_load_relaxed(&g_over.open))
-        hps_store_relaxed(&g_over.gen, hps_load_relaxed(&g_over.gen) + 1);
-    hps_store_relaxed(&g_over.open, (uint32_t)g_over.t.open);
-    hps_store_release(&g_over.busy, 0);
+    hps_tm_trial_run_tick(&g_over.run, now_ns(), hps_tm_commits_total, over_publish);
 }
 
 /* No trial in force: the threads fit the CPUs again, or the backend
@@ -195,9 +179,9 @@ static void over_tick(void)
  * tick until that restart. */
 void hps_tm_bias_trial_reset(void)
 {
-    if (!hps_load_relaxed(&g_over.on) && !hps_load_relaxed(&g_over.open))
+    if (!hps_load_relaxed(&g_over.run.on) && !hps_load_relaxed(&g_over.open))
         return;
-    hps_store_relaxed(&g_over.on, 0);
+    hps_store_relaxed(&g_over.run.on, 0);
     hps_store_relaxed(&g_over.open, 0);
 }
 
@@ -336,7 +320,7 @@ void hps_tm_bias_summary(FILE *f, uint64_t solo)
         fprintf(f, "hpsync tm: sections run alone on the bias %llu; bias taken %llu, revoked %llu times\n",
                 (unsigned long long)solo, (unsigned long long)hps_load_relaxed(&g_taken),
                 (unsigned long long)hps_load_relaxed(&g_revoked));
-    if (g_on && g_over.t.trials)
+    if (g_on && g_over.run.t.trials)
         fprintf(f, "hpsync tm: with more threads than CPUs the bias was tried %llu times, kept %llu\n",
-                (unsigned long long)g_over.t.trials, (unsigned long long)g_over.t.kept);
+                (unsigned long long)g_over.run.t.trials, (unsigned long long)g_over.run.t.kept);
 }

@@ -47,6 +47,24 @@ static void verdict(hps_tm_bias_trial_t *t)
     t->kept += (uint64_t)open;
 }
 
+void hps_tm_trial_run_tick(hps_tm_trial_run_t *r, uint64_t now, uint64_t (*commits)(void),
+                           void (*publish)(int open))
+{
+    if (hps_load_relaxed(&r->on) && now - hps_load_relaxed(&r->start_hint) < HPS_TM_TRIAL_EPOCH_NS)
+        return;
+    if (hps_load_relaxed(&r->busy) || hps_xchg_acquire(&r->busy, 1))
+        return;
+    if (!hps_load_relaxed(&r->on)) {
+        hps_tm_bias_trial_start(&r->t, now, commits());
+        hps_store_relaxed(&r->on, 1);
+    } else {
+        (void)hps_tm_bias_trial_step(&r->t, now, commits());
+    }
+    hps_store_relaxed(&r->start_hint, r->t.start);
+    publish(r->t.open);
+    hps_store_release(&r->busy, 0);
+}
+
 int hps_tm_bias_trial_step(hps_tm_bias_trial_t *t, uint64_t now, uint64_t commits)
 {
     if (now - t->start < HPS_TM_TRIAL_EPOCH_NS)

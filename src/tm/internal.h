@@ -284,7 +284,8 @@ void hps_tm_stats_print(FILE *f, const hps_tm_stats_t *s, const char *backend, c
 /* A wait step that spins briefly, then yields (robust when oversubscribed). */
 void hps_tm_wait(uint32_t *n);
 void hps_tm_wait_long(void);        /* a retry's: yield, or nap while yields come back late (core.c) */
-int hps_tm_crowded(void);           /* more threads use TM than the process has CPUs (bias.c) */
+int hps_tm_crowded(void);
+uint64_t hps_tm_commits_total(void);  /* every thread's committed sections, exited ones included (stats.c) */           /* more threads use TM than the process has CPUs (bias.c) */
 
 
 /* libhpsync-itm (core.c): make the running norec or stm section irrevocable

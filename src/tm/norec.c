@@ -68,11 +68,8 @@ hps_au32 hps_tm_norec_plain_st_ __attribute__((aligned(HPS_LINEPAIR)));
 #define ST_OPEN HPS_TM_PLAIN_OPEN
 
 static struct {
-    hps_au32 on;                     /* a trial runs */
-    hps_au32 busy;                   /* one thread steps it at a time */
-    hps_au64 start_hint;             /* the epoch's start, for the unlocked check */
     hps_au64 sections;               /* read-only sections run on plain code */
-    hps_tm_bias_trial_t t;
+    hps_tm_trial_run_t run;
 } __attribute__((aligned(HPS_LINEPAIR))) g_plain;
 
 static void set_open(int open)
@@ -92,13 +89,6 @@ void hps_tm_norec_plain_arm(int on)
         hps_store_seq_cst(&hps_tm_norec_plain_st_, on ? ST_ARMED : HPS_TM_PLAIN_OFF);
 }
 
-static uint64_t commits_now(void)
-{
-    hps_tm_stats_t s;
-    hps_tm_stats_total(&s);
-    return s.commits;
-}
-
 /* Every 8th tick of a thread once armed: a clock read, and once per epoch
  * one thread adds up the commits. */
 void hps_tm_norec_plain_tick(hps_tm_desc_t *d)
@@ -109,32 +99,19 @@ void hps_tm_norec_plain_tick(hps_tm_desc_t *d)
         hps_tm_norec_plain_reset();
         return;
     }
-    uint64_t now = hps_mono_ns();
-    if (hps_load_relaxed(&g_plain.on) && now - hps_load_relaxed(&g_plain.start_hint) < HPS_TM_TRIAL_EPOCH_NS)
-        return;
-    if (hps_load_relaxed(&g_plain.busy) || hps_xchg_acquire(&g_plain.busy, 1))
-        return;
-    if (!hps_load_relaxed(&g_plain.on)) {
-        hps_tm_bias_trial_start(&g_plain.t, now, commits_now());
-        hps_store_relaxed(&g_plain.on, 1);
-    } else {
-        (void)hps_tm_bias_trial_step(&g_plain.t, now, commits_now());
-    }
-    hps_store_relaxed(&g_plain.start_hint, g_plain.t.start);
-    set_open(g_plain.t.open);
-    hps_store_release(&g_plain.busy, 0);
+    hps_tm_trial_run_tick(&g_plain.run, hps_mono_ns(), hps_tm_commits_total, set_open);
 }
 
 void hps_tm_norec_plain_fork_child(void)
 {
-    hps_store_relaxed(&g_plain.busy, 0);
+    hps_store_relaxed(&g_plain.run.busy, 0);
     hps_tm_norec_plain_reset();
 }
 
 void hps_tm_norec_plain_reset(void)
 {
-    if (hps_load_relaxed(&g_plain.on) || (hps_load_relaxed(&hps_tm_norec_plain_st_) & ST_OPEN)) {
-        hps_store_relaxed(&g_plain.on, 0);
+    if (hps_load_relaxed(&g_plain.run.on) || (hps_load_relaxed(&hps_tm_norec_plain_st_) & ST_OPEN)) {
+        hps_store_relaxed(&g_plain.run.on, 0);
         set_open(0);
     }
 }
@@ -175,8 +152,8 @@ void hps_tm_norec_plain_summary(FILE *f)
 {
     if (hps_load_relaxed(&hps_tm_norec_plain_st_) & ST_ARMED)
         fprintf(f, "hpsync tm: GCC TM read-only transactions on plain code %llu; trials %llu, kept %llu\n",
-                (unsigned long long)hps_load_relaxed(&g_plain.sections), (unsigned long long)g_plain.t.trials,
-                (unsigned long long)g_plain.t.kept);
+                (unsigned long long)hps_load_relaxed(&g_plain.sections), (unsigned long long)g_plain.run.t.trials,
+                (unsigned long long)g_plain.run.t.kept);
 }
 
 static uint64_t wait_even(void)
