@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bias_trial.h - a measured trial of a policy that may or may not pay for
  * the running program: epochs closed, open, closed; kept open only if the
@@ -6,11 +7,6 @@
  * read-only transactions on plain code (norec.c).  The state machine is
  * pure, so that tests/c/tm/tm_trial.c can drive it with made-up clocks and
  * counts; hps_tm_trial_run_t adds who steps it among the ticking threads.
- */
-/*
- * bias_trial.h - whether the bias may be taken while more threads use TM
- * than the process has CPUs: a measured trial (bias_trial.c), pure so that
- * tests/c/tm/tm_trial.c can drive it with made-up clocks and counts.
  */
 #ifndef HPS_TM_BIAS_TRIAL_H
 #define HPS_TM_BIAS_TRIAL_H
