@@ -45,12 +45,12 @@
 #define _GNU_SOURCE
 #include <linux/membarrier.h>
 #include <sched.h>
-#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 #include "bias_trial.h"
 #include "../common/env.h"
+#include "../prim/clock.h"
 
 /* The bias: hps_tm_g_.bias (core.c defines the line), an hps_tm_desc_t *. */
 
@@ -92,13 +92,6 @@ static struct {
 
 #define BIAS_STALL_NS 100000ull             /* a revocation that waited a slice */
 #define BIAS_QUIET_NS 10000000ull           /* 10 ms, doubled per stall in a row */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 #define BIAS_WAIT_MIN 2u                    /* ticks of 64 sections */
 #define BIAS_WAIT_MAX 4096u
@@ -168,7 +161,7 @@ static void over_publish(int open)
  * the commits. */
 static void over_tick(void)
 {
-    hps_tm_trial_run_tick(&g_over.run, now_ns(), hps_tm_commits_total, over_publish);
+    hps_tm_trial_run_tick(&g_over.run, hps_mono_ns(), hps_tm_commits_total, over_publish);
 }
 
 /* No trial in force: the threads fit the CPUs again, or the backend
@@ -217,7 +210,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     int sw = ops == &hps_tm_norec_ops || ops == &hps_tm_stm_ops;
     int over = hps_tm_crowded();
     uint32_t say = hps_load_relaxed(&g_over.say);
-    if (over && sw && say == HPS_TM_BIAS_SAY_NONE && (++d->over_ticks & 7) == 0)
+    if (over && sw && say == HPS_TM_BIAS_SAY_NONE && (d->ticks & 7) == 0)
         over_tick();
     uint32_t gen = hps_load_relaxed(&g_over.gen);
     if (hps_unlikely(d->bias_gen != gen)) {
@@ -257,7 +250,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     if (over && (!sw || !(say != HPS_TM_BIAS_SAY_NONE ? say == HPS_TM_BIAS_SAY_OPEN
                                                         : hps_load_relaxed(&g_over.open))))
         return;
-    if (now_ns() < hps_load_relaxed(&g_quiet_until))
+    if (hps_mono_ns() < hps_load_relaxed(&g_quiet_until))
         return;
     /* Under the gate: every other thread is outside a section, and any
      * that enters after the gate opens reads the bias (gate_open releases). */
@@ -278,13 +271,13 @@ void hps_tm_bias_revoke(hps_tm_desc_t *self)
         (void)hps_faa_seq_cst(&g_pending, 1);
     }
     /* The gate's fence and drain wait for the owner's section to end. */
-    uint64_t t0 = now_ns();
+    uint64_t t0 = hps_mono_ns();
     hps_tm_gate_close(self);
     hps_tm_desc_t *o = hps_load_relaxed(&hps_tm_g_.bias);
     if (o != NULL && o != self) {
         hps_store_relaxed(&hps_tm_g_.bias, NULL);
         hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
-        uint64_t t1 = now_ns();
+        uint64_t t1 = hps_mono_ns();
         if (t1 - t0 > BIAS_STALL_NS) {
             uint32_t k = hps_load_relaxed(&g_stalls);
             hps_store_relaxed(&g_quiet_until, t1 + (BIAS_QUIET_NS << (k < 7 ? k : 7)));

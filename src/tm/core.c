@@ -366,8 +366,9 @@ HPS_NOINLINE void hps_tm_tick(hps_tm_desc_t *d)
     if (hps_unlikely(hps_load_relaxed(&d->counted) != 1))
         count_in(d);
     d->tick = HPS_TM_TICK;
+    d->ticks++;
     /* Every 16th tick (1024 sections) a clock read for the sweep. */
-    if (hps_unlikely((++d->sweep_ticks & 15) == 0)) {
+    if (hps_unlikely((d->ticks & 15) == 0)) {
         uint64_t now = hps_mono_ns();
         if (now >= hps_load_relaxed(&g_sweep_next))
             sweep(d, now);

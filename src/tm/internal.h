@@ -70,7 +70,8 @@ typedef struct hps_tm_desc {
     hps_au32 counted;
     uint64_t sweep_seen;             /* sweeps: commits + aborts at the last one */
     uint32_t sweep_idle;             /* sweeps in a row that saw none */
-    uint32_t sweep_ticks;            /* the owner's ticks, for its sweep's clock read */
+    uint32_t ticks;                  /* the owner's ticks: every Nth reads a clock (the sweep,
+                                      * the bias's and plain read-only trials) */
     hps_au64 wb;                     /* stm: 0, 1 committing, wv + 1 writing back */
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
     uint32_t aborts_in_row;          /* conflicts: irrevocable fallback, backoff */
@@ -90,9 +91,8 @@ typedef struct hps_tm_desc {
      * the ticks to wait before taking it, whether this thread held it at
      * its last tick, whether it revoked one and has not yet begun its
      * section, and its solo count when it took it. */
-    uint32_t alone_ticks, bias_wait, bias_held, bias_pending, over_ticks;
+    uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
     uint32_t bias_gen;               /* the opening (g_over.gen) its wait was reset at */
-    uint32_t plain_ticks;            /* ticks, for the plain read-only trial (norec.c) */
     uint64_t bias_solo0;
 } hps_tm_desc_t;
 

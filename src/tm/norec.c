@@ -47,7 +47,7 @@ static struct {
  * stores its flag then loads the sequence, the writer swaps the sequence
  * then loads the flags, so one sees the other.  A reader never waits; a
  * writer waits at most a plain section, which cannot abort or block on TM.
- * ST_ARMED: writers load flags only once a reader has ever been eligible
+ * HPS_TM_PLAIN_ARMED: writers load flags only once a reader has ever been eligible
  * (a writer that missed the arming swapped the sequence before that reader
  * loaded it, and the reader saw it odd).
  *
@@ -64,8 +64,6 @@ static struct {
 /* What every read-only GCC TM begin on norec and every norec writer's
  * commit reads: a line of its own, written only when the trial moves. */
 hps_au32 hps_tm_norec_plain_st_ __attribute__((aligned(HPS_LINEPAIR)));
-#define ST_ARMED HPS_TM_PLAIN_ARMED
-#define ST_OPEN HPS_TM_PLAIN_OPEN
 
 static struct {
     hps_au64 sections;               /* read-only sections run on plain code */
@@ -75,7 +73,7 @@ static struct {
 static void set_open(int open)
 {
     uint32_t st = hps_load_relaxed(&hps_tm_norec_plain_st_);
-    uint32_t want = open ? st | ST_OPEN : st & ~(uint32_t)ST_OPEN;
+    uint32_t want = open ? st | HPS_TM_PLAIN_OPEN : st & ~(uint32_t)HPS_TM_PLAIN_OPEN;
     if (want != st)
         hps_store_relaxed(&hps_tm_norec_plain_st_, want);
 }
@@ -86,14 +84,14 @@ void hps_tm_norec_plain_arm(int on)
 {
     uint32_t st = hps_load_relaxed(&hps_tm_norec_plain_st_);
     if (st == 0)
-        hps_store_seq_cst(&hps_tm_norec_plain_st_, on ? ST_ARMED : HPS_TM_PLAIN_OFF);
+        hps_store_seq_cst(&hps_tm_norec_plain_st_, on ? HPS_TM_PLAIN_ARMED : HPS_TM_PLAIN_OFF);
 }
 
 /* Every 8th tick of a thread once armed: a clock read, and once per epoch
  * one thread adds up the commits. */
 void hps_tm_norec_plain_tick(hps_tm_desc_t *d)
 {
-    if (!(hps_load_relaxed(&hps_tm_norec_plain_st_) & ST_ARMED) || (++d->plain_ticks & 7) != 0)
+    if (!(hps_load_relaxed(&hps_tm_norec_plain_st_) & HPS_TM_PLAIN_ARMED) || (d->ticks & 7) != 0)
         return;
     if (hps_tm_crowded() || hps_tm_ops_now() != &hps_tm_norec_ops) {
         hps_tm_norec_plain_reset();
@@ -110,7 +108,7 @@ void hps_tm_norec_plain_fork_child(void)
 
 void hps_tm_norec_plain_reset(void)
 {
-    if (hps_load_relaxed(&g_plain.run.on) || (hps_load_relaxed(&hps_tm_norec_plain_st_) & ST_OPEN)) {
+    if (hps_load_relaxed(&g_plain.run.on) || (hps_load_relaxed(&hps_tm_norec_plain_st_) & HPS_TM_PLAIN_OPEN)) {
         hps_store_relaxed(&g_plain.run.on, 0);
         set_open(0);
     }
@@ -150,7 +148,7 @@ static HPS_NOINLINE void wait_plain_readers(const hps_tm_desc_t *self)
 
 void hps_tm_norec_plain_summary(FILE *f)
 {
-    if (hps_load_relaxed(&hps_tm_norec_plain_st_) & ST_ARMED)
+    if (hps_load_relaxed(&hps_tm_norec_plain_st_) & HPS_TM_PLAIN_ARMED)
         fprintf(f, "hpsync tm: GCC TM read-only transactions on plain code %llu; trials %llu, kept %llu\n",
                 (unsigned long long)hps_load_relaxed(&g_plain.sections), (unsigned long long)g_plain.run.t.trials,
                 (unsigned long long)g_plain.run.t.kept);
@@ -234,7 +232,7 @@ static int norec_commit(hps_tm_desc_t *d)
             break;
         d->snap = validate(d);
     }
-    if (hps_load_seq_cst(&hps_tm_norec_plain_st_) & ST_ARMED)
+    if (hps_load_seq_cst(&hps_tm_norec_plain_st_) & HPS_TM_PLAIN_ARMED)
         wait_plain_readers(d);
     for (uint32_t i = 0; i < d->ws.n; i++)
         hps_tm_wset_store(&d->ws.e[i]);
