@@ -60,32 +60,35 @@ void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg);
  * serves) and initialize it with HPS_TM_COARSEN_INIT, or with
  * HPS_TM_COARSEN_INIT_K(k0, kmax) to choose where the search starts (k0)
  * and the largest k it may use (kmax, at most 65536); both are rounded
- * down to powers of 2.  Each thread keeps its own controller for the site
- * (see docs/tm.md, Coarsening); the site holds what the threads share: the
- * settings and the last level a thread settled on, where a thread new to
- * the site starts.
+ * down to powers of 2.  The threads using a site run one k: one of them
+ * (the leader) runs the site's controller and publishes its k, the others
+ * follow it (see docs/tm-coarsen.md).  The fields after the settings are
+ * the library's.
  */
 typedef struct hps_tm_coarsen {
-    uint32_t k0, kmax;               /* settings (0: 16 and 1024) */
-    hps_au32 hint;                   /* level + 1 a thread last settled on (0: none) */
+    uint32_t k0, kmax;               /* settings (0: 256 and 1024) */
+    hps_au32 level;                  /* the site's k: (run + 1) | (settled + 1) << 8; 0: none yet */
+    uint32_t pad_;
+    hps_au64 leader;                 /* the leading thread's token (0: none) */
+    hps_au64 beat;                   /* when the leader last ended an epoch (ns) */
 } hps_tm_coarsen_t;
-#define HPS_TM_COARSEN_INIT { 0, 0, 0 }
-#define HPS_TM_COARSEN_INIT_K(k0, kmax) { (k0), (kmax), 0 }
+#define HPS_TM_COARSEN_INIT { 0, 0, 0, 0, 0, 0 }
+#define HPS_TM_COARSEN_INIT_K(k0, kmax) { (k0), (kmax), 0, 0, 0, 0 }
 
 /* Iterations [lo, hi) in sections of k iterations, k chosen and adapted at
- * run time by this thread's controller for the site. */
+ * run time by the site's controller. */
 void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps_tm_iter_fn fn, void *arg);
 
-/* What this thread's controller for a site is doing (zeros if the thread
- * has not used the site). */
+/* What this thread does at a site (zeros if the thread has not used it). */
 typedef struct hps_tm_coarsen_info {
     uint32_t k;                      /* the chunk size it runs now */
     uint32_t k_cap;                  /* the largest it may try (lowered by capacity aborts) */
-    uint32_t settled;                /* 1: holding k between probes */
-    uint64_t epochs;                 /* measurement epochs so far */
-    uint64_t moves;                  /* changes of k */
-    uint64_t probes;                 /* neighbouring sizes measured */
-    uint64_t iterations;             /* iterations run through the site */
+    uint32_t settled;                /* 1: the site holds k between probes */
+    uint32_t leads;                  /* 1: this thread runs the site's controller */
+    uint64_t epochs;                 /* this thread's measurement epochs so far */
+    uint64_t moves;                  /* changes of its k */
+    uint64_t probes;                 /* neighbouring sizes it measured while leading */
+    uint64_t iterations;             /* iterations it ran through the site */
 } hps_tm_coarsen_info_t;
 void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out);
 

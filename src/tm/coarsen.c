@@ -2,7 +2,7 @@
 /*
  * Transactional coarsening (hpsync/tm_coarsen.h): loops whose iterations
  * run k to a section, k fixed (hps_tm_for) or chosen by a controller per
- * thread and call site (hps_tm_for_dynamic, controller in coarsen_ctl.c).
+ * call site (hps_tm_for_dynamic, the controller in coarsen_ctl.c).
  *
  * A chunk is one section around the iterations [lo, end).  Its state lives
  * in a volatile record written before the checkpoint, because an abort
@@ -13,21 +13,26 @@
  * abort, hardware ones included, before the section body runs again), so
  * this file needs nothing from the core beyond what it already keeps.
  *
- * Why one controller per thread and site, not one shared per site: the
- * hot path then writes nothing shared (a shared controller would need
- * atomic updates from every thread at every epoch, a contended line in the
- * very loop it measures, worst at k = 1 where it matters most), and each
- * thread measures what it experiences, which already includes the other
- * threads' sections.  What the threads share is a hint: the level a
- * thread last settled on, where a thread new to the site starts.
+ * The dynamic form's controller: one per call site, run by one of the
+ * threads using it (the leader; why, and what it costs, is at "the
+ * dynamic form" below), which judges a level by the iterations every
+ * thread committed in its epochs' time.
  */
 #include "internal.h"
 #include "coarsen.h"
 #include "hpsync/tm_coarsen.h"
 #include "../prim/clock.h"
 
+
 #define LMAX_DEFAULT 10              /* k up to 1024 */
-#define L0_DEFAULT 4                 /* start at k = 16 */
+/* Start at k = 256: two or three moves from either end of the range.
+ * From k = 16 the climb took 4-13 ms of a 40 ms histogram run at 2
+ * threads, and every row measured on this machine, except the low-conflict
+ * ones at 1 thread (best k 32-64), has its best k at 256-1024; 9 rows of
+ * histogram and scatter, 8 interleaved processes each: dynamic over the
+ * best static k 0.84-1.11 starting at 16, 0.90-1.23 at 256 (7 rows
+ * better, 2 worse). */
+#define L0_DEFAULT 8
 /* An epoch ends after at least this many chunks, iterations and ns (the
  * chunk count doubles until the time is reached, so the clock is read
  * O(log) times per epoch however short the iterations). */
@@ -111,6 +116,23 @@ static HPS_NOINLINE long run_chunk(hps_tm_desc_t *d, long lo, long end, hps_tm_i
     return c.end;
 }
 
+/* A tick per HPS_TM_TICK iterations, however few sections they make.  The
+ * core's per-thread duties run every 64 sections (counting a thread in,
+ * auto's clock, the bias); a coarsened loop's sections are k iterations
+ * long, so at k = 256 a lone thread waited 64 x 256 iterations for its
+ * bias: scatter large-low under stm at 1 thread ran its first 16 000
+ * iterations at 10x the biased cost, 7 of 31 ms, and the best static k
+ * came out as the one with the shortest wait, not the shortest sections.
+ * `since` counts the caller's iterations since its last tick. */
+static void tick_by_iterations(hps_tm_desc_t *d, long *since, long n)
+{
+    *since += n;
+    if (*since >= HPS_TM_TICK) {
+        *since = 0;
+        hps_tm_tick_soon(d);
+    }
+}
+
 static hps_tm_desc_t *desc(void)
 {
     hps_tm_fast_t *f = hps_tm_self_;
@@ -134,9 +156,12 @@ HPS_EXPORT void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *ar
     }
     if (k < 1)
         k = 1;
+    long since = 0;
     for (long i = lo; i < hi;) {
         uint32_t capacity = 0;
-        i = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity);
+        long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity);
+        tick_by_iterations(d, &since, end - i);
+        i = end;
         if (capacity)                /* the rest of the call: at most half */
             while (capacity-- && k > 1)
                 k /= 2;
@@ -145,19 +170,77 @@ HPS_EXPORT void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *ar
 
 /* ---- the dynamic form ------------------------------------------------------ */
 
-/* A thread's controllers, one per site it uses, direct-mapped by the
- * site's address; a collision evicts (the evicted site starts again from
- * its hint).  Static TLS: nothing to free at thread exit. */
+/*
+ * One controller per site, run by one of its threads (the leader), whose
+ * level every thread of the site follows.  Until issue 16's last round
+ * each thread ran a controller of its own.  Threads whose sections
+ * conflict then play a game with their chunk sizes: the shorter chunk
+ * commits first and the longer one aborts, so each thread, measuring only
+ * itself, finds a level below its partner's better and steps down; both
+ * end far below the level that is best when both run it.  Measured:
+ * histogram b16 under stm, 2 threads, 12 processes each: k = 512, 1024
+ * and 2048 all 152-155 M keys/s by median, per-thread controllers 134 M
+ * with a low tail (44-93 M; the threads ended at k = 1024 and 8).  The
+ * leader's probe moves every thread, so what it measures is the level's
+ * cost when everybody runs it.
+ *
+ * The leader judges a level by every thread's committed iterations in its
+ * epochs' time (each thread's co_done, summed; see epoch_end for why), so
+ * two sites running at once judge their levels by the total.
+ *
+ * Cost of sharing: the followers read the site's level word and the
+ * leader's heartbeat once per epoch (20 us or more), and the leader writes
+ * the heartbeat once per epoch and the level when it changes, and reads
+ * every thread's counter once per epoch (a miss per thread that ran).  The
+ * hot path (a chunk) writes only the thread's own counter.
+ *
+ * A leader that stops (its thread ended, or left the loop while others
+ * go on) is replaced by the first follower to find its heartbeat older
+ * than 8 of its own epochs (at least 1 ms): no write at thread exit, so a
+ * site that has gone away is never touched.  A leader that was only
+ * preempted finds at its next epoch that another thread leads, and
+ * follows.  The new leader starts measuring at the level the site last
+ * settled on, not at a probe in progress.
+ */
 #define SLOTS 16
+#define STALE_EPOCHS 8
+#define STALE_MIN_NS 1000000ull
+
+/* A thread's view of the sites it uses, direct-mapped by the site's
+ * address; a collision evicts (the evicted site is joined again).  Static
+ * TLS: nothing to free at thread exit. */
 typedef struct slot {
     const hps_tm_coarsen_t *site;
-    hps_tm_ctl_t ctl;
-    uint64_t iters_total;
+    hps_tm_ctl_t ctl;                /* the site's controller, while leading */
+    uint8_t leads, run, lmax, fcap;  /* fcap: a follower's own capacity cap */
+    uint32_t seen;                   /* the level word last followed */
+    uint64_t iters_total, epochs, moves, probes;
+    uint64_t last_ep_ns;             /* the last epoch's length (staleness) */
+    uint64_t done_seen;              /* leading: every thread's co_done summed, at the last look */
+    uint64_t ep_done;                /* leading: their iterations in the epoch in progress */
     /* The epoch in progress (it may span calls; time between calls is not
      * counted). */
     uint64_t ep_iters, ep_chunks, ep_ns, ep_aborts, ep_cap, ep_target;
 } slot_t;
 static __thread slot_t t_slots[SLOTS];
+static __thread uint64_t t_token;    /* this thread, as a leader (0: none yet) */
+static hps_au64 g_tokens;
+
+static uint64_t my_token(void)
+{
+    if (!t_token)
+        t_token = hps_faa_relaxed(&g_tokens, 1) + 1;
+    return t_token;
+}
+
+/* The site's level word: the level run now (a probe's while the leader
+ * measures one) and the level it last settled on, each + 1 (0: none). */
+static uint32_t word_of(unsigned run, unsigned settled)
+{
+    return (run + 1u) | (settled + 1u) << 8;
+}
+static unsigned word_run(uint32_t w) { return (w & 0xff) - 1u; }
+static unsigned word_settled(uint32_t w) { return (w >> 8 & 0xff) - 1u; }
 
 static unsigned log2_floor(uint32_t v)
 {
@@ -178,19 +261,127 @@ static uint64_t ep_target(unsigned level)
     return by_iters > EP_CHUNKS ? by_iters : EP_CHUNKS;
 }
 
+static void set_run(slot_t *s, unsigned level)
+{
+    if (level != s->run) {
+        s->run = (uint8_t)level;
+        s->moves++;
+    }
+}
+
+/* Iterations every thread has committed in dynamic loops, ever.  The
+ * owners write their counters once per chunk; reading them costs one miss
+ * per thread that ran since the last look, once per epoch. */
+static uint64_t all_done(void)
+{
+    uint64_t sum = 0;
+    uint32_t n = hps_tm_desc_count();
+    for (uint32_t i = 0; i < n; i++) {
+        hps_tm_desc_t *o = hps_tm_desc_at(i);
+        if (o)
+            sum += hps_load_relaxed(&o->co_done);
+    }
+    return sum;
+}
+
+/* Publish the leader's level (written only when it changes). */
+static void publish(hps_tm_coarsen_t *site, slot_t *s)
+{
+    uint32_t w = word_of(hps_tm_ctl_level(&s->ctl), s->ctl.level);
+    if (hps_load_relaxed(&site->level) != w)
+        hps_store_relaxed(&site->level, w);
+    set_run(s, hps_tm_ctl_level(&s->ctl));
+}
+
+/* Lead the site if nobody does, or if its leader's heartbeat is stale. */
+static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t now)
+{
+    uint64_t leader = hps_load_relaxed(&site->leader);
+    if (leader) {
+        uint64_t beat = hps_load_relaxed(&site->beat);
+        uint64_t stale = STALE_EPOCHS * s->last_ep_ns;
+        if (stale < STALE_MIN_NS)
+            stale = STALE_MIN_NS;
+        if (now < beat || now - beat <= stale)
+            return;
+    }
+    if (!hps_cas_acq_rel(&site->leader, &leader, my_token()))
+        return;
+    hps_store_relaxed(&site->beat, now);
+    uint32_t w = hps_load_relaxed(&site->level);
+    hps_tm_ctl_init(&s->ctl, w ? word_settled(w) : s->run, s->lmax);
+    s->leads = 1;
+    s->done_seen = all_done();
+    s->ep_done = 0;
+    publish(site, s);
+}
+
+/* A follower's level: the site's, below its own capacity cap (which
+ * lasts until the site's settled level changes). */
+static void follow(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample_t *smp)
+{
+    uint32_t w = hps_load_relaxed(&site->level);
+    if (!w)
+        return;
+    if (word_settled(w) != word_settled(s->seen))
+        s->fcap = s->lmax;
+    s->seen = w;
+    if (smp && smp->cap_aborts)
+        s->fcap = (uint8_t)(s->run > 0 ? s->run - 1 : 0);
+    unsigned l = word_run(w);
+    set_run(s, l < s->fcap ? l : s->fcap);
+}
+
 static slot_t *slot_get(hps_tm_coarsen_t *site)
 {
     slot_t *s = slot_find(site);
     if (s->site == site)
         return s;
     unsigned lmax = site->kmax ? log2_floor(site->kmax) : LMAX_DEFAULT;
-    /* Relaxed: the hint is advice; any value a thread left is a valid level. */
-    uint32_t hint = hps_load_relaxed(&site->hint);
-    unsigned l0 = hint ? hint - 1 : site->k0 ? log2_floor(site->k0) : L0_DEFAULT;
-    *s = (slot_t){ .site = site };
-    hps_tm_ctl_init(&s->ctl, l0, lmax);
-    s->ep_target = ep_target(hps_tm_ctl_level(&s->ctl));
+    if (lmax > HPS_TM_CTL_LMAX)
+        lmax = HPS_TM_CTL_LMAX;
+    unsigned l0 = site->k0 ? log2_floor(site->k0) : L0_DEFAULT;
+    *s = (slot_t){ .site = site, .lmax = (uint8_t)lmax, .fcap = (uint8_t)lmax,
+                   .run = (uint8_t)(l0 < lmax ? l0 : lmax) };
+    uint64_t now = hps_mono_ns();
+    try_lead(site, s, now);
+    if (!s->leads)
+        follow(site, s, NULL);
+    s->moves = 0;
+    s->ep_target = ep_target(s->run);
     return s;
+}
+
+/* An epoch ended: the leader feeds its controller, a follower rereads the
+ * site's level. */
+static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample_t *smp,
+                      uint64_t now)
+{
+    s->epochs++;
+    s->last_ep_ns = smp->ns;
+    if (s->leads && hps_load_relaxed(&site->leader) != t_token)
+        s->leads = 0;                /* it was stale; another thread leads now */
+    if (!s->leads)
+        try_lead(site, s, now);
+    if (s->leads) {
+        /* The leader judges the level by what every thread got done in the
+         * epoch's time, not by its own cost alone: a thread whose partner
+         * sleeps in a backoff runs alone, twice as fast, so its own cost
+         * swung 3.5x between the partner's storms and calm, while the
+         * level's real effect was 4-10 %. */
+        uint64_t sum = all_done();
+        hps_tm_ctl_sample_t site_smp = *smp;
+        site_smp.iters = s->ep_done + (sum - s->done_seen);
+        s->done_seen = sum;
+        s->ep_done = 0;
+        uint64_t p = s->ctl.probes;
+        hps_tm_ctl_epoch(&s->ctl, site_smp.iters ? &site_smp : smp);
+        s->probes += s->ctl.probes - p;
+        hps_store_relaxed(&site->beat, now);
+        publish(site, s);
+    } else {
+        follow(site, s, smp);
+    }
 }
 
 HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps_tm_iter_fn fn,
@@ -205,12 +396,17 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         return;
     }
     slot_t *s = slot_get(site);
+    long since = 0;
     uint64_t t0 = hps_mono_ns(), a0 = d->st.aborts, c0 = cap_count(d);
     s->iters_total += (uint64_t)(hi - lo);
+    if (s->leads)
+        s->done_seen = all_done();   /* time between calls is not counted: nor what ran in it */
     for (long i = lo; i < hi;) {
-        long k = 1L << hps_tm_ctl_level(&s->ctl);
+        long k = 1L << s->run;
         uint32_t capacity = 0;
         long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity);
+        hps_store_relaxed(&d->co_done, hps_load_relaxed(&d->co_done) + (uint64_t)(end - i));
+        tick_by_iterations(d, &since, end - i);
         s->ep_iters += (uint64_t)(end - i);
         s->ep_chunks++;
         i = end;
@@ -229,15 +425,16 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
                                     s->ep_aborts + (a - a0), s->ep_cap + (c - c0) };
         a0 = a;
         c0 = c;
-        unsigned before = s->ctl.phase;
-        hps_tm_ctl_epoch(&s->ctl, &smp);
-        if (s->ctl.phase == HPS_TM_CTL_SETTLED && before != HPS_TM_CTL_SETTLED &&
-            hps_load_relaxed(&site->hint) != s->ctl.level + 1u)
-            hps_store_relaxed(&site->hint, s->ctl.level + 1u);
+        epoch_end(site, s, &smp, t);
         s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = 0;
-        s->ep_target = ep_target(hps_tm_ctl_level(&s->ctl));
+        s->ep_target = ep_target(s->run);
     }
     /* Carry the partial epoch to the next call. */
+    if (s->leads) {
+        uint64_t sum = all_done();
+        s->ep_done += sum - s->done_seen;
+        s->done_seen = sum;
+    }
     s->ep_ns += hps_mono_ns() - t0;
     s->ep_aborts += d->st.aborts - a0;
     s->ep_cap += cap_count(d) - c0;
@@ -249,11 +446,19 @@ HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen
     slot_t *s = slot_find(site);
     if (s->site != site)
         return;
-    out->k = 1u << hps_tm_ctl_level(&s->ctl);
-    out->k_cap = 1u << s->ctl.cap;
-    out->settled = s->ctl.phase == HPS_TM_CTL_SETTLED;
-    out->epochs = s->ctl.epochs;
-    out->moves = s->ctl.moves;
-    out->probes = s->ctl.probes;
+    out->k = 1u << s->run;
+    out->leads = s->leads;
+    if (s->leads) {
+        out->k_cap = 1u << s->ctl.cap;
+        out->settled = s->ctl.phase == HPS_TM_CTL_SETTLED;
+    } else {
+        uint32_t w = hps_load_relaxed(&site->level);
+        unsigned cap = w && word_settled(w) == word_settled(s->seen) ? s->fcap : s->lmax;
+        out->k_cap = 1u << cap;
+        out->settled = w && word_run(w) == word_settled(w);
+    }
+    out->epochs = s->epochs;
+    out->moves = s->moves;
+    out->probes = s->probes;
     out->iterations = s->iters_total;
 }

@@ -12,7 +12,10 @@
  *   A2  the current level again: 3 epochs;
  *   move to the neighbour only if B beats the mean of A and A2 by 3 % and
  *   the lower of them at all, then keep
- *   going that way (B at the next level, A2); else try the other side;
+ *   going that way (B at the next level, A2); if B came out the same as A
+ *   (within 3 %), probe two levels that way (a plateau; once per side and
+ *   level); else, or if that
+ *   fails too, try the other side;
  *   with neither side better, settle.  Settled, hold the level for a stay
  *   (8 epochs, doubling each time a probe confirms it, up to 256), then
  *   probe again; a cost or abort ratio off its settled baseline for 3
@@ -46,9 +49,11 @@ typedef struct hps_tm_ctl {
     uint8_t nep;                     /* epochs in the current measurement */
     uint8_t drift;                   /* settled: epochs in a row off the baseline */
     uint8_t moved;                   /* the level changed since the last settle */
+    uint8_t far_tried;               /* far probes made from this level: 1 up, 2 down */
     float ep[HPS_TM_CTL_EPOCHS];     /* costs of the measurement's epochs */
     float ar_sum;                    /* their abort ratios, summed */
     float a, b;                      /* medians: current level, neighbour */
+    float bn;                        /* a far probe's: the near neighbour's median */
     float base, base_ar;             /* settled: cost and abort ratio */
     uint32_t stay, stay_len;
     uint64_t epochs, moves, probes;

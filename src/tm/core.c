@@ -359,8 +359,6 @@ static HPS_NOINLINE void sweep(hps_tm_desc_t *self, uint64_t now)
 
 /* Every HPS_TM_TICK sections a thread lets auto's controller look at the
  * clock (auto.c): one decrement per section otherwise. */
-#define HPS_TM_TICK 64
-
 HPS_NOINLINE void hps_tm_tick(hps_tm_desc_t *d)
 {
     if (hps_unlikely(hps_load_relaxed(&d->counted) != 1))

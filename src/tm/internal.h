@@ -94,6 +94,10 @@ typedef struct hps_tm_desc {
     uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
     uint32_t bias_gen;               /* the opening (g_over.gen) its wait was reset at */
     uint64_t bias_solo0;
+    /* Iterations this thread committed in hps_tm_for_dynamic, ever (never
+     * reset, not even by retire): a site's leader sums every thread's to
+     * measure throughput (coarsen.c).  Written by the owner only. */
+    hps_au64 co_done;
 } hps_tm_desc_t;
 
 typedef struct hps_tm_ops {
@@ -181,7 +185,14 @@ void hps_tm_op_none(hps_tm_desc_t *d);   /* an ops entry with nothing to do */
 extern uint32_t hps_tm_retries_;         /* aborts in a row before a section runs alone */
 void hps_tm_fatal(const char *msg) __attribute__((noreturn));   /* one line on stderr, abort() */
 void hps_tm_clear_logs(hps_tm_desc_t *d);
+#define HPS_TM_TICK 64
 void hps_tm_tick(hps_tm_desc_t *d);      /* every HPS_TM_TICK sections: counting in, auto, bias */
+/* Tick at the next section's begin (coarsened loops: coarsen.c). */
+static inline void hps_tm_tick_soon(hps_tm_desc_t *d)
+{
+    if (d->tick > 1)
+        d->tick = 1;
+}
 void hps_tm_abort(hps_tm_desc_t *d, int cause) __attribute__((noreturn));
 #if defined(__x86_64__)
 /* Back to the checkpoint in jb (HPS_TM_CKPT_, or libhpsync-itm's, which has

@@ -9,6 +9,7 @@
  * are tests/c/tm/tm_ctl.c.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tm_test.h"
 #include "hpsync/tm_coarsen.h"
@@ -339,4 +340,107 @@ void case_coarsen_dynamic(void)
     reset();
     run_threads(THREADS, dynamic_thread);
     model_check(0, 20 * (long)g_n, THREADS);
+}
+
+/* ---- the site's leader ---------------------------------------------------- */
+
+/* Each thread its own words: no conflicts, so k should grow. */
+static uint64_t g_own[4][1024];
+static hps_tm_coarsen_t g_lead_site = HPS_TM_COARSEN_INIT_K(1, 1024);
+
+typedef struct lead_arg {
+    unsigned t;
+    uint64_t ns;                     /* how long to run */
+    hps_tm_coarsen_info_t in;        /* at the end */
+    uint64_t cap;                    /* capacity aborts it met (htm, hybrid: injected) */
+} lead_arg_t;
+
+static void own_store(long i, void *p)
+{
+    lead_arg_t *a = p;
+    HPS_TM_WRITE(&g_own[a->t][i & 1023], (uint64_t)i);
+}
+
+static void *lead_thread(void *p)
+{
+    lead_arg_t *a = p;
+    uint64_t t0 = hps_test_now_ns();
+    hps_tm_stats_t s0;
+    hps_tm_stats_get(&s0);
+    long n = 0;
+    while (hps_test_now_ns() - t0 < a->ns) {
+        hps_tm_for_dynamic(&g_lead_site, n, n + 4096, own_store, a);
+        n += 4096;
+    }
+    hps_tm_coarsen_info(&g_lead_site, &a->in);
+    a->cap = capacity_since(&s0);
+    return NULL;
+}
+
+static void lead_run(lead_arg_t *a, unsigned n)
+{
+    pthread_t th[4];
+    for (unsigned i = 0; i < n; i++)
+        HPS_CHECK_RC("pthread_create", pthread_create(&th[i], NULL, lead_thread, &a[i]), 0);
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* One thread of a site runs its controller and the others follow: the
+ * first thread leads and grows k from 1 alone; after it exits, two new
+ * threads find its heartbeat stale, one of them takes over (it probes),
+ * and both run at the site's k, which they started from (no climb from
+ * k0 again).  Times are generous: the heartbeat is stale after 1 ms. */
+void case_coarsen_leader(void)
+{
+    lead_arg_t first = { .t = 0, .ns = 200000000ull };
+    lead_run(&first, 1);
+    HPS_CHECK(first.in.leads == 1, "the first thread at the site does not lead");
+    HPS_CHECK(first.in.k >= 8 || first.cap,
+              "alone, no conflicts: k %u after %llu epochs, expected it to grow from 1 to 8+",
+              first.in.k, (unsigned long long)first.in.epochs);
+    lead_arg_t two[2] = { { .t = 1, .ns = 300000000ull }, { .t = 2, .ns = 300000000ull } };
+    lead_run(two, 2);
+    unsigned leaders = two[0].in.leads + two[1].in.leads;
+    uint64_t probes = two[0].in.probes + two[1].in.probes;
+    printf("coarsen_leader: first k %u; then k %u (leads %u, %llu probes) and k %u (leads %u, "
+           "%llu probes)\n", first.in.k, two[0].in.k, two[0].in.leads,
+           (unsigned long long)two[0].in.probes, two[1].in.k, two[1].in.leads,
+           (unsigned long long)two[1].in.probes);
+    HPS_CHECK(leaders >= 1, "after the leader exited, neither new thread leads the site");
+    HPS_CHECK(probes > 0, "after the leader exited, nobody ran the site's controller (no probes)");
+    for (int i = 0; i < 2; i++)
+        HPS_CHECK(two[i].in.k >= 4 || two[i].cap,
+                  "thread %d: k %u, expected the site's grown k (the first thread reached %u)", i,
+                  two[i].in.k, first.in.k);
+    /* A follower runs the leader's level, or one next to it while the
+     * leader probes: never further off. */
+    if (leaders == 1) {
+        unsigned kl = two[0].in.leads ? two[0].in.k : two[1].in.k;
+        unsigned kf = two[0].in.leads ? two[1].in.k : two[0].in.k;
+        HPS_CHECK(kf <= kl * 4 && kl <= kf * 4, "follower at k %u, leader at %u", kf, kl);
+    }
+}
+
+/* A lone thread's coarsened sections count toward its tick by iterations:
+ * at k = 1024 it takes the bias within a few hundred iterations' worth of
+ * sections, not 64 sections of 1024 each (the core ticks every 64
+ * sections).  200 sections: with ticks by sections 136 of them ran on the
+ * bias (it came at the 64th); with ticks by iterations 199. */
+void case_coarsen_bias(void)
+{
+    const char *env = getenv("HPSYNC_TM_BIAS");
+    const char *b = hps_tm_backend_name();
+    int want = !(env && !strcmp(env, "0")) && strcmp(b, "htm") && strcmp(b, "hybrid");
+    lead_arg_t a = { .t = 3 };
+    hps_tm_stats_t s0, s1;
+    hps_tm_stats_get(&s0);
+    hps_tm_for(0, 200 * 1024, 1024, own_store, &a);
+    hps_tm_stats_get(&s1);
+    uint64_t solo = s1.solo - s0.solo, secs = s1.commits - s0.commits;
+    printf("coarsen_bias: %s, %llu of %llu sections of 1024 ran on the bias\n", b,
+           (unsigned long long)solo, (unsigned long long)secs);
+    if (want)
+        HPS_CHECK(solo >= 180, "%s: %llu of %llu sections of 1024 iterations on the bias, want 180+",
+                  b, (unsigned long long)solo, (unsigned long long)secs);
 }

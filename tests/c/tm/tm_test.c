@@ -82,6 +82,8 @@ static const hps_test_case_t cases[] = {
     { "coarsen_abort", .run = case_coarsen_abort },
     { "coarsen_dynamic", .run = case_coarsen_dynamic },
     { "coarsen_capacity", .run = case_coarsen_capacity },
+    { "coarsen_leader", .run = case_coarsen_leader },
+    { "coarsen_bias", .run = case_coarsen_bias },
     { "hw_policy", .run = case_hw_policy },
     { "hw_own", .run = case_hw_own },
     { "backend", .run_args = run_backend, .args = "BACKEND", .min_args = 1, .max_args = 1 },
