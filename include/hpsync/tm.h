@@ -264,7 +264,9 @@ HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
  * solo one): `w` words written. */
 HPS_INLINE void hps_tm_count_commit_(hps_tm_fast_t *f, uint32_t w)
 {
-    f->st.commits++;
+    /* A relaxed store: other threads read commits and aborts while the
+     * owner counts (auto's rates, the idle sweep). */
+    hps_plain_store_relaxed(&f->st.commits, f->st.commits + 1);
     f->st.commits_ro += w == 0;
     f->st.writes += w;
     if (w > f->st.max_write_set)

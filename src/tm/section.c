@@ -215,7 +215,7 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
         hps_tm_mem_commit(d);
         hps_store_release(&d->in_sec, 0);
         d->irrev = 0;
-        d->st.commits++;
+        hps_plain_store_relaxed(&d->st.commits, d->st.commits + 1);
         hps_tm_gate_open();
     } else {
         int c = d->ops->commit(d);
@@ -230,7 +230,7 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
         uint32_t writes = hps_tm_hw_spec(d)     ? d->fast.hw_w
                           : d->ops->read == NULL ? d->ulog.n - d->ulog_masks
                                                  : d->ws.n;
-        d->st.commits++;
+        hps_plain_store_relaxed(&d->st.commits, d->st.commits + 1);
         d->st.commits_ro += writes == 0;
         d->st.reads += reads;
         d->st.writes += writes;
@@ -289,7 +289,7 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
         hps_tm_actions_abort(d);
     d->ops->end(d);
     hps_tm_clear_logs(d);
-    d->st.aborts++;
+    hps_plain_store_relaxed(&d->st.aborts, d->st.aborts + 1);
     d->st.aborts_by_cause[cause]++;
     d->aborted = 1;
     d->fastgo = 0;                   /* the retry begins in the library */
