@@ -422,7 +422,8 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         }
         uint64_t a = d->st.aborts, c = cap_count(d);
         hps_tm_ctl_sample_t smp = { s->ep_iters, s->ep_ns, s->ep_chunks,
-                                    s->ep_aborts + (a - a0), s->ep_cap + (c - c0) };
+                                    s->ep_aborts + (a - a0), s->ep_cap + (c - c0),
+                                    (uint32_t)hps_tm_crowded() };
         a0 = a;
         c0 = c;
         epoch_end(site, s, &smp, t);

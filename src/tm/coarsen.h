@@ -19,7 +19,10 @@
  *   with neither side better, settle.  Settled, hold the level for a stay
  *   (8 epochs, doubling each time a probe confirms it, up to 256), then
  *   probe again; a cost or abort ratio off its settled baseline for 3
- *   epochs in a row ends the stay at once.  Deterministic signals act
+ *   epochs in a row ends the stay at once.  While the threads outnumber
+ *   the CPUs (sample.crowded), a move to a larger k also needs each
+ *   level's long-run cost (all its epochs, stalls included) to agree.
+ *   Deterministic signals act
  *   without timing: a capacity abort caps the level below the one that
  *   overflowed; every chunk aborting twice or more steps down at once.
  */
@@ -40,6 +43,7 @@ typedef struct hps_tm_ctl_sample {
     uint64_t chunks;                 /* sections committed */
     uint64_t aborts;                 /* all aborts */
     uint64_t cap_aborts;             /* of which capacity (software or hardware) */
+    uint32_t crowded;                /* threads outnumber CPUs: moves up need the long run */
 } hps_tm_ctl_sample_t;
 
 typedef struct hps_tm_ctl {
@@ -55,6 +59,11 @@ typedef struct hps_tm_ctl {
     float a, b;                      /* medians: current level, neighbour */
     float bn;                        /* a far probe's: the near neighbour's median */
     float base, base_ar;             /* settled: cost and abort ratio */
+    /* Per level, every epoch run at it (halved past LR_MAX epochs, cleared
+     * when the input changes): the long-run cost, stalls included. */
+    float lr_ns[HPS_TM_CTL_LMAX + 1], lr_it[HPS_TM_CTL_LMAX + 1];
+    uint16_t lr_n[HPS_TM_CTL_LMAX + 1];
+    uint8_t crowded;                 /* the last sample's */
     uint32_t stay, stay_len;
     uint64_t epochs, moves, probes;
 } hps_tm_ctl_t;

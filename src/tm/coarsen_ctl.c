@@ -31,6 +31,21 @@
  *   - a change in the input (conflict rate) shows as a cost or abort ratio
  *     off the settled baseline; 3 epochs in a row of that, not one, end the
  *     stay.
+ *   - when the site's threads outnumber the CPUs, a slow epoch is often a
+ *     thread preempted inside a section, which stalls the others (norec's
+ *     writer holding the sequence, stm's locked orecs), and more often the
+ *     longer the sections: a real cost of the level, which the median
+ *     throws away.  So every level also keeps its long run (all its epochs'
+ *     time over their iterations, stalls included), and while crowded a
+ *     move to longer sections needs the long run's word: at least 24
+ *     epochs at both levels (a probe that looks better by medians goes on
+ *     until it has them), the neighbour's long run 3 % below.  Moves to
+ *     shorter sections, which stalls can only favour, go by medians as
+ *     elsewhere; no far probes.  Judging by three epochs' totals instead
+ *     was tried: too noisy to converge (tm.ctl.crowded's model, 1.43x).
+ *     Scatter large-low under norec, 8 threads on 2 CPUs: k = 4-16 best
+ *     (9.6-9.7 M entries/s), k = 256 6.7; the controller by medians held
+ *     256 (5.2), now 8.0.
  * Aborts are counted exactly, not timed, so they act at once: a capacity
  * abort proves the level too big for the hardware (cap it below), and
  * chunks that each abort twice or more on average are far past the
@@ -43,6 +58,8 @@
 #define DRIFT_COST 0.30f             /* settled: cost off the baseline by 30 % */
 #define DRIFT_AR 0.10f               /* ... or abort ratio by 0.1 + half the baseline's */
 #define DRIFT_EPOCHS 3
+#define LR_MIN 24                    /* epochs at both levels before the long run decides */
+#define LR_MAX 256                   /* past this, a level's long run is halved */
 
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
 {
@@ -100,6 +117,8 @@ static int side_open(const hps_tm_ctl_t *c, int dir)
  * plain rule). */
 static int far_open(const hps_tm_ctl_t *c, float mean)
 {
+    if (c->crowded)
+        return 0;                    /* medians: the long run decides there */
     if (c->dir != 1 && c->dir != -1)
         return 0;                    /* this was the far probe */
     if (!(c->b <= mean * (1.0f + H)))
@@ -177,6 +196,15 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         return;
     }
 
+    c->crowded = s->crowded != 0;
+    c->lr_ns[run] += (float)s->ns;
+    c->lr_it[run] += (float)s->iters;
+    if (++c->lr_n[run] > LR_MAX) {
+        c->lr_ns[run] *= 0.5f;
+        c->lr_it[run] *= 0.5f;
+        c->lr_n[run] /= 2;
+    }
+
     switch (c->phase) {
     case HPS_TM_CTL_A:
     case HPS_TM_CTL_B:
@@ -191,15 +219,27 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         if (c->phase == HPS_TM_CTL_A) {
             probe_or_settle(c, m, mar);
         } else if (c->phase == HPS_TM_CTL_B) {
+            if (c->crowded && c->dir > 0 && m < c->a * (1.0f - H) &&
+                c->lr_n[c->level + c->dir] < LR_MIN)
+                return;              /* looks better: measure it long enough to know */
             c->b = m;
             c->phase = HPS_TM_CTL_A2;
         } else {
+            if (c->crowded && c->dir > 0 && c->b < m * (1.0f - H) && c->lr_n[c->level] < LR_MIN)
+                return;              /* the same for the level it would leave */
             float lo = c->a < m ? c->a : m, mean = 0.5f * (c->a + m);
             /* A far probe (two levels) needs twice the margin: on pure
              * noise it is one more chance a round to move. */
             int far = c->dir != 1 && c->dir != -1;
             float h = far ? 2.0f * H : H;
-            if (c->b < mean * (1.0f - h) && c->b < lo && (!far || c->b < c->bn * (1.0f - H))) {
+            int better = c->b < mean * (1.0f - h) && c->b < lo && (!far || c->b < c->bn * (1.0f - H));
+            unsigned nb = (unsigned)(c->level + c->dir);
+            if (c->crowded && c->lr_n[c->level] >= LR_MIN && c->lr_n[nb] >= LR_MIN)
+                better = c->lr_ns[nb] / c->lr_it[nb] <
+                         c->lr_ns[c->level] / c->lr_it[c->level] * (1.0f - h);
+            else if (c->crowded && c->dir > 0)
+                better = 0;          /* longer sections: only on the long run's word */
+            if (better) {
                 /* Move, and keep going the same way: the side we came from
                  * was just measured worse. */
                 int dir = c->dir;
@@ -245,6 +285,8 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         /* The input changed: search again from short stays. */
         c->moved = 1;
         c->far_tried = 0;
+        for (int l = 0; l <= HPS_TM_CTL_LMAX && !c->crowded; l++)
+            c->lr_ns[l] = c->lr_it[l] = 0, c->lr_n[l] = 0;
     } else if (--c->stay != 0) {
         return;
     } else if (c->cap < c->lmax) {
