@@ -112,9 +112,9 @@ static int side_open(const hps_tm_ctl_t *c, int dir)
  * level (until the level moves or the input changes: repeated at every
  * round, tm.ctl.low ran at 1.092x the best level's cost, against 1.064x
  * without far probes and 1.076x with one per level); its move needs 6 %,
- * not 3 %, against the current level and 3 % against the near probe (on pure noise each far probe is one more chance
- * to move: tm.ctl.flat's moves went from 29 to 45 in 2000 epochs with the
- * plain rule). */
+ * not 3 %, against the current level and 3 % against the near probe (on
+ * pure noise each far probe is one more chance to move: tm.ctl.flat's
+ * moves went from 29 to 45 in 2000 epochs with the plain rule). */
 static int far_open(const hps_tm_ctl_t *c, float mean)
 {
     if (c->crowded)
@@ -232,7 +232,8 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
              * noise it is one more chance a round to move. */
             int far = c->dir != 1 && c->dir != -1;
             float h = far ? 2.0f * H : H;
-            int better = c->b < mean * (1.0f - h) && c->b < lo && (!far || c->b < c->bn * (1.0f - H));
+            int better = c->b < mean * (1.0f - h) && c->b < lo &&
+                         (!far || c->b < c->bn * (1.0f - H));
             unsigned nb = (unsigned)(c->level + c->dir);
             if (c->crowded && c->lr_n[c->level] >= LR_MIN && c->lr_n[nb] >= LR_MIN)
                 better = c->lr_ns[nb] / c->lr_it[nb] <
