@@ -221,7 +221,8 @@ static void case_plateau(void)
  * the others, more often the longer the sections (an epoch's chance 2 % at
  * k = 16, doubling with k; a stall makes the epoch 4x).  Without stalls
  * bigger is better; with them k = 64 is best, and medians, which drop the
- * stalled epochs, settle at 256 and beyond (1.3x).  The samples say
+ * stalled epochs, favour 256 and beyond (the controller before the
+ * long-run rule ran at 1.78x the best level's cost).  The samples say
  * crowded. */
 static void case_crowded(void)
 {
