@@ -106,9 +106,10 @@ static int side_open(const hps_tm_ctl_t *c, int dir)
 /* After a one-level probe that came out within the hysteresis of the
  * current level (B neither better nor worse by 3 %), the level two steps
  * that way is worth a look: a cost curve can be flat over a few levels and
- * fall beyond them (scatter large-low, stm, 1 thread: k = 128, 256 and 512
- * within 2 % of each other, k = 64 25 % faster), and a climber that only
- * compares neighbours stops on the flat part.  One far probe per side per
+ * fall beyond them, and a climber that only compares neighbours stops on
+ * the flat part (tm.ctl.plateau; the case that prompted it, scatter
+ * large-low under stm at 1 thread, was mostly the bias's wait that
+ * coarsen.c's ticks by iterations removed).  One far probe per side per
  * level (until the level moves or the input changes: repeated at every
  * round, tm.ctl.low ran at 1.092x the best level's cost, against 1.064x
  * without far probes and 1.076x with one per level); its move needs 6 %,

@@ -201,9 +201,9 @@ static void case_flat(void)
     HPS_CHECK(c.moves <= 40, "flat: %llu moves in 2000 epochs of pure noise", (unsigned long long)c.moves);
 }
 
-/* A plateau: k = 128-512 cost the same, k = 32 and 64 a quarter less
- * (the shape scatter large-low has under stm at 1 thread: the write set of
- * 128 entries of 16 words and more no longer fits where smaller ones do).
+/* A plateau: k = 128-512 cost the same, k = 32 and 64 a quarter less (a
+ * shape first suspected on scatter large-low under stm at 1 thread, where
+ * it turned out to be mostly the bias's wait).
  * Started on the plateau, the controller must find the lower level two
  * steps away.  Low noise (2 %, an outlier in 50 epochs), as that loop has
  * alone: with this machine's usual noise the controller wandered off the
