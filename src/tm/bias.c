@@ -149,11 +149,30 @@ void hps_tm_bias_fence(const hps_tm_desc_t *self)
     }
 }
 
+/* The bias opens while threads outnumber CPUs: every thread's wait
+ * starts afresh (g_over.gen). */
+static void over_gen_bump(void)
+{
+    hps_store_relaxed(&g_over.gen, hps_load_relaxed(&g_over.gen) + 1);
+}
+
 static void over_publish(int open)
 {
     if (open && !hps_load_relaxed(&g_over.open))
-        hps_store_relaxed(&g_over.gen, hps_load_relaxed(&g_over.gen) + 1);
+        over_gen_bump();
     hps_store_relaxed(&g_over.open, (uint32_t)open);
+}
+
+/* Under the gate (every owner outside its sections): take back a bias held
+ * by a thread other than `keep`, counting the revocation; 1 if there was one. */
+static int clear_bias(const hps_tm_desc_t *keep)
+{
+    hps_tm_desc_t *o = hps_load_relaxed(&hps_tm_g_.bias);
+    if (o == NULL || o == keep)
+        return 0;
+    hps_store_relaxed(&hps_tm_g_.bias, NULL);
+    hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
+    return 1;
 }
 
 /* At every 8th tick of a thread (512 sections) while more threads use TM
@@ -189,16 +208,13 @@ void hps_tm_bias_auto_say(const hps_tm_desc_t *self, uint32_t say)
         return;
     hps_store_relaxed(&g_over.say, say);
     if (say == HPS_TM_BIAS_SAY_OPEN)
-        hps_store_relaxed(&g_over.gen, hps_load_relaxed(&g_over.gen) + 1);
+        over_gen_bump();
     if (say != HPS_TM_BIAS_SAY_CLOSED || !g_on || hps_load_relaxed(&hps_tm_g_.bias) == NULL)
         return;
     /* Under the gate the owner is outside its sections (its fence and
      * drain), so dropping its bias is a revocation it notices at its tick. */
     hps_tm_gate_close(self);
-    if (hps_load_relaxed(&hps_tm_g_.bias) != NULL) {
-        hps_store_relaxed(&hps_tm_g_.bias, NULL);
-        hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
-    }
+    (void)clear_bias(NULL);
     hps_tm_gate_open();
 }
 
@@ -212,14 +228,14 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     uint32_t say = hps_load_relaxed(&g_over.say);
     if (over && sw && say == HPS_TM_BIAS_SAY_NONE && (d->ticks & 7) == 0)
         over_tick();
+    else if (!over)
+        hps_tm_bias_trial_reset();
     uint32_t gen = hps_load_relaxed(&g_over.gen);
     if (hps_unlikely(d->bias_gen != gen)) {
         d->bias_gen = gen;
         d->bias_wait = 0;            /* the minimum (wait_of) */
         d->alone_ticks = 0;
     }
-    else if (!over)
-        hps_tm_bias_trial_reset();
     void *now = hps_load_relaxed(&hps_tm_g_.bias);
     if (now == d)
         return;
@@ -273,10 +289,7 @@ void hps_tm_bias_revoke(hps_tm_desc_t *self)
     /* The gate's fence and drain wait for the owner's section to end. */
     uint64_t t0 = hps_mono_ns();
     hps_tm_gate_close(self);
-    hps_tm_desc_t *o = hps_load_relaxed(&hps_tm_g_.bias);
-    if (o != NULL && o != self) {
-        hps_store_relaxed(&hps_tm_g_.bias, NULL);
-        hps_store_relaxed(&g_revoked, hps_load_relaxed(&g_revoked) + 1);
+    if (clear_bias(self)) {
         uint64_t t1 = hps_mono_ns();
         if (t1 - t0 > BIAS_STALL_NS) {
             uint32_t k = hps_load_relaxed(&g_stalls);

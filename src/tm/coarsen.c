@@ -274,14 +274,7 @@ static void set_run(slot_t *s, unsigned level)
  * per thread that ran since the last look, once per epoch. */
 static uint64_t all_done(void)
 {
-    uint64_t sum = 0;
-    uint32_t n = hps_tm_desc_count();
-    for (uint32_t i = 0; i < n; i++) {
-        hps_tm_desc_t *o = hps_tm_desc_at(i);
-        if (o)
-            sum += hps_load_relaxed(&o->co_done);
-    }
-    return sum;
+    return hps_tm_desc_sum(offsetof(hps_tm_desc_t, co_done));
 }
 
 /* Publish the leader's level (written only when it changes). */
@@ -372,10 +365,13 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample
         uint64_t sum = all_done();
         hps_tm_ctl_sample_t site_smp = *smp;
         site_smp.iters = s->ep_done + (sum - s->done_seen);
+        site_smp.crowded = (uint32_t)hps_tm_crowded();
         s->done_seen = sum;
         s->ep_done = 0;
         uint64_t p = s->ctl.probes;
-        hps_tm_ctl_epoch(&s->ctl, site_smp.iters ? &site_smp : smp);
+        if (!site_smp.iters)
+            site_smp.iters = smp->iters;
+        hps_tm_ctl_epoch(&s->ctl, &site_smp);
         s->probes += s->ctl.probes - p;
         hps_store_relaxed(&site->beat, now);
         publish(site, s);
@@ -422,8 +418,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         }
         uint64_t a = d->st.aborts, c = cap_count(d);
         hps_tm_ctl_sample_t smp = { s->ep_iters, s->ep_ns, s->ep_chunks,
-                                    s->ep_aborts + (a - a0), s->ep_cap + (c - c0),
-                                    (uint32_t)hps_tm_crowded() };
+                                    s->ep_aborts + (a - a0), s->ep_cap + (c - c0), 0 };
         a0 = a;
         c0 = c;
         epoch_end(site, s, &smp, t);

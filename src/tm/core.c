@@ -63,6 +63,16 @@ void hps_tm_fatal(const char *msg)
 hps_tm_desc_t *hps_tm_desc_at(uint32_t i) { return i < HPS_TM_MAX_THREADS ? g_desc[i] : NULL; }
 uint32_t hps_tm_desc_count(void) { return hps_load_acquire(&g_ndesc); }
 
+uint64_t hps_tm_desc_sum(size_t off)
+{
+    uint64_t sum = 0;
+    uint32_t n = hps_tm_desc_count();
+    for (uint32_t i = 0; i < n; i++)
+        if (g_desc[i])
+            sum += hps_load_relaxed((hps_au64 *)((char *)g_desc[i] + off));
+    return sum;
+}
+
 void hps_tm_op_none(hps_tm_desc_t *d)
 {
 }

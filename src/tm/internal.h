@@ -21,6 +21,7 @@
 #ifndef HPS_TM_INTERNAL_H
 #define HPS_TM_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,10 @@ typedef struct hps_tm_desc {
      * reset, not even by retire): a site's leader sums every thread's to
      * measure throughput (coarsen.c).  Written by the owner only. */
     hps_au64 co_done;
+    /* GCC TM read-only transactions it ran on plain code (norec.c), ever:
+     * per thread, summed for the summary line, so that the readers share
+     * no counter. */
+    hps_au64 plain_ro_n;
 } hps_tm_desc_t;
 
 typedef struct hps_tm_ops {
@@ -204,6 +209,9 @@ void hps_tm_longjmp_(void *const *jb, int value) __attribute__((noreturn));
 void hps_tm_nolog_abort(hps_tm_desc_t *d) __attribute__((noreturn));
 /* A thread by index (NULL past the end), and how many indices exist. */
 hps_tm_desc_t *hps_tm_desc_at(uint32_t i);
+/* An owner-written hps_au64 counter of every descriptor (at byte offset
+ * `off`), summed: exited threads' included, as descriptors are never freed. */
+uint64_t hps_tm_desc_sum(size_t off);
 uint32_t hps_tm_desc_count(void);
 
 /* Logs (log.c). */
@@ -295,8 +303,8 @@ void hps_tm_stats_print(FILE *f, const hps_tm_stats_t *s, const char *backend, c
 /* A wait step that spins briefly, then yields (robust when oversubscribed). */
 void hps_tm_wait(uint32_t *n);
 void hps_tm_wait_long(void);        /* a retry's: yield, or nap while yields come back late (core.c) */
-int hps_tm_crowded(void);
-uint64_t hps_tm_commits_total(void);  /* every thread's committed sections, exited ones included (stats.c) */           /* more threads use TM than the process has CPUs (bias.c) */
+int hps_tm_crowded(void);            /* more threads use TM than the process has CPUs (bias.c) */
+uint64_t hps_tm_commits_total(void); /* every thread's committed sections, exited ones included (stats.c) */
 
 
 /* libhpsync-itm (core.c): make the running norec or stm section irrevocable

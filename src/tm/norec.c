@@ -66,7 +66,6 @@ static struct {
 hps_au32 hps_tm_norec_plain_st_ __attribute__((aligned(HPS_LINEPAIR)));
 
 static struct {
-    hps_au64 sections;               /* read-only sections run on plain code */
     hps_tm_trial_run_t run;
 } __attribute__((aligned(HPS_LINEPAIR))) g_plain;
 
@@ -118,7 +117,7 @@ int hps_tm_norec_plain_enter(hps_tm_desc_t *d)
 {
     hps_store_seq_cst(&d->plain_ro.v, 1);
     if (!(hps_load_seq_cst(&g_seq.v) & 1)) {
-        (void)hps_faa_relaxed(&g_plain.sections, 1);
+        hps_store_relaxed(&d->plain_ro_n, hps_load_relaxed(&d->plain_ro_n) + 1);
         return 1;
     }
     hps_store_release(&d->plain_ro.v, 0);
@@ -148,10 +147,12 @@ static HPS_NOINLINE void wait_plain_readers(const hps_tm_desc_t *self)
 
 void hps_tm_norec_plain_summary(FILE *f)
 {
-    if (hps_load_relaxed(&hps_tm_norec_plain_st_) & HPS_TM_PLAIN_ARMED)
-        fprintf(f, "hpsync tm: GCC TM read-only transactions on plain code %llu; trials %llu, kept %llu\n",
-                (unsigned long long)hps_load_relaxed(&g_plain.sections), (unsigned long long)g_plain.run.t.trials,
-                (unsigned long long)g_plain.run.t.kept);
+    if (!(hps_load_relaxed(&hps_tm_norec_plain_st_) & HPS_TM_PLAIN_ARMED))
+        return;
+    uint64_t n = hps_tm_desc_sum(offsetof(hps_tm_desc_t, plain_ro_n));
+    fprintf(f, "hpsync tm: GCC TM read-only transactions on plain code %llu; trials %llu, kept %llu\n",
+            (unsigned long long)n, (unsigned long long)g_plain.run.t.trials,
+            (unsigned long long)g_plain.run.t.kept);
 }
 
 static uint64_t wait_even(void)
