@@ -71,9 +71,14 @@ typedef struct hps_tm_coarsen {
     uint32_t pad_;
     hps_au64 leader;                 /* the leading thread's token (0: none) */
     hps_au64 beat;                   /* when the leader last ended an epoch (ns) */
+    /* The controller's state, as the leader left it at its last epoch
+     * (a sequence-locked copy): a thread that takes the lead over goes on
+     * from there instead of starting the search again. */
+    hps_au64 ctl_seq_;
+    hps_au64 ctl_[32];
 } hps_tm_coarsen_t;
-#define HPS_TM_COARSEN_INIT { 0, 0, 0, 0, 0, 0 }
-#define HPS_TM_COARSEN_INIT_K(k0, kmax) { (k0), (kmax), 0, 0, 0, 0 }
+#define HPS_TM_COARSEN_INIT { 0, 0, 0, 0, 0, 0, 0, { 0 } }
+#define HPS_TM_COARSEN_INIT_K(k0, kmax) { (k0), (kmax), 0, 0, 0, 0, 0, { 0 } }
 
 /* Iterations [lo, hi) in sections of k iterations, k chosen and adapted at
  * run time by the site's controller. */
@@ -89,6 +94,7 @@ typedef struct hps_tm_coarsen_info {
     uint64_t moves;                  /* changes of its k */
     uint64_t probes;                 /* neighbouring sizes it measured while leading */
     uint64_t iterations;             /* iterations it ran through the site */
+    uint64_t ctl_epochs;             /* leading: epochs the site's controller was fed, by every leader so far */
 } hps_tm_coarsen_info_t;
 void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out);
 

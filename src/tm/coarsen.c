@@ -18,6 +18,7 @@
  * dynamic form" below), which judges a level by the iterations every
  * thread committed in its epochs' time.
  */
+#include <string.h>
 #include "internal.h"
 #include "coarsen.h"
 #include "hpsync/tm_coarsen.h"
@@ -188,23 +189,29 @@ HPS_EXPORT void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *ar
  * epochs' time (each thread's co_done, summed; see epoch_end for why), so
  * two sites running at once judge their levels by the total.
  *
- * Cost of sharing: the followers read the site's level word and the
- * leader's heartbeat once per epoch (20 us or more), and the leader writes
- * the heartbeat once per epoch and the level when it changes, and reads
- * every thread's counter once per epoch (a miss per thread that ran).  The
- * hot path (a chunk) writes only the thread's own counter.
+ * Cost of sharing: a follower reads the site's level word before every
+ * chunk (a line written once per leader epoch, 20 us or more: the
+ * heartbeat and the controller's copy) and the heartbeat once per epoch;
+ * the leader writes the heartbeat and its controller's copy once per
+ * epoch and the level when it changes, and reads every thread's counter
+ * once per epoch (a miss per thread that ran).  The hot path (a chunk)
+ * writes only the thread's own counter.  Followers took the level once
+ * per epoch until this round: one back from a time slice away then ran up
+ * to 8 more chunks at a level the leader had left, and with threads
+ * outnumbering CPUs every probe measured a mix of levels.
  *
  * A leader that stops (its thread ended, or left the loop while others
  * go on) is replaced by the first follower to find its heartbeat older
  * than 8 of its own epochs (at least 1 ms): no write at thread exit, so a
  * site that has gone away is never touched.  A leader that was only
  * preempted finds at its next epoch that another thread leads, and
- * follows.  The new leader starts measuring at the level the site last
- * settled on, not at a probe in progress.
+ * follows.  The new leader goes on with the controller where the last
+ * one left it (the site keeps a copy, below).
  */
 #define SLOTS 16
 #define STALE_EPOCHS 8
 #define STALE_MIN_NS 1000000ull
+#define ALONE_NS 50000000ull         /* the leader is alone at the site after 50 ms without others */
 
 /* A thread's view of the sites it uses, direct-mapped by the site's
  * address; a collision evicts (the evicted site is joined again).  Static
@@ -221,6 +228,8 @@ typedef struct slot {
     /* The epoch in progress (it may span calls; time between calls is not
      * counted). */
     uint64_t ep_iters, ep_chunks, ep_ns, ep_aborts, ep_cap, ep_target;
+    uint64_t ep_solo;                /* of ep_chunks, those that ran on the bias */
+    uint64_t others_ns;              /* leading: when another thread last worked at the site (0: never) */
 } slot_t;
 static __thread slot_t t_slots[SLOTS];
 static __thread uint64_t t_token;    /* this thread, as a leader (0: none yet) */
@@ -286,6 +295,51 @@ static void publish(hps_tm_coarsen_t *site, slot_t *s)
     set_run(s, hps_tm_ctl_level(&s->ctl));
 }
 
+/* The controller lives in the leader's slot while it leads and is copied
+ * to the site after every epoch, so that a thread taking the lead over
+ * goes on with the search where it stood.  (Every new leader starting
+ * from scratch never finished one when threads outnumber the CPUs: a
+ * leader is preempted for a few time slices every few ms, the next one
+ * measured the current level and probed upwards first, and lost the lead
+ * before it ever looked down; scatter large-low at 8 threads under stm
+ * sat at k = 256-512 for whole runs, at 0.6x k = 16.)  A sequence word
+ * guards the copy: odd while a writer copies (claimed by CAS, so a
+ * deposed leader that still writes cannot tear it), and the reader
+ * retries a changed sequence a few times, then starts afresh. */
+#define CTL_WORDS ((sizeof(hps_tm_ctl_t) + 7) / 8)
+_Static_assert(CTL_WORDS <= sizeof(((hps_tm_coarsen_t *)0)->ctl_) / sizeof(hps_au64),
+               "the site's copy of the controller is too small");
+
+static void ctl_save(hps_tm_coarsen_t *site, const hps_tm_ctl_t *c)
+{
+    uint64_t seq = hps_load_relaxed(&site->ctl_seq_), w[CTL_WORDS] = { 0 };
+    if ((seq & 1) || !hps_cas_acq_rel(&site->ctl_seq_, &seq, seq + 1))
+        return;                      /* another writer is at it: skip this one */
+    memcpy(w, c, sizeof *c);
+    for (size_t i = 0; i < CTL_WORDS; i++)
+        hps_store_relaxed(&site->ctl_[i], w[i]);
+    hps_store_release(&site->ctl_seq_, seq + 2);
+}
+
+static int ctl_load(hps_tm_coarsen_t *site, hps_tm_ctl_t *c)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        uint64_t seq = hps_load_acquire(&site->ctl_seq_), w[CTL_WORDS];
+        if (seq == 0)
+            return 0;                /* no leader has saved one yet */
+        if (seq & 1)
+            continue;
+        for (size_t i = 0; i < CTL_WORDS; i++)
+            w[i] = hps_load_relaxed(&site->ctl_[i]);
+        hps_fence_acquire();
+        if (hps_load_relaxed(&site->ctl_seq_) == seq) {
+            memcpy(c, w, sizeof *c);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Lead the site if nobody does, or if its leader's heartbeat is stale. */
 static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t now)
 {
@@ -302,7 +356,8 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t now)
         return;
     hps_store_relaxed(&site->beat, now);
     uint32_t w = hps_load_relaxed(&site->level);
-    hps_tm_ctl_init(&s->ctl, w ? word_settled(w) : s->run, s->lmax);
+    if (!ctl_load(site, &s->ctl) || s->ctl.lmax != s->lmax)
+        hps_tm_ctl_init(&s->ctl, w ? word_settled(w) : s->run, s->lmax);
     s->leads = 1;
     s->done_seen = all_done();
     s->ep_done = 0;
@@ -348,7 +403,7 @@ static slot_t *slot_get(hps_tm_coarsen_t *site)
 /* An epoch ended: the leader feeds its controller, a follower rereads the
  * site's level. */
 static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample_t *smp,
-                      uint64_t now)
+                      uint64_t solo, uint64_t now)
 {
     s->epochs++;
     s->last_ep_ns = smp->ns;
@@ -371,8 +426,18 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample
         uint64_t p = s->ctl.probes;
         if (!site_smp.iters)
             site_smp.iters = smp->iters;
-        hps_tm_ctl_epoch(&s->ctl, &site_smp);
+        /* An epoch the leader spent mostly on the bias, while other
+         * threads work at the site too, ran while they waited: its cost
+         * (a tenth of a shared epoch's, with 8 threads on 2 CPUs) measures
+         * the bias, not the level, and mixed with shared epochs it let the
+         * noise pick the level.  A thread alone at the site runs every
+         * epoch on the bias: those are comparable, and fed. */
+        if (site_smp.iters > smp->iters)
+            s->others_ns = now;
+        if (2 * solo <= smp->chunks || !s->others_ns || now - s->others_ns > ALONE_NS)
+            hps_tm_ctl_epoch(&s->ctl, &site_smp);
         s->probes += s->ctl.probes - p;
+        ctl_save(site, &s->ctl);
         hps_store_relaxed(&site->beat, now);
         publish(site, s);
     } else {
@@ -393,11 +458,13 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
     }
     slot_t *s = slot_get(site);
     long since = 0;
-    uint64_t t0 = hps_mono_ns(), a0 = d->st.aborts, c0 = cap_count(d);
+    uint64_t t0 = hps_mono_ns(), a0 = d->st.aborts, c0 = cap_count(d), so0 = d->st.solo;
     s->iters_total += (uint64_t)(hi - lo);
     if (s->leads)
         s->done_seen = all_done();   /* time between calls is not counted: nor what ran in it */
     for (long i = lo; i < hi;) {
+        if (!s->leads && hps_load_relaxed(&site->level) != s->seen)
+            follow(site, s, NULL);   /* the leader moved: from this chunk on */
         long k = 1L << s->run;
         uint32_t capacity = 0;
         long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity);
@@ -419,10 +486,12 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         uint64_t a = d->st.aborts, c = cap_count(d);
         hps_tm_ctl_sample_t smp = { s->ep_iters, s->ep_ns, s->ep_chunks,
                                     s->ep_aborts + (a - a0), s->ep_cap + (c - c0), 0 };
+        uint64_t so = d->st.solo;
         a0 = a;
         c0 = c;
-        epoch_end(site, s, &smp, t);
-        s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = 0;
+        epoch_end(site, s, &smp, s->ep_solo + (so - so0), t);
+        so0 = so;
+        s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = s->ep_solo = 0;
         s->ep_target = ep_target(s->run);
     }
     /* Carry the partial epoch to the next call. */
@@ -434,6 +503,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
     s->ep_ns += hps_mono_ns() - t0;
     s->ep_aborts += d->st.aborts - a0;
     s->ep_cap += cap_count(d) - c0;
+    s->ep_solo += d->st.solo - so0;
 }
 
 HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out)
@@ -447,6 +517,7 @@ HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen
     if (s->leads) {
         out->k_cap = 1u << s->ctl.cap;
         out->settled = s->ctl.phase == HPS_TM_CTL_SETTLED;
+        out->ctl_epochs = s->ctl.epochs;
     } else {
         uint32_t w = hps_load_relaxed(&site->level);
         unsigned cap = w && word_settled(w) == word_settled(s->seen) ? s->fcap : s->lmax;

@@ -46,6 +46,17 @@
  *     Scatter large-low under norec, 8 threads on 2 CPUs: k = 4-16 best
  *     (9.6-9.7 M entries/s), k = 256 6.7; the controller by medians held
  *     256 (5.2), now 8.0.
+ *     While crowded, aborts weigh more, for the same reason: a chunk that
+ *     aborts and retries is more likely to be preempted holding orecs or
+ *     the sequence, or to go irrevocable and queue everyone behind a
+ *     preempted thread, and the medians drop those epochs too.  So an
+ *     epoch with as many aborts as chunks steps down at once (twice as
+ *     many elsewhere), and a level whose abort ratio is 0.2 or more looks
+ *     down before up.  Scatter large-low under stm at 8 threads, where
+ *     sections of 256 zones out of 16 Ki almost always collide: the
+ *     dynamic form at 0.66x the best static k without these two rules,
+ *     0.85x with the first alone, 0.73x with the second, 0.95x with both
+ *     (runner medians of 9 rounds each).
  * Aborts are counted exactly, not timed, so they act at once: a capacity
  * abort proves the level too big for the hardware (cap it below), and
  * chunks that each abort twice or more on average are far past the
@@ -60,6 +71,9 @@
 #define DRIFT_EPOCHS 3
 #define LR_MIN 24                    /* epochs at both levels before the long run decides */
 #define LR_MAX 256                   /* past this, a level's long run is halved */
+/* While crowded, a level whose chunks abort this often (aborts over aborts
+ * and commits) probes downwards first, not upwards (0.5 elsewhere). */
+#define AR_UP_CROWDED 0.2f
 
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
 {
@@ -140,7 +154,7 @@ static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
         settle(c, a, ar);
         return;
     }
-    c->dir = (int8_t)(up && (ar < 0.5f || !down) ? 1 : -1);
+    c->dir = (int8_t)(up && (ar < (c->crowded ? AR_UP_CROWDED : 0.5f) || !down) ? 1 : -1);
     c->a = a;
     c->phase = HPS_TM_CTL_B;
     c->nep = 0;
@@ -184,7 +198,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         remeasure(c, 1);
         return;
     }
-    if (s->aborts >= 2 * s->chunks && run > 0) {
+    if (s->aborts >= (s->crowded ? 1u : 2u) * s->chunks && run > 0) {
         if (c->phase == HPS_TM_CTL_B) {
             /* The neighbour is far worse: the probe has its answer. */
             c->b = INFINITY;

@@ -350,6 +350,7 @@ static hps_tm_coarsen_t g_lead_site = HPS_TM_COARSEN_INIT_K(1, 1024);
 
 typedef struct lead_arg {
     unsigned t;
+    hps_tm_coarsen_t *site;          /* NULL: g_lead_site */
     uint64_t ns;                     /* how long to run */
     hps_tm_coarsen_info_t in;        /* at the end */
     uint64_t cap;                    /* capacity aborts it met (htm, hybrid: injected) */
@@ -368,11 +369,12 @@ static void *lead_thread(void *p)
     hps_tm_stats_t s0;
     hps_tm_stats_get(&s0);
     long n = 0;
+    hps_tm_coarsen_t *site = a->site ? a->site : &g_lead_site;
     while (hps_test_now_ns() - t0 < a->ns) {
-        hps_tm_for_dynamic(&g_lead_site, n, n + 4096, own_store, a);
+        hps_tm_for_dynamic(site, n, n + 4096, own_store, a);
         n += 4096;
     }
-    hps_tm_coarsen_info(&g_lead_site, &a->in);
+    hps_tm_coarsen_info(site, &a->in);
     a->cap = capacity_since(&s0);
     return NULL;
 }
@@ -420,6 +422,28 @@ void case_coarsen_leader(void)
         unsigned kf = two[0].in.leads ? two[1].in.k : two[0].in.k;
         HPS_CHECK(kf <= kl * 4 && kl <= kf * 4, "follower at k %u, leader at %u", kf, kl);
     }
+}
+
+/* The controller is the site's, not the leader's: a thread that takes the
+ * lead over goes on with the search where the last leader left it.  The
+ * first leader runs 100 ms, the next 10 ms: the controller's epochs keep
+ * counting from the first one's (a new controller would start from 0 and
+ * count about a tenth of them). */
+void case_coarsen_takeover(void)
+{
+    static hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT_K(1, 1024);
+    lead_arg_t first = { .t = 0, .site = &site, .ns = 100000000ull };
+    lead_run(&first, 1);
+    lead_arg_t next = { .t = 1, .site = &site, .ns = 10000000ull };
+    lead_run(&next, 1);
+    printf("coarsen_takeover: the first leader's controller at %llu epochs (k %u), the next "
+           "one's at %llu (k %u, leads %u)\n", (unsigned long long)first.in.ctl_epochs,
+           first.in.k, (unsigned long long)next.in.ctl_epochs, next.in.k, next.in.leads);
+    HPS_CHECK(first.in.leads && first.in.ctl_epochs > 0, "the first thread did not lead the site");
+    HPS_CHECK(next.in.leads, "after the leader exited, the next thread does not lead");
+    HPS_CHECK(next.in.ctl_epochs > first.in.ctl_epochs,
+              "the new leader's controller has %llu epochs, the first's had %llu: it started over",
+              (unsigned long long)next.in.ctl_epochs, (unsigned long long)first.in.ctl_epochs);
 }
 
 /* A lone thread's coarsened sections count toward its tick by iterations:

@@ -237,6 +237,37 @@ static void case_crowded(void)
     converge("crowded, no stalls", &c, &up, 1600, 800);
 }
 
+/* While crowded, aborts weigh more (coarsen_ctl.c): an epoch with as many
+ * aborts as chunks steps down at once (elsewhere it takes twice as many),
+ * and a level aborting 20 % of its attempts or more probes down first. */
+static void case_crowded_aborts(void)
+{
+    for (int crowded = 0; crowded <= 1; crowded++) {
+        hps_tm_ctl_t c;
+        hps_tm_ctl_init(&c, 8, 10);
+        hps_tm_ctl_sample_t s = { .iters = 4096, .ns = 409600, .chunks = 16, .aborts = 16,
+                                  .crowded = (uint32_t)crowded };
+        hps_tm_ctl_epoch(&c, &s);
+        unsigned want = crowded ? 7 : 8;
+        HPS_CHECK(hps_tm_ctl_level(&c) == want,
+                  "%s: one epoch of 16 chunks with 16 aborts at k = 256 left k %u, want %u",
+                  crowded ? "crowded" : "not crowded", 1u << hps_tm_ctl_level(&c), 1u << want);
+    }
+    for (int crowded = 0; crowded <= 1; crowded++) {
+        hps_tm_ctl_t c;
+        hps_tm_ctl_init(&c, 8, 10);
+        /* 5 aborts to 16 commits: an abort ratio of 0.24. */
+        hps_tm_ctl_sample_t s = { .iters = 4096, .ns = 409600, .chunks = 16, .aborts = 5,
+                                  .crowded = (uint32_t)crowded };
+        for (int i = 0; i < HPS_TM_CTL_EPOCHS; i++)
+            hps_tm_ctl_epoch(&c, &s);
+        unsigned want = crowded ? 7 : 9;
+        HPS_CHECK(hps_tm_ctl_level(&c) == want,
+                  "%s, abort ratio 0.24: the first probe from k = 256 went to k %u, want %u",
+                  crowded ? "crowded" : "not crowded", 1u << hps_tm_ctl_level(&c), 1u << want);
+    }
+}
+
 static const hps_test_case_t cases[] = {
     { "free", .run = case_free },
     { "low", .run = case_low },
@@ -246,6 +277,7 @@ static const hps_test_case_t cases[] = {
     { "flat", .run = case_flat },
     { "plateau", .run = case_plateau },
     { "crowded", .run = case_crowded },
+    { "crowded_aborts", .run = case_crowded_aborts },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("tm_ctl", cases, 60, 0);
 
