@@ -230,16 +230,31 @@ typedef struct slot {
     uint64_t ep_iters, ep_chunks, ep_ns, ep_aborts, ep_cap, ep_target;
     uint64_t ep_solo;                /* of ep_chunks, those that ran on the bias */
     uint64_t others_ns;              /* leading: when another thread last worked at the site (0: never) */
+    uint64_t token;                  /* this thread, as a leader */
 } slot_t;
-static __thread slot_t t_slots[SLOTS];
-static __thread uint64_t t_token;    /* this thread, as a leader (0: none yet) */
+struct hps_tm_co_slots {
+    slot_t s[SLOTS];
+    uint64_t token;                  /* this thread, as a leader (0: none yet) */
+};
 static hps_au64 g_tokens;
 
-static uint64_t my_token(void)
+/* The thread's slots (NULL if they cannot be allocated). */
+static struct hps_tm_co_slots *slots_of(hps_tm_desc_t *d)
 {
-    if (!t_token)
-        t_token = hps_faa_relaxed(&g_tokens, 1) + 1;
-    return t_token;
+    if (hps_unlikely(!d->co_slots)) {
+        d->co_slots = calloc(1, sizeof *d->co_slots);
+        if (!d->co_slots)
+            return NULL;
+    }
+    if (!d->co_slots->token)
+        d->co_slots->token = hps_faa_relaxed(&g_tokens, 1) + 1;
+    return d->co_slots;
+}
+
+void hps_tm_co_retire(hps_tm_desc_t *d)
+{
+    if (d->co_slots)
+        memset(d->co_slots, 0, sizeof *d->co_slots);
 }
 
 /* The site's level word: the level run now (a probe's while the leader
@@ -256,12 +271,12 @@ static unsigned log2_floor(uint32_t v)
     return v ? 31u - (unsigned)__builtin_clz(v) : 0;
 }
 
-static slot_t *slot_find(const hps_tm_coarsen_t *site)
+static slot_t *slot_find(struct hps_tm_co_slots *t, const hps_tm_coarsen_t *site)
 {
     uintptr_t h = (uintptr_t)site;
     h ^= h >> 17;
     h *= 0x9E3779B97F4A7C15ull;
-    return &t_slots[(h >> 40) % SLOTS];
+    return &t->s[(h >> 40) % SLOTS];
 }
 
 static uint64_t ep_target(unsigned level)
@@ -352,7 +367,7 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t now)
         if (now < beat || now - beat <= stale)
             return;
     }
-    if (!hps_cas_acq_rel(&site->leader, &leader, my_token()))
+    if (!hps_cas_acq_rel(&site->leader, &leader, s->token))
         return;
     hps_store_relaxed(&site->beat, now);
     uint32_t w = hps_load_relaxed(&site->level);
@@ -380,9 +395,12 @@ static void follow(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample_t 
     set_run(s, l < s->fcap ? l : s->fcap);
 }
 
-static slot_t *slot_get(hps_tm_coarsen_t *site)
+static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
 {
-    slot_t *s = slot_find(site);
+    struct hps_tm_co_slots *t = slots_of(d);
+    if (hps_unlikely(!t))
+        return NULL;
+    slot_t *s = slot_find(t, site);
     if (s->site == site)
         return s;
     unsigned lmax = site->kmax ? log2_floor(site->kmax) : LMAX_DEFAULT;
@@ -390,7 +408,7 @@ static slot_t *slot_get(hps_tm_coarsen_t *site)
         lmax = HPS_TM_CTL_LMAX;
     unsigned l0 = site->k0 ? log2_floor(site->k0) : L0_DEFAULT;
     *s = (slot_t){ .site = site, .lmax = (uint8_t)lmax, .fcap = (uint8_t)lmax,
-                   .run = (uint8_t)(l0 < lmax ? l0 : lmax) };
+                   .run = (uint8_t)(l0 < lmax ? l0 : lmax), .token = t->token };
     uint64_t now = hps_mono_ns();
     try_lead(site, s, now);
     if (!s->leads)
@@ -407,7 +425,7 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample
 {
     s->epochs++;
     s->last_ep_ns = smp->ns;
-    if (s->leads && hps_load_relaxed(&site->leader) != t_token)
+    if (s->leads && hps_load_relaxed(&site->leader) != s->token)
         s->leads = 0;                /* it was stale; another thread leads now */
     if (!s->leads)
         try_lead(site, s, now);
@@ -456,10 +474,20 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
             fn(i, arg);
         return;
     }
-    slot_t *s = slot_get(site);
+    slot_t *s = slot_get(d, site);
+    if (hps_unlikely(!s)) {
+        hps_tm_for(lo, hi, 1L << L0_DEFAULT, fn, arg);   /* no memory for a controller */
+        return;
+    }
     long since = 0;
     uint64_t t0 = hps_mono_ns(), a0 = d->st.aborts, c0 = cap_count(d), so0 = d->st.solo;
     s->iters_total += (uint64_t)(hi - lo);
+    /* A leader that was deposed while away finds out here, not at its
+     * next epoch's end: until then it would scan every thread's counter
+     * twice a call (with 8 threads on 2 CPUs the lead changes hands every
+     * few ms, and short calls made most of the scans stale ones). */
+    if (s->leads && hps_load_relaxed(&site->leader) != s->token)
+        s->leads = 0;
     if (s->leads)
         s->done_seen = all_done();   /* time between calls is not counted: nor what ran in it */
     for (long i = lo; i < hi;) {
@@ -509,7 +537,10 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
 HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out)
 {
     *out = (hps_tm_coarsen_info_t){ 0 };
-    slot_t *s = slot_find(site);
+    hps_tm_desc_t *d = (hps_tm_desc_t *)hps_tm_self_;
+    if (!d || !d->co_slots)
+        return;
+    slot_t *s = slot_find(d->co_slots, site);
     if (s->site != site)
         return;
     out->k = 1u << s->run;

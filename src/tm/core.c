@@ -425,6 +425,7 @@ static void retire(hps_tm_desc_t *d)
     hps_tm_stats_add(&g_exited, &d->st);
     memset(&d->st, 0, sizeof d->st);
     hps_tm_bias_drop(d);
+    hps_tm_co_retire(d);
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
     hps_tm_clear_logs(d);
     d->on_commit.n = d->on_abort.n = 0;

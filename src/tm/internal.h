@@ -99,6 +99,11 @@ typedef struct hps_tm_desc {
      * reset, not even by retire): a site's leader sums every thread's to
      * measure throughput (coarsen.c).  Written by the owner only. */
     hps_au64 co_done;
+    /* hps_tm_for_dynamic's view of the sites this thread uses (coarsen.c;
+     * allocated at its first dynamic loop, cleared when the descriptor is
+     * retired): in the descriptor, not in TLS, because a __thread array in
+     * the shared library costs a __tls_get_addr call per access. */
+    struct hps_tm_co_slots *co_slots;
     /* GCC TM read-only transactions it ran on plain code (norec.c), ever:
      * per thread, summed for the summary line, so that the readers share
      * no counter. */
@@ -294,6 +299,8 @@ void hps_tm_bias_trial_reset(void);
 enum { HPS_TM_BIAS_SAY_NONE, HPS_TM_BIAS_SAY_CLOSED, HPS_TM_BIAS_SAY_OPEN };
 void hps_tm_bias_auto_say(const hps_tm_desc_t *self, uint32_t say);
 void hps_tm_bias_summary(FILE *f, uint64_t solo);
+/* Coarsening (coarsen.c): forget the retired thread's sites. */
+void hps_tm_co_retire(hps_tm_desc_t *d);
 
 /* Statistics (stats.c): add s into to; the summary's first lines. */
 void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s);
