@@ -446,6 +446,39 @@ void case_coarsen_takeover(void)
               (unsigned long long)next.in.ctl_epochs, (unsigned long long)first.in.ctl_epochs);
 }
 
+/* A thread's view of its sites lives in its TM descriptor, which the next
+ * thread reuses when this one exits: it must start with no view of the
+ * first thread's site (its info all zeros until it runs the loop). */
+static uint64_t g_touch;
+
+static void *info_thread(void *p)
+{
+    HPS_TM_BEGIN_RO();               /* registers: takes a free descriptor */
+    (void)HPS_TM_READ(&g_touch);
+    HPS_TM_END();
+    hps_tm_coarsen_info_t in;
+    hps_tm_coarsen_info(p, &in);
+    return (void *)(uintptr_t)(in.iterations + in.epochs + in.k);
+}
+
+void case_coarsen_fresh_thread(void)
+{
+    static hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT;
+    lead_arg_t first = { .t = 0, .site = &site, .ns = 20000000ull };
+    lead_run(&first, 1);
+    HPS_CHECK(first.in.iterations > 0, "the first thread ran no iterations at the site");
+    for (int i = 0; i < 4; i++) {
+        pthread_t th;
+        void *r;
+        HPS_CHECK_RC("pthread_create", pthread_create(&th, NULL, info_thread, &site), 0);
+        pthread_join(th, &r);
+        HPS_CHECK(r == NULL, "a new thread (a reused descriptor) sees the exited thread's view of "
+                  "the site: iterations + epochs + k = %lu", (unsigned long)(uintptr_t)r);
+    }
+    printf("coarsen_fresh_thread: the first thread ran %llu iterations; 4 new threads saw none\n",
+           (unsigned long long)first.in.iterations);
+}
+
 /* A lone thread's coarsened sections count toward its tick by iterations:
  * at k = 1024 it takes the bias within a few hundred iterations' worth of
  * sections, not 64 sections of 1024 each (the core ticks every 64

@@ -84,6 +84,7 @@ static const hps_test_case_t cases[] = {
     { "coarsen_capacity", .run = case_coarsen_capacity },
     { "coarsen_leader", .run = case_coarsen_leader },
     { "coarsen_takeover", .run = case_coarsen_takeover },
+    { "coarsen_fresh_thread", .run = case_coarsen_fresh_thread },
     { "coarsen_bias", .run = case_coarsen_bias },
     { "hw_policy", .run = case_hw_policy },
     { "hw_own", .run = case_hw_own },
