@@ -535,6 +535,24 @@ HPS_EXPORT void hps_tm_stats_total(hps_tm_stats_t *out)
     pthread_mutex_unlock(&g_reg_mu);
 }
 
+/* The trials' measure (bias.c, norec.c): every thread's commits, exited
+ * ones included.  Only commits, and loaded relaxed: their owners count them
+ * with relaxed stores, so the trials that read them while they run race
+ * with nothing (summing the whole record, as hps_tm_stats_total does for
+ * the API, read the plain-counted fields too: TSan's reports in every
+ * trial). */
+uint64_t hps_tm_commits_total(void)
+{
+    pthread_mutex_lock(&g_reg_mu);
+    uint64_t sum = g_exited.commits;
+    uint32_t n = hps_load_relaxed(&g_ndesc);
+    for (uint32_t i = 0; i < n; i++)
+        if (hps_load_relaxed(&g_desc[i]->owner))
+            sum += hps_plain_load_relaxed(&g_desc[i]->st.commits);
+    pthread_mutex_unlock(&g_reg_mu);
+    return sum;
+}
+
 static void stats_at_exit(void)
 {
     static int printed;              /* registered twice after a fork during init */

@@ -62,9 +62,3 @@ void hps_tm_stats_print(FILE *f, const hps_tm_stats_t *s, const char *backend, c
             (unsigned long long)s->max_read_set, (unsigned long long)s->max_write_set);
 }
 
-uint64_t hps_tm_commits_total(void)
-{
-    hps_tm_stats_t s;
-    hps_tm_stats_total(&s);
-    return s.commits;
-}
