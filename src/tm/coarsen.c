@@ -371,7 +371,9 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t now)
         return;
     hps_store_relaxed(&site->beat, now);
     uint32_t w = hps_load_relaxed(&site->level);
-    if (!ctl_load(site, &s->ctl) || s->ctl.lmax != s->lmax)
+    /* The copy is checked: a site that was not initialized (malloc'd
+     * memory) must not hand the controller a level past kmax. */
+    if (!ctl_load(site, &s->ctl) || !hps_tm_ctl_valid(&s->ctl, s->lmax))
         hps_tm_ctl_init(&s->ctl, w ? word_settled(w) : s->run, s->lmax);
     s->leads = 1;
     s->done_seen = all_done();

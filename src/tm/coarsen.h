@@ -78,5 +78,8 @@ static inline unsigned hps_tm_ctl_level(const hps_tm_ctl_t *c)
     return c->phase == HPS_TM_CTL_B ? (unsigned)(c->level + c->dir) : c->level;
 }
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
+/* 1 if c is a state this machine can be in with levels up to lmax (a copy
+ * read back from a site, coarsen.c, is checked before it is used). */
+int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax);
 
 #endif

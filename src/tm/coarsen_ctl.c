@@ -181,6 +181,21 @@ static void set_level(hps_tm_ctl_t *c, unsigned l)
     }
 }
 
+int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
+{
+    if (c->lmax != lmax || lmax > HPS_TM_CTL_LMAX || c->cap > c->lmax || c->level > c->cap ||
+        c->phase > HPS_TM_CTL_SETTLED || c->nep >= HPS_TM_CTL_EPOCHS ||
+        c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
+        c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
+        return 0;
+    if (c->phase == HPS_TM_CTL_B) {
+        int l = c->level + c->dir;
+        if (c->dir == 0 || c->dir < -2 || c->dir > 2 || l < 0 || l > c->cap)
+            return 0;
+    }
+    return 1;
+}
+
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
 {
     c->epochs++;

@@ -479,6 +479,51 @@ void case_coarsen_fresh_thread(void)
            (unsigned long long)first.in.iterations);
 }
 
+/* A site that was never initialized (heap bytes 0xA5: k0, kmax, the level
+ * word, a leader token and a heartbeat in the future, a controller copy):
+ * misuse, but every iteration still runs once, in chunks no longer than
+ * 65536, and nothing crashes.  The copy of the controller is checked
+ * before a leader uses it (without the check the second loop below ran
+ * the garbage: a level of 165, k = 1 << 165). */
+static uint64_t g_garbage_sum[2][64];
+
+static void garbage_add(long i, void *p)
+{
+    uint64_t *w = &((uint64_t *)p)[i & 63];
+    HPS_TM_WRITE(w, HPS_TM_READ(w) + 1);
+}
+
+void case_coarsen_garbage_site(void)
+{
+    hps_tm_coarsen_t *site = malloc(sizeof *site);
+    HPS_CHECK(site, "malloc");
+    memset(site, 0xA5, sizeof *site);
+    /* First as it is (its heartbeat in the future: nobody leads), then
+     * with no leader and an even sequence over the garbage controller, so
+     * that the thread leads and reads that copy back. */
+    hps_tm_for_dynamic(site, 0, 200000, garbage_add, g_garbage_sum[0]);
+    hps_store_relaxed(&site->leader, 0);
+    hps_store_relaxed(&site->beat, 0);
+    hps_store_relaxed(&site->ctl_seq_, 2);
+    hps_tm_for_dynamic(site, 0, 200000, garbage_add, g_garbage_sum[1]);
+    hps_tm_coarsen_info_t in;
+    hps_tm_coarsen_info(site, &in);
+    uint64_t sum = 0;
+    for (int t = 0; t < 2; t++)
+        for (int w = 0; w < 64; w++)
+            sum += g_garbage_sum[t][w];
+    printf("coarsen_garbage_site: %llu of 400000 iterations counted, k %u\n", (unsigned long long)sum, in.k);
+    HPS_CHECK(sum == 400000, "an uninitialized site lost or repeated iterations: %llu of 400000",
+              (unsigned long long)sum);
+    HPS_CHECK(in.k >= 1 && in.k <= 65536, "an uninitialized site ran chunks of %u", in.k);
+    /* The garbage copy's epoch count is 0xA5A5...: a controller started
+     * afresh counts from 0. */
+    HPS_CHECK(in.leads && in.ctl_epochs < 1000000000ull,
+              "the thread leads %u with a controller at %llu epochs: the garbage copy was used",
+              in.leads, (unsigned long long)in.ctl_epochs);
+    free(site);
+}
+
 /* A lone thread's coarsened sections count toward its tick by iterations:
  * at k = 1024 it takes the bias within a few hundred iterations' worth of
  * sections, not 64 sections of 1024 each (the core ticks every 64

@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "harness.h"
 #include "hps_rand.h"
 #include "tm/coarsen.h"
@@ -268,6 +269,36 @@ static void case_crowded_aborts(void)
     }
 }
 
+/* A controller read back from a site is checked (coarsen.c): every state
+ * the machine reaches is valid, and corrupt ones are not. */
+static void case_valid(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    HPS_CHECK(hps_tm_ctl_valid(&c, 10), "a new controller is not valid");
+    HPS_CHECK(!hps_tm_ctl_valid(&c, 12), "valid for another kmax");
+    static const model_t m = { 5e-2, 99, 0.15, 10, NULL, 0 };
+    for (int e = 0; e < 3000; e++) {
+        feed(&c, &m);
+        HPS_CHECK(hps_tm_ctl_valid(&c, 10), "epoch %d: the machine's own state is not valid", e);
+    }
+    hps_tm_ctl_t bad = c;
+    bad.level = 11;
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "a level past kmax is valid");
+    bad = c;
+    bad.phase = 7;
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "phase 7 is valid");
+    bad = c;
+    bad.phase = HPS_TM_CTL_B;
+    bad.level = 10;
+    bad.cap = 10;
+    bad.dir = 1;
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "a probe past kmax is valid");
+    bad = c;
+    memset(&bad, 0xA5, sizeof bad);
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "0xA5 bytes make a valid controller");
+}
+
 static const hps_test_case_t cases[] = {
     { "free", .run = case_free },
     { "low", .run = case_low },
@@ -278,6 +309,7 @@ static const hps_test_case_t cases[] = {
     { "plateau", .run = case_plateau },
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },
+    { "valid", .run = case_valid },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("tm_ctl", cases, 60, 0);
 

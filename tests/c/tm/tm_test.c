@@ -85,6 +85,7 @@ static const hps_test_case_t cases[] = {
     { "coarsen_leader", .run = case_coarsen_leader },
     { "coarsen_takeover", .run = case_coarsen_takeover },
     { "coarsen_fresh_thread", .run = case_coarsen_fresh_thread },
+    { "coarsen_garbage_site", .run = case_coarsen_garbage_site },
     { "coarsen_bias", .run = case_coarsen_bias },
     { "hw_policy", .run = case_hw_policy },
     { "hw_own", .run = case_hw_own },

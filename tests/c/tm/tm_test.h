@@ -70,6 +70,7 @@ void case_coarsen_dynamic(void);
 void case_coarsen_leader(void);
 void case_coarsen_takeover(void);
 void case_coarsen_fresh_thread(void);
+void case_coarsen_garbage_site(void);
 void case_coarsen_static(void);
 void case_counter(void);
 void case_fork(void);
