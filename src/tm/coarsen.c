@@ -24,7 +24,6 @@
 #include "hpsync/tm_coarsen.h"
 #include "../prim/clock.h"
 
-
 #define LMAX_DEFAULT 10              /* k up to 1024 */
 /* Start at k = 256: two or three moves from either end of the range.
  * From k = 16 the climb took 4-13 ms of a 40 ms histogram run at 2
@@ -214,8 +213,9 @@ HPS_EXPORT void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *ar
 #define ALONE_NS 50000000ull         /* the leader is alone at the site after 50 ms without others */
 
 /* A thread's view of the sites it uses, direct-mapped by the site's
- * address; a collision evicts (the evicted site is joined again).  Static
- * TLS: nothing to free at thread exit. */
+ * address; a collision evicts (the evicted site is joined again).  In the
+ * thread's TM descriptor (co_slots), cleared when the descriptor is
+ * retired. */
 typedef struct slot {
     const hps_tm_coarsen_t *site;
     hps_tm_ctl_t ctl;                /* the site's controller, while leading */
@@ -230,13 +230,17 @@ typedef struct slot {
     uint64_t ep_iters, ep_chunks, ep_ns, ep_aborts, ep_cap, ep_target;
     uint64_t ep_solo;                /* of ep_chunks, those that ran on the bias */
     uint64_t others_ns;              /* leading: when another thread last worked at the site (0: never) */
-    uint64_t token;                  /* this thread, as a leader */
 } slot_t;
 struct hps_tm_co_slots {
     slot_t s[SLOTS];
-    uint64_t token;                  /* this thread, as a leader (0: none yet) */
+    uint64_t token;                  /* this thread, as a site's leader (never 0) */
 };
 static hps_au64 g_tokens;
+
+static uint64_t new_token(void)
+{
+    return hps_faa_relaxed(&g_tokens, 1) + 1;
+}
 
 /* The thread's slots (NULL if they cannot be allocated). */
 static struct hps_tm_co_slots *slots_of(hps_tm_desc_t *d)
@@ -245,16 +249,18 @@ static struct hps_tm_co_slots *slots_of(hps_tm_desc_t *d)
         d->co_slots = calloc(1, sizeof *d->co_slots);
         if (!d->co_slots)
             return NULL;
+        d->co_slots->token = new_token();
     }
-    if (!d->co_slots->token)
-        d->co_slots->token = hps_faa_relaxed(&g_tokens, 1) + 1;
     return d->co_slots;
 }
 
+/* The next thread to own the descriptor is another leader. */
 void hps_tm_co_retire(hps_tm_desc_t *d)
 {
-    if (d->co_slots)
+    if (d->co_slots) {
         memset(d->co_slots, 0, sizeof *d->co_slots);
+        d->co_slots->token = new_token();
+    }
 }
 
 /* The site's level word: the level run now (a probe's while the leader
@@ -283,6 +289,27 @@ static uint64_t ep_target(unsigned level)
 {
     uint64_t by_iters = EP_ITERS >> (level < 16 ? level : 16);
     return by_iters > EP_CHUNKS ? by_iters : EP_CHUNKS;
+}
+
+/* The site's settings as levels: the largest, and where a search starts. */
+static unsigned site_lmax(const hps_tm_coarsen_t *site)
+{
+    unsigned lmax = site->kmax ? log2_floor(site->kmax) : LMAX_DEFAULT;
+    return lmax > HPS_TM_CTL_LMAX ? HPS_TM_CTL_LMAX : lmax;
+}
+
+static unsigned site_l0(const hps_tm_coarsen_t *site)
+{
+    unsigned l0 = site->k0 ? log2_floor(site->k0) : L0_DEFAULT, lmax = site_lmax(site);
+    return l0 < lmax ? l0 : lmax;
+}
+
+/* 0 if another thread took the lead over while this one was away. */
+static int still_leads(const hps_tm_coarsen_t *site, slot_t *s, uint64_t token)
+{
+    if (s->leads && hps_load_relaxed(&site->leader) != token)
+        s->leads = 0;
+    return s->leads;
 }
 
 static void set_run(slot_t *s, unsigned level)
@@ -356,7 +383,7 @@ static int ctl_load(hps_tm_coarsen_t *site, hps_tm_ctl_t *c)
 }
 
 /* Lead the site if nobody does, or if its leader's heartbeat is stale. */
-static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t now)
+static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t token, uint64_t now)
 {
     uint64_t leader = hps_load_relaxed(&site->leader);
     if (leader) {
@@ -367,7 +394,7 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t now)
         if (now < beat || now - beat <= stale)
             return;
     }
-    if (!hps_cas_acq_rel(&site->leader, &leader, s->token))
+    if (!hps_cas_acq_rel(&site->leader, &leader, token))
         return;
     hps_store_relaxed(&site->beat, now);
     uint32_t w = hps_load_relaxed(&site->level);
@@ -405,14 +432,11 @@ static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
     slot_t *s = slot_find(t, site);
     if (s->site == site)
         return s;
-    unsigned lmax = site->kmax ? log2_floor(site->kmax) : LMAX_DEFAULT;
-    if (lmax > HPS_TM_CTL_LMAX)
-        lmax = HPS_TM_CTL_LMAX;
-    unsigned l0 = site->k0 ? log2_floor(site->k0) : L0_DEFAULT;
+    unsigned lmax = site_lmax(site);
     *s = (slot_t){ .site = site, .lmax = (uint8_t)lmax, .fcap = (uint8_t)lmax,
-                   .run = (uint8_t)(l0 < lmax ? l0 : lmax), .token = t->token };
+                   .run = (uint8_t)site_l0(site) };
     uint64_t now = hps_mono_ns();
-    try_lead(site, s, now);
+    try_lead(site, s, t->token, now);
     if (!s->leads)
         follow(site, s, NULL);
     s->moves = 0;
@@ -422,15 +446,13 @@ static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
 
 /* An epoch ended: the leader feeds its controller, a follower rereads the
  * site's level. */
-static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample_t *smp,
-                      uint64_t solo, uint64_t now)
+static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
+                      const hps_tm_ctl_sample_t *smp, uint64_t solo, uint64_t now)
 {
     s->epochs++;
     s->last_ep_ns = smp->ns;
-    if (s->leads && hps_load_relaxed(&site->leader) != s->token)
-        s->leads = 0;                /* it was stale; another thread leads now */
-    if (!s->leads)
-        try_lead(site, s, now);
+    if (!still_leads(site, s, token))
+        try_lead(site, s, token, now);
     if (s->leads) {
         /* The leader judges the level by what every thread got done in the
          * epoch's time, not by its own cost alone: a thread whose partner
@@ -443,7 +465,6 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample
         site_smp.crowded = (uint32_t)hps_tm_crowded();
         s->done_seen = sum;
         s->ep_done = 0;
-        uint64_t p = s->ctl.probes;
         if (!site_smp.iters)
             site_smp.iters = smp->iters;
         /* An epoch the leader spent mostly on the bias, while other
@@ -454,10 +475,12 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample
          * epoch on the bias: those are comparable, and fed. */
         if (site_smp.iters > smp->iters)
             s->others_ns = now;
-        if (2 * solo <= smp->chunks || !s->others_ns || now - s->others_ns > ALONE_NS)
+        if (2 * solo <= smp->chunks || !s->others_ns || now - s->others_ns > ALONE_NS) {
+            uint64_t p = s->ctl.probes;
             hps_tm_ctl_epoch(&s->ctl, &site_smp);
-        s->probes += s->ctl.probes - p;
-        ctl_save(site, &s->ctl);
+            s->probes += s->ctl.probes - p;
+            ctl_save(site, &s->ctl);  /* unchanged otherwise */
+        }
         hps_store_relaxed(&site->beat, now);
         publish(site, s);
     } else {
@@ -478,9 +501,10 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
     }
     slot_t *s = slot_get(d, site);
     if (hps_unlikely(!s)) {
-        hps_tm_for(lo, hi, 1L << L0_DEFAULT, fn, arg);   /* no memory for a controller */
+        hps_tm_for(lo, hi, 1L << site_l0(site), fn, arg);   /* no memory for a controller */
         return;
     }
+    uint64_t token = d->co_slots->token;
     long since = 0;
     uint64_t t0 = hps_mono_ns(), a0 = d->st.aborts, c0 = cap_count(d), so0 = d->st.solo;
     s->iters_total += (uint64_t)(hi - lo);
@@ -488,9 +512,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
      * next epoch's end: until then it would scan every thread's counter
      * twice a call (with 8 threads on 2 CPUs the lead changes hands every
      * few ms, and short calls made most of the scans stale ones). */
-    if (s->leads && hps_load_relaxed(&site->leader) != s->token)
-        s->leads = 0;
-    if (s->leads)
+    if (still_leads(site, s, token))
         s->done_seen = all_done();   /* time between calls is not counted: nor what ran in it */
     for (long i = lo; i < hi;) {
         if (!s->leads && hps_load_relaxed(&site->level) != s->seen)
@@ -519,7 +541,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         uint64_t so = d->st.solo;
         a0 = a;
         c0 = c;
-        epoch_end(site, s, &smp, s->ep_solo + (so - so0), t);
+        epoch_end(site, s, token, &smp, s->ep_solo + (so - so0), t);
         so0 = so;
         s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = s->ep_solo = 0;
         s->ep_target = ep_target(s->run);

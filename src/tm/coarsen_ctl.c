@@ -63,6 +63,7 @@
  * inflection point (step down without waiting for three measurements).
  */
 #include <math.h>
+#include <string.h>
 #include "coarsen.h"
 
 #define H 0.03f                      /* hysteresis: a move needs 3 % better */
@@ -110,6 +111,12 @@ static void settle(hps_tm_ctl_t *c, float cost, float ar)
     c->stay = c->stay_len;
 }
 
+/* The bit of `tried` and `far_tried` for a side: 1 up, 2 down. */
+static uint8_t side_bit(int dir)
+{
+    return dir > 0 ? 1 : 2;
+}
+
 static int side_open(const hps_tm_ctl_t *c, int dir)
 {
     if (dir > 0)
@@ -138,7 +145,7 @@ static int far_open(const hps_tm_ctl_t *c, float mean)
         return 0;                    /* this was the far probe */
     if (!(c->b <= mean * (1.0f + H)))
         return 0;                    /* worse that way: the slope rises */
-    if (c->far_tried & (c->dir > 0 ? 1 : 2))
+    if (c->far_tried & side_bit(c->dir))
         return 0;                    /* looked already from this level */
     int l = c->level + 2 * c->dir;
     return l >= 0 && l <= c->cap;
@@ -217,7 +224,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         if (c->phase == HPS_TM_CTL_B) {
             /* The neighbour is far worse: the probe has its answer. */
             c->b = INFINITY;
-            c->tried |= c->dir > 0 ? 1 : 2;
+            c->tried |= side_bit(c->dir);
             probe_or_settle(c, c->a, ar);
         } else {
             set_level(c, run - 1);
@@ -277,7 +284,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 set_level(c, (unsigned)(c->level + dir));
                 dir = dir > 0 ? 1 : -1;
                 c->dir = (int8_t)dir;
-                c->tried = dir > 0 ? 2 : 1;
+                c->tried = side_bit(-dir);
                 if (side_open(c, dir)) {
                     c->a = c->b;
                     c->phase = HPS_TM_CTL_B;
@@ -289,14 +296,14 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 /* The neighbour measured no different: a plateau, or a
                  * slope too gentle to see in one step.  Look one level
                  * further before closing this side. */
-                c->far_tried |= c->dir > 0 ? 1 : 2;
+                c->far_tried |= side_bit(c->dir);
                 c->dir = (int8_t)(c->dir * 2);
                 c->bn = c->b;
                 c->a = m;
                 c->phase = HPS_TM_CTL_B;
                 c->probes++;
             } else {
-                c->tried |= c->dir > 0 ? 1 : 2;
+                c->tried |= side_bit(c->dir);
                 probe_or_settle(c, m, mar);
             }
         }
@@ -316,8 +323,11 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         /* The input changed: search again from short stays. */
         c->moved = 1;
         c->far_tried = 0;
-        for (int l = 0; l <= HPS_TM_CTL_LMAX && !c->crowded; l++)
-            c->lr_ns[l] = c->lr_it[l] = 0, c->lr_n[l] = 0;
+        if (!c->crowded) {           /* crowded, the long runs are what decides */
+            memset(c->lr_ns, 0, sizeof c->lr_ns);
+            memset(c->lr_it, 0, sizeof c->lr_it);
+            memset(c->lr_n, 0, sizeof c->lr_n);
+        }
     } else if (--c->stay != 0) {
         return;
     } else if (c->cap < c->lmax) {

@@ -543,12 +543,11 @@ HPS_EXPORT void hps_tm_stats_total(hps_tm_stats_t *out)
  * trial). */
 uint64_t hps_tm_commits_total(void)
 {
+    /* Under the lock, so that a thread retiring now is counted once (retire
+     * moves its count into g_exited and zeroes it; unowned descriptors hold
+     * zeros). */
     pthread_mutex_lock(&g_reg_mu);
-    uint64_t sum = g_exited.commits;
-    uint32_t n = hps_load_relaxed(&g_ndesc);
-    for (uint32_t i = 0; i < n; i++)
-        if (hps_load_relaxed(&g_desc[i]->owner))
-            sum += hps_plain_load_relaxed(&g_desc[i]->st.commits);
+    uint64_t sum = g_exited.commits + hps_tm_desc_sum(offsetof(hps_tm_desc_t, st.commits));
     pthread_mutex_unlock(&g_reg_mu);
     return sum;
 }
