@@ -42,14 +42,17 @@
  *              read   read (RO)   read, W   write     access alone: read, RO read
  *   sgl          15          12        15      28                    5, 5
  *   norec        38          25        46     140                   28, 19
- *   stm (CTL)    40          28        52     222                   30, 22
- *   stm (ETL)     -           -        52     218
+ *   stm (CTL)    41          29        54     204                   31, 23
+ *   stm (ETL)     -           -        54     198
  *   htm, hybrid  15           -        15      75     as sgl, in a hardware section
  *                                        (measured emulated, HPSYNC_ELIDE_BACKEND=
  *                                        inject:commit: the access code of RTM)
  * (With __builtin_setjmp as the checkpoint the loop kept its counter in
  * memory and cost 3 to 5 more: read 18 / 41 / 45, write 32 / 131 / 213.)
  * (Before the inline paths: read 16 / 56 / 70, write 70 / 121 / 203.)
+ * (stm with an orec per word, before 32-byte stripes: CTL 40 / 28 / 52 /
+ * 222, ETL 52 / 218; a stripe costs a read a shift and saves a write of
+ * 4000 distinct words three orec locks in four; 2026-11-29.)
  * (Before the write set's filter, read, W was a call that probed the
  * hashed write set: 81 / 97; a write cost 9 fewer at N = 4000, where the
  * filter is full, and 13-14 more at N = 16, where it is not.)
@@ -189,9 +192,19 @@ extern __thread hps_tm_fast_t *hps_tm_self_ __attribute__((tls_model("initial-ex
 extern __thread hps_tm_fast_t *hps_tm_rd_ __attribute__((tls_model("initial-exec")));
 extern __thread hps_tm_fast_t *hps_tm_wr_ __attribute__((tls_model("initial-exec")));
 
-/* stm's ownership records. */
+/* stm's ownership records: 2^20 of them, one per 32-byte stripe of the
+ * address space (4 words), the stripe's address modulo 32 MiB.  A stripe,
+ * not a word: the orecs a section touches then take a quarter of its
+ * data's pages and cache lines, not as many (src/tm/stm.c has the figures).
+ * The inline read below computes it too, so a program built against a
+ * header with another stripe must be rebuilt. */
 #define HPS_TM_ORECS_BITS_ 20
+#define HPS_TM_OREC_SHIFT_ 5
 extern hps_au64 hps_tm_stm_orecs_[1u << HPS_TM_ORECS_BITS_];
+HPS_INLINE hps_au64 *hps_tm_stm_orec_(const void *p)
+{
+    return &hps_tm_stm_orecs_[((uintptr_t)p >> HPS_TM_OREC_SHIFT_) & ((1u << HPS_TM_ORECS_BITS_) - 1)];
+}
 
 /* What every section's begin reads, on one line: the epoch (memory
  * reclamation), the gate (raised while a section must run alone: an
@@ -357,7 +370,7 @@ HPS_INLINE int hps_tm_rlog_push_(hps_tm_fast_t *f, uintptr_t a, uint64_t v)
 /* stm's and norec's inline reads: 1 with *out set, or 0 to call the backend. */
 HPS_INLINE int hps_tm_stm_read_fast_(hps_tm_fast_t *f, const uint64_t *p, int logged, uint64_t *out)
 {
-    hps_au64 *orec = &hps_tm_stm_orecs_[((uintptr_t)p >> 3) & ((1u << HPS_TM_ORECS_BITS_) - 1)];
+    hps_au64 *orec = hps_tm_stm_orec_(p);
     /* Acquire, acquire: orec, then word, then clock, in order. */
     uint64_t o = hps_load_acquire(orec);
     *out = hps_plain_load_acquire(p);

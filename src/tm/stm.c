@@ -2,9 +2,10 @@
 /*
  * stm: word-based, in the TL2/LSA family (TinySTM's design points).
  *
- * Ownership records: 2^20 words, orec_of(w) by the word's address.  An orec
- * holds the version (the global clock value of the last commit that wrote a
- * word mapped to it) shifted left by one, or, while a writer holds it, a
+ * Ownership records: 2^20, one per 32-byte stripe (4 words), orec_of(w) by
+ * the word's address (hps_tm_stm_orec_, hpsync/tm.h).  An orec holds the
+ * version (the global clock value of the last commit that wrote a word
+ * mapped to it) shifted left by one, or, while a writer holds it, a
  * lock word: bit 0 set, the owner's thread index in bits 1..16 and, above,
  * the index of the orec's entry in the owner's lock log (where its old
  * version is kept), so that the owner finds that version in O(1).
@@ -72,16 +73,26 @@ static struct {
 #define g_orecs hps_tm_stm_orecs_
 
 /*
- * The table mirrors data addresses (an orec per 8-byte word, modulo 8 MiB),
- * so the orecs a section reads span as many pages as its data: with 4 KiB
- * pages, twice the TLB entries of the data alone.  Transparent huge pages
- * for the table (the kernel's "madvise" mode, the usual default, gives
- * them only to ranges asked for) leave the data's share.  Measured by the
- * ring workload (docs/workloads.md): 128 nodes of 2 KiB, read through stm,
- * 1.19x the 64 B ring's CPU time per node without, 1.10x with.  The array
- * is not 2 MiB-aligned (an exported symbol's alignment would reach every
- * executable that copies it), so the aligned interior is advised: at least
- * 6 of its 8 MiB.  Best effort: a kernel without THP changes nothing.
+ * Why stripes of 32 bytes and not an orec per word: the table follows data
+ * addresses (modulo 32 MiB), so with an orec per word the orecs a section
+ * touched spanned as many pages and cache lines as its data, doubling its
+ * TLB and cache footprint; a stripe's orec takes a quarter, and a section
+ * that writes a run of words locks a quarter of the orecs.  Measured on
+ * the workloads, one thread, every access instrumented (docs/tm.md, "stm
+ * stripes"): large scatter zones 1.1-1.5x as fast, physics 1.15-1.65x,
+ * graph clustering on 1 Mi vertices 1.4-1.9x, a 1 Mi-bin histogram 1.2x,
+ * the 2 KiB ring's 1.3x climb over the 64 B one gone.  The price: false
+ * conflicts between neighbours (graph clustering's 4-byte parents at 2
+ * threads: 2-4x the aborts) and a shift a read (the 64 B ring's dense walk,
+ * 1.12x the time per node).  TinySTM's default stripe is 32 bytes too.
+ *
+ * Transparent huge pages for the table (the kernel's "madvise" mode, the
+ * usual default, gives them only to ranges asked for) may shrink the
+ * orecs' TLB share further (on the development KVM guest they gained
+ * nothing measurable: docs/workloads.md, the ring).  The array is not 2 MiB-aligned (an exported symbol's alignment
+ * would reach every executable that copies it), so the aligned interior is
+ * advised: at least 6 of its 8 MiB.  Best effort: a kernel without THP
+ * changes nothing.
  */
 __attribute__((constructor)) static void orecs_huge_pages(void)
 {
@@ -94,7 +105,7 @@ __attribute__((constructor)) static void orecs_huge_pages(void)
 
 static inline hps_au64 *orec_of(const uint64_t *w)
 {
-    return &g_orecs[((uintptr_t)w >> 3) & ((1u << ORECS_BITS) - 1)];
+    return hps_tm_stm_orec_(w);
 }
 
 static void stm_begin(hps_tm_desc_t *d)

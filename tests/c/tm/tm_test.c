@@ -58,6 +58,7 @@ static int run_backend(const hps_test_case_t *c, int argc, char **argv)
 static const hps_test_case_t cases[] = {
     { "bank", .run_args = run_bank, .args = "[iterations]", .max_args = 1 },
     { "counter", .run = case_counter },
+    { "stripe", .run = case_stripe },
     { "opacity_sum", .run = case_opacity_sum },
     { "opacity_div", .run = case_opacity_div },
     { "opacity_chain", .run = case_chain },

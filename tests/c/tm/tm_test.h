@@ -73,6 +73,7 @@ void case_coarsen_fresh_thread(void);
 void case_coarsen_garbage_site(void);
 void case_coarsen_static(void);
 void case_counter(void);
+void case_stripe(void);
 void case_fork(void);
 void case_orecs_huge(void);
 void case_hw_own(void);
