@@ -89,10 +89,10 @@ static struct {
  * Transparent huge pages for the table (the kernel's "madvise" mode, the
  * usual default, gives them only to ranges asked for) may shrink the
  * orecs' TLB share further (on the development KVM guest they gained
- * nothing measurable: docs/workloads.md, the ring).  The array is not 2 MiB-aligned (an exported symbol's alignment
- * would reach every executable that copies it), so the aligned interior is
- * advised: at least 6 of its 8 MiB.  Best effort: a kernel without THP
- * changes nothing.
+ * nothing measurable: docs/workloads.md, the ring).  The array is not
+ * 2 MiB-aligned (an exported symbol's alignment would reach every
+ * executable that copies it), so the aligned interior is advised: at least
+ * 6 of its 8 MiB.  Best effort: a kernel without THP changes nothing.
  */
 __attribute__((constructor)) static void orecs_huge_pages(void)
 {
