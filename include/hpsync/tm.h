@@ -197,13 +197,15 @@ extern __thread hps_tm_fast_t *hps_tm_wr_ __attribute__((tls_model("initial-exec
  * not a word: the orecs a section touches then take a quarter of its
  * data's pages and cache lines, not as many (src/tm/stm.c has the figures).
  * The inline read below computes it too, so a program built against a
- * header with another stripe must be rebuilt. */
+ * header with another stripe must be rebuilt: the table's name carries the
+ * stripe, and such a program fails to start ("undefined symbol") instead
+ * of locking the wrong orecs. */
 #define HPS_TM_ORECS_BITS_ 20
 #define HPS_TM_OREC_SHIFT_ 5
-extern hps_au64 hps_tm_stm_orecs_[1u << HPS_TM_ORECS_BITS_];
+extern hps_au64 hps_tm_stm_orecs32_[1u << HPS_TM_ORECS_BITS_];
 HPS_INLINE hps_au64 *hps_tm_stm_orec_(const void *p)
 {
-    return &hps_tm_stm_orecs_[((uintptr_t)p >> HPS_TM_OREC_SHIFT_) & ((1u << HPS_TM_ORECS_BITS_) - 1)];
+    return &hps_tm_stm_orecs32_[((uintptr_t)p >> HPS_TM_OREC_SHIFT_) & ((1u << HPS_TM_ORECS_BITS_) - 1)];
 }
 
 /* What every section's begin reads, on one line: the epoch (memory

@@ -66,11 +66,11 @@
 /* The orecs are exported for the inline fast path; the clock, alone on its
  * pair of cache lines (HPS_LINEPAIR), is reached through the descriptor's
  * `clock`. */
-HPS_EXPORT hps_au64 hps_tm_stm_orecs_[1u << ORECS_BITS];
+HPS_EXPORT hps_au64 hps_tm_stm_orecs32_[1u << ORECS_BITS];
 static struct {
     hps_au64 v;
 } __attribute__((aligned(HPS_LINEPAIR))) g_clock;
-#define g_orecs hps_tm_stm_orecs_
+#define g_orecs hps_tm_stm_orecs32_
 
 /*
  * Why stripes of 32 bytes and not an orec per word: the table follows data

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "tm_test.h"
 
-extern hps_au64 hps_tm_stm_orecs_[];
+extern hps_au64 hps_tm_stm_orecs32_[];
 
 void case_orecs_huge(void)
 {
@@ -22,7 +22,7 @@ void case_orecs_huge(void)
         printf("%s: skipped: no transparent huge pages here\n", hps_test_name());
         exit(77);
     }
-    uintptr_t mid = (uintptr_t)&hps_tm_stm_orecs_[(1u << HPS_TM_ORECS_BITS_) / 2];
+    uintptr_t mid = (uintptr_t)&hps_tm_stm_orecs32_[(1u << HPS_TM_ORECS_BITS_) / 2];
     FILE *f = fopen("/proc/self/smaps", "r");
     HPS_CHECK(f, "cannot read /proc/self/smaps");
     char line[512];
