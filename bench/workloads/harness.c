@@ -316,6 +316,7 @@ static void stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
     to->aborts += s->aborts;
     to->retries += s->retries;
     to->irrevocable += s->irrevocable;
+    to->solo += s->solo;
     for (int c = 0; c < HPS_TM_CAUSES; c++)
         to->aborts_by_cause[c] += s->aborts_by_cause[c];
 }
@@ -369,6 +370,9 @@ static void tm_json(const result_t *r, const wl_variant_t *v, int threads, long 
     hps_json_uint("aborts", r->st.aborts);
     hps_json_uint("retries", r->st.retries);
     hps_json_uint("irrevocable", r->st.irrevocable);
+    /* Sections run alone on the bias: at 2 threads and more, a run that ran
+     * most of them so ran its threads mostly one at a time (docs/workloads.md). */
+    hps_json_uint("solo", r->st.solo);
     hps_json_begin_object("aborts_by_cause");
     for (int c = 0; c < HPS_TM_CAUSES; c++)
         if (r->st.aborts_by_cause[c])

@@ -165,6 +165,9 @@ def test_runner_on_the_double(fake_build: Path, tmp_path: Path) -> None:
     assert m["best-tm/ops_per_sec_vs_mutex/fake/size=64 T=2"]["value"] == pytest.approx(95 * 2 ** 0.8 / 100)
     assert m["fake/aborts_per_commit/stm/size=64/conflict/tm T=2"]["value"] == pytest.approx(0.02)
     assert m["fake/aborts_per_commit/elide-r0/size=64/busy/elision T=1"]["value"] == pytest.approx(0.1)
+    # The share of sections on the bias: the double runs 1000 / threads of them alone.
+    assert m["fake/solo_share/stm/size=64 T=2"]["reps"] == pytest.approx([0.5, 0.5])
+    assert "fake/solo_share/mutex/size=64 T=2" not in m
     assert m["fake/validated/tts/size=64 T=1"]["reps"] == [1.0, 1.0]
     if not tm.rtm_usable():
         assert run["extra"]["variants"]["fake"]["htm"]["status"] == "n/a"

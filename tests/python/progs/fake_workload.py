@@ -90,7 +90,7 @@ def main():
                        "ops_per_sec_reps": [ops], "seconds_reps": [1000 / ops],
                        "tm": None, "elision": None, "check": "sums agree"}
                 if v in ("stm", "norec"):
-                    row["tm"] = {"backend": v, "commits": 1000,
+                    row["tm"] = {"backend": v, "commits": 1000, "solo": 1000 // t,
                                  "aborts_by_cause": {"conflict": 10 * t, "capacity": 5}}
                 if v.startswith("elide"):
                     row["elision"] = {"commits": 500, "aborts_by_cause": {"busy": 50, "conflict": 0}}

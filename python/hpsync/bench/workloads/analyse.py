@@ -21,6 +21,9 @@ figures pair up):
   workload/aborts_per_commit/variant/layer/cause T=n   TM (layer tm) or
                           elision (layer elision) aborts by cause per
                           commit, cause "all" for the total
+  workload/solo_share/variant T=n   the share of a TM variant's sections
+                          that ran alone on the bias (at 2 threads and more,
+                          how much of the run went one thread at a time)
 Speed-ups take a lower-is-better figure (ns per node, seconds) the other
 way up, so more is always faster.
 """
@@ -92,7 +95,7 @@ def speedup(mine: Mapping[int, float], ref: Mapping[int, float], better: str) ->
     return out
 
 
-def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float], better: str,
+def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float], better: str | None,
        ctx: int | None) -> schema.Measurement:
     rounds = sorted(figs)
     return schema.measurement(dims, metric, unit, [figs[r] for r in rounds], better, ctx, rounds)
@@ -124,6 +127,16 @@ def abort_rates(samples: Iterable[Mapping[str, Any]], layer: str) -> dict[str, f
     return {"all": aborts / den, **{c: n / den for c, n in sorted(causes.items())}}
 
 
+def solo_share(sample: Mapping[str, Any]) -> float | None:
+    """Sections run alone on the bias over all committed ones, or None
+    when the sample has no TM statistics with a solo count."""
+    st = sample.get("tm")
+    if not isinstance(st, dict) or not isinstance(st.get("solo"), (int, float)):
+        return None
+    commits = int(st.get("commits", 0) or 0)
+    return float(st["solo"]) / commits if commits > 0 else None
+
+
 def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -> list[schema.Measurement]:
     out: list[schema.Measurement] = []
     idx = _index(samples)
@@ -150,6 +163,9 @@ def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -
                 q = speedup(mine, _per_round(ref, m["name"]), m["better"])
                 if q:
                     out.append(_m(dims_of(any_s), f"{m['name']}_vs_{base}", "x", q, "higher", ctx))
+        solo = {r: q for r, s in rounds.items() if (q := solo_share(s)) is not None}
+        if solo:
+            out.append(_m(dims_of(any_s), "solo_share", "", solo, None, ctx))
         for layer in LAYERS:
             rates = {r: abort_rates([s], layer) for r, s in rounds.items()}
             causes = sorted({c for v in rates.values() if v for c in v})
