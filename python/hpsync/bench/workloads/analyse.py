@@ -238,30 +238,70 @@ def dyn_vs_static(workloads: Mapping[str, Mapping[str, Any]],
     per point, thread count and backend, the controller over the static k
     with the best median, and over k = 1."""
     out = []
+    for pt, threads, group, dyn, m, mine, figs, best in _coarsening_pairs(workloads, idx):
+        rounds = idx[(pt, dyn, threads)]
+        any_s = next(iter(rounds.values()))
+        dims = {"part": DYN, **{k: v for k, v in dims_of(any_s).items() if k != "variant"},
+                "backend": group or "default"}
+        k1 = next((f for k, _, f in figs if k == 1.0), None)
+        for name, ref in (("best_static", best[2]), ("k1", k1)):
+            q = speedup(mine, ref, m["better"]) if ref else None
+            if q:
+                out.append(_m(dims, f"{m['name']}_vs_{name}", "x", q, "higher", _ctx(rounds)))
+    return out
+
+
+def _coarsening_pairs(workloads: Mapping[str, Mapping[str, Any]],
+                      idx: Mapping[tuple[Key, str, int], Mapping[int, Mapping[str, Any]]]) -> Iterable[Any]:
+    """Per point, thread count, backend and speed-up metric: (point,
+    threads, group, the controller's variant, the metric, its figures per
+    round, every static (k, name, figures), the one with the best median)."""
     for pt, threads in dict.fromkeys((pt, t) for pt, _, t in idx):
         desc = workloads.get(pt[0], {})
         for group, (dyn, static) in _coarsening(desc, lambda v: (pt, v, threads) in idx).items():
             if not dyn or not static:
                 continue
-            rounds = idx[(pt, dyn, threads)]
-            any_s = next(iter(rounds.values()))
-            dims = {"part": DYN, **{k: v for k, v in dims_of(any_s).items() if k != "variant"},
-                    "backend": group or "default"}
             for m in desc.get("metrics", []):
                 if not m.get("speedup", True):
                     continue
-                mine = _per_round(rounds, m["name"])
-                figs = [(k, _per_round(idx[(pt, n, threads)], m["name"])) for k, n in static]
-                figs = [(k, f) for k, f in figs if f]
+                mine = _per_round(idx[(pt, dyn, threads)], m["name"])
+                figs = [(k, n, _per_round(idx[(pt, n, threads)], m["name"])) for k, n in static]
+                figs = [c for c in figs if c[2]]
                 if not mine or not figs:
                     continue
                 sign = 1 if m["better"] == "higher" else -1
-                _, best = max(figs, key=lambda c: sign * (stats.median(c[1].values()) or 0.0))
-                for name, ref in (("best_static", best), ("k1", dict(figs).get(1.0))):
-                    q = speedup(mine, ref, m["better"]) if ref else None
-                    if q:
-                        out.append(_m(dims, f"{m['name']}_vs_{name}", "x", q, "higher", _ctx(rounds)))
-    return out
+                best = max(figs, key=lambda c: sign * (stats.median(c[2].values()) or 0.0))
+                yield pt, threads, group, dyn, m, mine, figs, best
+
+
+REGIME_GAP = 0.1
+
+
+def regime_note(workloads: Mapping[str, Mapping[str, Any]],
+                idx: Mapping[tuple[Key, str, int], Mapping[int, Mapping[str, Any]]]) -> list[str]:
+    """At 2 threads and more, a run that ran its threads mostly one at a time
+    on the bias can be several times as fast as one that ran them together
+    (docs/workloads.md), whatever k.  So the controller's round pairs are
+    sorted by how its run's share of sections on the bias lay against the
+    best static k's: lower by more than REGIME_GAP, within it, higher; one
+    line with the count and median ratio of each, when any lay apart, so a
+    verdict can be read against it."""
+    groups: dict[str, list[float]] = {"less": [], "within": [], "more": []}
+    for pt, threads, _, dyn, m, mine, _, best in _coarsening_pairs(workloads, idx):
+        if threads < 2:
+            continue
+        d_rounds, b_rounds = idx[(pt, dyn, threads)], idx[(pt, best[1], threads)]
+        for r, q in speedup(mine, best[2], m["better"]).items():
+            a, b = solo_share(d_rounds.get(r, {})), solo_share(b_rounds.get(r, {}))
+            if a is not None and b is not None:
+                groups["less" if a < b - REGIME_GAP else "more" if a > b + REGIME_GAP else "within"].append(q)
+    if not groups["less"] and not groups["more"]:
+        return []
+    said = {"less": "less on the bias", "within": f"within {REGIME_GAP:g}", "more": "more on the bias"}
+    parts = [f"{said[g]} {len(v)}, {stats.median(v):.2f}" for g, v in groups.items() if v]
+    return ["coarsening at 2 threads and more, the controller over the best static k by its run's share "
+            "of sections on the bias against the static one's (round pairs, median ratio): "
+            + "; ".join(parts) + " (docs/workloads.md)"]
 
 
 def summarise(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -> list[Row]:
@@ -325,4 +365,5 @@ def analyse(extra: Mapping[str, Any], params: Mapping[str, Any]) -> Analysis:
     warnings = warn_few_and_noisy(rows, "rounds", MIN_ROUNDS, NOISY,
                                   lambda r: f"{r['workload']} {r['variant']}@{r['threads']}T")
     warnings += not_measured(extra)
+    warnings += regime_note(workloads, _index(samples))
     return Analysis(rows, measurements(samples, workloads), warnings)
