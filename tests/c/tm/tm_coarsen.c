@@ -354,6 +354,7 @@ typedef struct lead_arg {
     uint64_t ns;                     /* how long to run, in the thread's CPU time */
     hps_tm_coarsen_info_t in;        /* at the end */
     uint64_t cap;                    /* capacity aborts it met (htm, hybrid: injected) */
+    hps_au32 *stop;                  /* lead_run's: the first thread past its budget stops all */
 } lead_arg_t;
 
 static void own_store(long i, void *p)
@@ -366,7 +367,10 @@ static void own_store(long i, void *p)
  * hold beside busy processes too, where a wall-clock budget leaves a thread
  * a fraction of its epochs.  (tm.coarsen_leader.stm failed once beside two
  * busy processes and another test, with wall-clock budgets; its message was
- * lost, so this is the likely cause, not a proven one.) */
+ * lost, so this is the likely cause, not a proven one.)  The threads of one
+ * run still stop together, when the first has spent its budget: a follower
+ * that stopped early would report a level the leader has since left (the
+ * leader at 64, the follower at 1024, with a budget each). */
 static uint64_t cpu_now_ns(void)
 {
     struct timespec t;
@@ -382,9 +386,11 @@ static void *lead_thread(void *p)
     hps_tm_stats_get(&s0);
     long n = 0;
     hps_tm_coarsen_t *site = a->site ? a->site : &g_lead_site;
-    while (cpu_now_ns() - t0 < a->ns) {
+    while (!hps_load_acquire(a->stop)) {
         hps_tm_for_dynamic(site, n, n + 4096, own_store, a);
         n += 4096;
+        if (cpu_now_ns() - t0 >= a->ns)
+            hps_store_release(a->stop, 1);
     }
     hps_tm_coarsen_info(site, &a->in);
     a->cap = capacity_since(&s0);
@@ -394,8 +400,11 @@ static void *lead_thread(void *p)
 static void lead_run(lead_arg_t *a, unsigned n)
 {
     pthread_t th[4];
-    for (unsigned i = 0; i < n; i++)
+    hps_au32 stop = 0;
+    for (unsigned i = 0; i < n; i++) {
+        a[i].stop = &stop;
         HPS_CHECK_RC("pthread_create", pthread_create(&th[i], NULL, lead_thread, &a[i]), 0);
+    }
     for (unsigned i = 0; i < n; i++)
         pthread_join(th[i], NULL);
 }
