@@ -2,8 +2,8 @@
 /*
  * stm: word-based, in the TL2/LSA family (TinySTM's design points).
  *
- * Ownership records: 2^20, one per 32-byte stripe (4 words), orec_of(w) by
- * the word's address (hps_tm_stm_orec_, hpsync/tm.h).  An orec holds the
+ * Ownership records: 2^20, one per 32-byte stripe (4 words), hps_tm_stm_orec_(w)
+ * by the word's address (hpsync/tm.h).  An orec holds the
  * version (the global clock value of the last commit that wrote a word
  * mapped to it) shifted left by one, or, while a writer holds it, a
  * lock word: bit 0 set, the owner's thread index in bits 1..16 and, above,
@@ -103,11 +103,6 @@ __attribute__((constructor)) static void orecs_huge_pages(void)
         (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
-static inline hps_au64 *orec_of(const uint64_t *w)
-{
-    return hps_tm_stm_orec_(w);
-}
-
 static void stm_begin(hps_tm_desc_t *d)
 {
     d->clock = &g_clock.v;
@@ -156,7 +151,7 @@ static uint64_t stm_read(hps_tm_fast_t *f, const uint64_t *w)
         if (e && e->mask == ~(uint64_t)0)
             return e->val;
     }
-    hps_au64 *orec = orec_of(w);
+    hps_au64 *orec = hps_tm_stm_orec_(w);
     uint32_t n = 0;
     uint64_t v;
     for (;;) {
@@ -226,7 +221,7 @@ static void stm_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
     /* Reads from now on test the redo log's filter (hpsync/tm.h). */
     if (f->mode == HPS_TM_MODE_STM)
         f->mode = HPS_TM_MODE_STM_W;
-    if (hps_tm_etl && !lock_orec(d, orec_of(w), 1))
+    if (hps_tm_etl && !lock_orec(d, hps_tm_stm_orec_(w), 1))
         hps_tm_abort(d, HPS_TM_CAUSE_CONFLICT);
     hps_tm_wset_put(&d->ws, w, v, mask);
 }
@@ -238,7 +233,7 @@ static int stm_commit(hps_tm_desc_t *d)
         return HPS_TM_COMMITTED;     /* read-only: valid at the snapshot */
     if (!hps_tm_etl)
         for (uint32_t i = 0; i < d->ws.n; i++)
-            if (!lock_orec(d, orec_of(d->ws.e[i].addr), 0))
+            if (!lock_orec(d, hps_tm_stm_orec_(d->ws.e[i].addr), 0))
                 return HPS_TM_CAUSE_CONFLICT;
     /* "Committing" is published before the version is taken: the clock's
      * increment below is a release, and a later writer's increment (an

@@ -137,9 +137,11 @@ def solo_share(sample: Mapping[str, Any]) -> float | None:
     return float(st["solo"]) / commits if commits > 0 else None
 
 
-def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -> list[schema.Measurement]:
+def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
+                 idx: Mapping[tuple[Key, str, int], Mapping[int, Mapping[str, Any]]] | None = None
+                 ) -> list[schema.Measurement]:
     out: list[schema.Measurement] = []
-    idx = _index(samples)
+    idx = _index(samples) if idx is None else idx
     for (pt, variant, threads), rounds in idx.items():
         desc = workloads.get(pt[0], {})
         base = baseline(desc)
@@ -365,5 +367,6 @@ def analyse(extra: Mapping[str, Any], params: Mapping[str, Any]) -> Analysis:
     warnings = warn_few_and_noisy(rows, "rounds", MIN_ROUNDS, NOISY,
                                   lambda r: f"{r['workload']} {r['variant']}@{r['threads']}T")
     warnings += not_measured(extra)
-    warnings += regime_note(workloads, _index(samples))
-    return Analysis(rows, measurements(samples, workloads), warnings)
+    idx = _index(samples)
+    warnings += regime_note(workloads, idx)
+    return Analysis(rows, measurements(samples, workloads, idx), warnings)
