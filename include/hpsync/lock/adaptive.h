@@ -46,6 +46,8 @@ int  hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t clock, const struct tim
  * clock than CLOCK_REALTIME / CLOCK_MONOTONIC, as every algorithm. */
 int  hps_adaptive_timedlock_slow(hps_adaptive_t *l, clockid_t clock, const struct timespec *abstime);
 void hps_adaptive_wake(hps_adaptive_t *l);
+/* Internal (the wake-up's undo when it found nobody asleep); exported for a test. */
+void hps_adaptive_unclaim_(hps_adaptive_t *l);
 
 HPS_INLINE void hps_adaptive_init(hps_adaptive_t *l)
 {
