@@ -18,6 +18,8 @@
  * woken waiter is still on its way to a CPU: `waking` keeps unlock from
  * waking a second thread (one system call per unlock) until the first has
  * run.  When threads outnumber cores this is what keeps throughput up.
+ * (One race around that flag can still lose a wake-up; a parker's long
+ * sleep ends after 50 ms anyway, so it costs at most that.)
  * Fast paths: lock = XCHG + branch, unlock = store + load + branch.
  */
 #ifndef HPSYNC_LOCK_ADAPTIVE_H
@@ -46,8 +48,11 @@ int  hps_adaptive_lock_slow(hps_adaptive_t *l, clockid_t clock, const struct tim
  * clock than CLOCK_REALTIME / CLOCK_MONOTONIC, as every algorithm. */
 int  hps_adaptive_timedlock_slow(hps_adaptive_t *l, clockid_t clock, const struct timespec *abstime);
 void hps_adaptive_wake(hps_adaptive_t *l);
-/* Internal (the wake-up's undo when it found nobody asleep); exported for a test. */
+/* Internal, exported for tests (src/lock/adaptive.c): the wake-up's undo
+ * when it found nobody asleep, and how long a parker's "unbounded" sleep
+ * lasts at most (50 ms), the backstop for the wake-up the undo can miss. */
 void hps_adaptive_unclaim_(hps_adaptive_t *l);
+extern long hps_adaptive_backstop_ns;
 
 HPS_INLINE void hps_adaptive_init(hps_adaptive_t *l)
 {

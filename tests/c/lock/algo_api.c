@@ -99,6 +99,10 @@ static void adaptive_quiet(void *p)
 {
     uint32_t parked = hps_load_relaxed(&((hps_adaptive_t *)p)->parked) & ~HPS_ADAPTIVE_FENCED;
     HPS_CHECK(parked == 0, "%u threads still counted as parked after all threads left", parked);
+    /* A wake-up claim left behind would make every later unlock skip its
+     * wake-up (src/lock/adaptive.c): each woken thread gives its back. */
+    uint32_t waking = hps_load_relaxed(&((hps_adaptive_t *)p)->waking);
+    HPS_CHECK(waking == 0, "a wake-up still marked in flight (%#x) after all threads left", waking);
 }
 static const struct extra {
     const char *name;
