@@ -310,9 +310,12 @@ void hps_tm_bias_settled(hps_tm_desc_t *d)
 
 void hps_tm_bias_drop(hps_tm_desc_t *d)
 {
-    /* The thread is outside any section: nothing to wait for. */
+    /* The thread is outside any section: nothing to wait for.  Release:
+     * its last biased section's plain writes happen before the sections of
+     * whoever then reads the bias free (section.c reads it with acquire);
+     * this drop passes no gate, so nothing else orders them. */
     if (hps_load_relaxed(&hps_tm_g_.bias) == d)
-        hps_store_relaxed(&hps_tm_g_.bias, NULL);
+        hps_store_release(&hps_tm_g_.bias, NULL);
     d->bias_wait = 0;
     d->bias_held = 0;
     d->alone_ticks = 0;

@@ -142,8 +142,10 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d, int hw_tried)
          * this section's reads (epoch-based reclamation). */
         (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
         if (hps_likely(hps_load_acquire(&hps_tm_g_.irrev) == 0)) {
-            /* Read after passing the gate, which the bias changes under. */
-            void *b = hps_load_relaxed(&hps_tm_g_.bias);
+            /* Read after passing the gate, which the bias changes under.
+             * Acquire: a bias dropped by an exiting owner (no gate) was
+             * released after its last section (bias.c). */
+            void *b = hps_load_acquire(&hps_tm_g_.bias);
             if (hps_likely(b == NULL))
                 break;
             if (b == d) {             /* ours, with the gate closed at begin_biased */

@@ -28,7 +28,11 @@ void hps_tm_sgl_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
     if (mask == ~(uint64_t)0) {
         hps_tm_log_push(&d->ulog, (uintptr_t)w | 1, *w);
     } else {
-        hps_tm_log_push(&d->ulog, (uintptr_t)w, *w);
+        /* Atomic (a plain load on x86): the word's other bytes may be
+         * another thread's, written outside any section; only the masked
+         * ones are restored (log.c), but reading theirs plainly would be a
+         * data race in C's terms (TSan flags it: tm.subword). */
+        hps_tm_log_push(&d->ulog, (uintptr_t)w, hps_plain_load_relaxed(w));
         hps_tm_log_push(&d->ulog, 0, mask);
         d->ulog_masks++;
         d->slowc = 1;                /* the inline commit counts entries, not words */
