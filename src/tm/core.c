@@ -429,7 +429,7 @@ static void retire(hps_tm_desc_t *d)
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
     hps_tm_clear_logs(d);
     d->on_commit.n = d->on_abort.n = 0;
-    d->ro = d->ro_failed = d->irrev = d->want_irrev = d->aborted = d->aborts_in_row = d->hw_restarts = 0;
+    d->ro = d->ro_failed = d->irrev = d->want_irrev = d->serial = d->aborted = d->aborts_in_row = d->hw_restarts = 0;
     d->fastgo = 0;
     d->wv = 0;
     hps_store_relaxed(&d->in_sec, 0);
@@ -509,7 +509,7 @@ static void fork_child(void)
         hps_adaptive_init(&g_gate);   /* no parked waiter survived the fork */
         if (g_auto)
             hps_tm_auto_threads(self);    /* the child's one thread: solo */
-    } else if (self->irrev != 1) {
+    } else if (self->irrev != 1 && !self->serial) {
         /* Forked inside a section that does not hold the gate (sgl's or the
          * bias's irrevocable mode, or a plain one): another thread may have
          * held it, draining, waiting for this one.  That thread is gone;

@@ -66,6 +66,7 @@ static const hps_test_case_t cases[] = {
     { "privatize", .run = case_privatize },
     { "irrevocable", .run = case_irrevocable },
     { "restart", .run = case_restart },
+    { "serial_restart", .run = case_serial_restart },
     { "actions", .run = case_actions },
     { "nesting", .run = case_nesting },
     { "stats", .run = case_stats },
