@@ -425,7 +425,10 @@ HPS_INLINE void hps_tm_write_in_(hps_tm_fast_t *f, uint64_t *p, uint64_t v, uint
         hps_tm_pair_t *e = &f->ulog.e[f->ulog.n++];
         e->a = (uintptr_t)p | 1;
         e->v = *p;
-        *p = v;
+        /* Atomic, as every backend's stores to shared words (one mov): a
+         * thread may poll the word outside any section with an atomic
+         * load (the pipeline's busy-wait), which a plain store races. */
+        hps_plain_store_relaxed(p, v);
         return;
     }
     if (f->mode == HPS_TM_MODE_HW && mask == ~(uint64_t)0) {
