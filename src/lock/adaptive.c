@@ -62,9 +62,9 @@ static void add_ns(struct timespec *t, long ns)
  *    guest because it interrupts every CPU running the process.
  * Without membarrier, epochs are never fenced and every sleep is bounded.
  *
- * "Unbounded" sleeps still end after hps_adaptive_backstop_ns (50 ms), as a backstop for
- * the one wake-up the protocol can lose (hps_adaptive_unclaim_): a parker
- * that went to sleep while an unlocker's claim of the wake-up was in its
+ * "Unbounded" sleeps still end after hps_adaptive_backstop_ns (50 ms), a
+ * backstop for the one wake-up the protocol can lose (hps_adaptive_unclaim_):
+ * a parker that went to sleep while an unlocker's claim of the wake-up was in its
  * call, on a holder whose unlock read the claim and skipped.  Most of those
  * the claimer catches; the rest (the holder's release still in its store
  * buffer) cost the parker at most this long, never a hang.  A parker asleep

@@ -219,10 +219,11 @@ HPS_EXPORT void hps_tm_commit_(hps_tm_fast_t *f)
     hps_tm_rd_ = NULL;
     hps_tm_wr_ = NULL;
     if (hps_likely(d->ops == &hps_tm_solo_ops) &&
-        !(d->irrev | d->serial | d->aborted | d->allocs.n | d->frees.n | d->on_commit.n | d->on_abort.n)) {
+        !(d->irrev | d->aborted | d->allocs.n | d->frees.n | d->on_commit.n | d->on_abort.n)) {
         /* Solo and the bias's sections, with nothing but writes to account
          * for: the whole commit is bookkeeping (aborts_in_row and ro_failed
-         * are 0 in a section that never aborted). */
+         * are 0 in a section that never aborted; a serialized one always
+         * aborted first, HPSYNC_TM_RETRIES >= 1 times). */
         hps_tm_count_commit_(f, d->ulog.n - d->ulog_masks);
         hps_store_release(&d->in_sec, 0);
         d->ulog.n = 0;
