@@ -602,11 +602,11 @@ int hps_tm_irrevocable_in_place(hps_tm_desc_t *d)
         hps_tm_abort(d, c);
     }
     d->ops->end(d);
-    d->st.reads += d->rlog.n;
-    d->st.writes += d->ws.n;
+    HPS_TM_COUNT_(d->st.reads, d->rlog.n);
+    HPS_TM_COUNT_(d->st.writes, d->ws.n);
     hps_tm_clear_logs(d);
     d->irrev = 1;
-    d->st.irrevocable++;
+    HPS_TM_COUNT_(d->st.irrevocable, 1);
     hps_tm_rd_ = NULL;
     hps_tm_wr_ = NULL;
     return 1;

@@ -63,8 +63,8 @@ static void count_abort(hps_tm_desc_t *d, unsigned status)
     case HPS_ELIDE_ABORT_CAPACITY: c = HPS_TM_CAUSE_HTM_CAPACITY; break;
     default: c = HPS_TM_CAUSE_HTM_OTHER; break;
     }
-    hps_plain_store_relaxed(&d->st.aborts, d->st.aborts + 1);
-    d->st.aborts_by_cause[c]++;
+    HPS_TM_COUNT_(d->st.aborts, 1);
+    HPS_TM_COUNT_(d->st.aborts_by_cause[c], 1);
     d->aborted = 1;
 }
 

@@ -25,7 +25,7 @@ static void begin_serial(hps_tm_desc_t *d)
     hps_tm_gate_close(d);
     (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
     d->serial = 1;
-    d->st.irrevocable++;
+    HPS_TM_COUNT_(d->st.irrevocable, 1);
     run_as_solo(d);
 }
 
@@ -42,7 +42,7 @@ static void begin_irrevocable(hps_tm_desc_t *d)
     (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
     d->ops = hps_tm_ops_now();
     d->irrev = 1;
-    d->st.irrevocable++;
+    HPS_TM_COUNT_(d->st.irrevocable, 1);
     hps_tm_rd_ = NULL;
     hps_tm_wr_ = NULL;
 }
@@ -97,7 +97,7 @@ static inline void run_as_solo(hps_tm_desc_t *d)
 static inline void run_biased(hps_tm_desc_t *d)
 {
     run_as_solo(d);
-    d->st.solo++;
+    HPS_TM_COUNT_(d->st.solo, 1);
     /* The descriptor is set up for solo sections now, and stays so until
      * the library's begin runs again: the next ones may begin inline
      * (tm.h) unless this one owes the library something at its begin. */
@@ -254,7 +254,7 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
         hps_tm_mem_commit(d);
         hps_store_release(&d->in_sec, 0);
         d->irrev = 0;
-        hps_plain_store_relaxed(&d->st.commits, d->st.commits + 1);
+        HPS_TM_COUNT_(d->st.commits, 1);
         hps_tm_gate_open();
     } else {
         int c = d->ops->commit(d);
@@ -269,14 +269,12 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
         uint32_t writes = hps_tm_hw_spec(d)     ? d->fast.hw_w
                           : d->ops->read == NULL ? d->ulog.n - d->ulog_masks
                                                  : d->ws.n;
-        hps_plain_store_relaxed(&d->st.commits, d->st.commits + 1);
-        d->st.commits_ro += writes == 0;
-        d->st.reads += reads;
-        d->st.writes += writes;
-        if (reads > d->st.max_read_set)
-            d->st.max_read_set = reads;
-        if (writes > d->st.max_write_set)
-            d->st.max_write_set = writes;
+        HPS_TM_COUNT_(d->st.commits, 1);
+        HPS_TM_COUNT_(d->st.commits_ro, writes == 0);
+        HPS_TM_COUNT_(d->st.reads, reads);
+        HPS_TM_COUNT_(d->st.writes, writes);
+        HPS_TM_MAX_(d->st.max_read_set, reads);
+        HPS_TM_MAX_(d->st.max_write_set, writes);
         if (d->allocs.n | d->frees.n)
             hps_tm_mem_commit(d);
         /* Release: the section is over; drains and reclaimers may go on. */
@@ -288,7 +286,7 @@ static HPS_NOINLINE void commit_slow(hps_tm_desc_t *d)
         if (d->serial)
             end_serial(d);
     }
-    d->st.retries += d->aborted;
+    HPS_TM_COUNT_(d->st.retries, d->aborted);
     d->aborted = 0;
     d->aborts_in_row = 0;
     d->hw_restarts = 0;
@@ -332,8 +330,8 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
         hps_tm_actions_abort(d);
     d->ops->end(d);
     hps_tm_clear_logs(d);
-    hps_plain_store_relaxed(&d->st.aborts, d->st.aborts + 1);
-    d->st.aborts_by_cause[cause]++;
+    HPS_TM_COUNT_(d->st.aborts, 1);
+    HPS_TM_COUNT_(d->st.aborts_by_cause[cause], 1);
     d->aborted = 1;
     d->fastgo = 0;                   /* the retry begins in the library */
     if (cause == HPS_TM_CAUSE_RO_WRITE)
@@ -390,7 +388,7 @@ HPS_EXPORT void hps_tm_irrevocable(void)
          * section, which writes as sgl does but can still abort: it
          * leaves the transaction to become irrevocable. */
         d->irrev = 2;
-        d->st.irrevocable++;
+        HPS_TM_COUNT_(d->st.irrevocable, 1);
         d->slowc = 1;
         hps_tm_wr_ = NULL;
         return;

@@ -9,20 +9,26 @@
 
 void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
 {
-    to->commits += s->commits;
-    to->commits_ro += s->commits_ro;
-    to->aborts += s->aborts;
-    to->retries += s->retries;
-    to->irrevocable += s->irrevocable;
+    /* s may be a running thread's: relaxed loads, against its owner's
+     * relaxed stores (HPS_TM_COUNT_); each counter is exact, the set of
+     * them a snapshot. */
+#define LD(x) hps_plain_load_relaxed(&(x))
+    to->commits += LD(s->commits);
+    to->commits_ro += LD(s->commits_ro);
+    to->aborts += LD(s->aborts);
+    to->retries += LD(s->retries);
+    to->irrevocable += LD(s->irrevocable);
     for (int c = 0; c < HPS_TM_CAUSES; c++)
-        to->aborts_by_cause[c] += s->aborts_by_cause[c];
-    to->solo += s->solo;
-    to->reads += s->reads;
-    to->writes += s->writes;
-    if (s->max_read_set > to->max_read_set)
-        to->max_read_set = s->max_read_set;
-    if (s->max_write_set > to->max_write_set)
-        to->max_write_set = s->max_write_set;
+        to->aborts_by_cause[c] += LD(s->aborts_by_cause[c]);
+    to->solo += LD(s->solo);
+    to->reads += LD(s->reads);
+    to->writes += LD(s->writes);
+    uint64_t mr = LD(s->max_read_set), mw = LD(s->max_write_set);
+#undef LD
+    if (mr > to->max_read_set)
+        to->max_read_set = mr;
+    if (mw > to->max_write_set)
+        to->max_write_set = mw;
 }
 
 HPS_EXPORT void hps_tm_stats_get(hps_tm_stats_t *out)
