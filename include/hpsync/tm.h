@@ -275,8 +275,6 @@ HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
     return 1;
 }
 
-/* A commit's statistics (one shape for the inline commit and the library's
- * solo one): `w` words written. */
 /* A thread's statistic grows: a relaxed store of the sum (the owner is
  * the only writer), because other threads read the counters while it
  * counts (hps_tm_stats_total, auto's rates, the idle sweep), which plain
@@ -288,6 +286,8 @@ HPS_INLINE int hps_tm_begin_bias_(hps_tm_fast_t *f, int ro)
             hps_plain_store_relaxed(&(x), (v));                                    \
     } while (0)
 
+/* A commit's statistics (one shape for the inline commit and the library's
+ * solo one): `w` words written. */
 HPS_INLINE void hps_tm_count_commit_(hps_tm_fast_t *f, uint32_t w)
 {
     HPS_TM_COUNT_(f->st.commits, 1);
