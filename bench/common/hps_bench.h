@@ -197,6 +197,16 @@ typedef struct hps_bench_totals {
 void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)(void *),
                             long duration_ms, hps_bench_totals_t *out);
 
+/* bytes rounded up to whole 64-byte lines. */
+static inline size_t hps_bench_lines(size_t bytes)
+{
+    return (bytes + 63) & ~(size_t)63;
+}
+/* Zeroed memory on lines of its own, bytes rounded up to whole lines (as
+ * aligned_alloc requires: glibc does not care, TSan's interceptor
+ * refuses); NULL when out of memory. */
+void *hps_bench_lines_alloc(size_t bytes);
+
 /* Write elapsed_s, ops, ops_per_sec, ops_min_thread, ops_max_thread and
  * counter_ok (true: call it once the count was checked). */
 void hps_bench_totals_json(const hps_bench_totals_t *t);

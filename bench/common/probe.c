@@ -313,14 +313,13 @@ static void *member_main(void *arg)
 
 void *hps_probe_team_states(int n, size_t size, void ***ptrs)
 {
-    size_t sz = (size + 63) & ~(size_t)63;
-    char *st = aligned_alloc(64, sz * (size_t)n);
+    size_t sz = hps_bench_lines(size);
+    char *st = hps_bench_lines_alloc(sz * (size_t)n);
     void **p = malloc(sizeof *p * (size_t)n);
     if (!st || !p) {
         hps_bench_log("out of memory");
         exit(1);
     }
-    memset(st, 0, sz * (size_t)n);
     for (int i = 0; i < n; i++)
         p[i] = st + sz * (size_t)i;
     *ptrs = p;

@@ -52,18 +52,24 @@ int hps_bench_become_multithreaded(void)
     return 0;
 }
 
+void *hps_bench_lines_alloc(size_t bytes)
+{
+    size_t sz = hps_bench_lines(bytes);
+    void *p = aligned_alloc(64, sz);
+    if (p)
+        memset(p, 0, sz);
+    return p;
+}
+
 void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)(void *),
                             long duration_ms, hps_bench_totals_t *out)
 {
-    /* The callers index the records by their type, so the stride stays
-     * `size`; the total is rounded up, as aligned_alloc requires (glibc
-     * does not care, TSan's interceptor refuses). */
-    char *mem = aligned_alloc(64, (size * (size_t)n + 63) & ~(size_t)63);
+    /* The callers index the records by their type: the stride stays `size`. */
+    char *mem = hps_bench_lines_alloc(size * (size_t)n);
     if (!mem) {
         hps_bench_log("out of memory");
         return NULL;
     }
-    memset(mem, 0, size * (size_t)n);
     /* A program may run several timed runs on one gate. */
     atomic_store(&g->go, 0);
     atomic_store(&g->stop, 0);

@@ -23,12 +23,11 @@ static pthread_barrier_t g_barrier;
 
 void *wl_alloc(size_t n)
 {
-    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    void *p = hps_bench_lines_alloc(n);
     if (!p) {
         hps_bench_log("%s: out of memory (%zu bytes)", g_w ? g_w->name : "workload", n);
         exit(1);
     }
-    memset(p, 0, n);
     return p;
 }
 

@@ -78,7 +78,7 @@ typedef struct hps_tm_desc {
     /* Serialized after HPSYNC_TM_RETRIES conflicts in a row: alone behind
      * the gate, but as solo (undo log), so that it can still restart. */
     uint32_t serial;
-    uint32_t aborts_in_row;          /* conflicts: irrevocable fallback, backoff */
+    uint32_t aborts_in_row;          /* conflicts: serialized fallback, backoff */
     uint32_t aborted;                /* this section aborted at least once */
     uint32_t hw_restarts;            /* explicit restarts of its hardware attempts (hw.h) */
     uint32_t abort_hw;               /* the last abort left a hardware attempt (all rolled back) */

@@ -9,32 +9,6 @@
 #include <sched.h>
 #include "hw.h"
 
-static inline void run_as_solo(hps_tm_desc_t *d);
-
-/*
- * After HPSYNC_TM_RETRIES conflict aborts in a row: the section runs alone
- * behind the gate, as solo runs (plain reads, in-place writes with an undo
- * log), so it cannot conflict, and can still restart.  It used to run
- * irrevocably, writes straight to memory, and then a section that waits by
- * restarting (hps_tm_restart() until a condition holds, the tx.abort
- * pattern) killed the process when its wait came after a streak of
- * conflicts: tm.stamp.stm under ThreadSanitizer, 3 runs in 10.
- */
-static void begin_serial(hps_tm_desc_t *d)
-{
-    hps_tm_gate_close(d);
-    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
-    d->serial = 1;
-    HPS_TM_COUNT_(d->st.irrevocable, 1);
-    run_as_solo(d);
-}
-
-static void end_serial(hps_tm_desc_t *d)
-{
-    d->serial = 0;
-    hps_tm_gate_open();
-}
-
 static void begin_irrevocable(hps_tm_desc_t *d)
 {
     d->want_irrev = 0;
@@ -102,6 +76,30 @@ static inline void run_biased(hps_tm_desc_t *d)
      * the library's begin runs again: the next ones may begin inline
      * (tm.h) unless this one owes the library something at its begin. */
     d->fastgo = !(d->want_irrev | d->aborts_in_row | d->ro_failed);
+}
+
+/*
+ * After HPSYNC_TM_RETRIES conflict aborts in a row: the section runs alone
+ * behind the gate, as solo runs (plain reads, in-place writes with an undo
+ * log), so it cannot conflict, and can still restart.  It used to run
+ * irrevocably, writes straight to memory, and then a section that waits by
+ * restarting (hps_tm_restart() until a condition holds, the tx.abort
+ * pattern) killed the process when its wait came after a streak of
+ * conflicts: tm.stamp.stm under ThreadSanitizer, 3 runs in 10.
+ */
+static void begin_serial(hps_tm_desc_t *d)
+{
+    hps_tm_gate_close(d);
+    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
+    d->serial = 1;
+    HPS_TM_COUNT_(d->st.irrevocable, 1);
+    run_as_solo(d);
+}
+
+static void end_serial(hps_tm_desc_t *d)
+{
+    d->serial = 0;
+    hps_tm_gate_open();
 }
 
 /* The owner's entry (hpsync/tm.h's hps_tm_bias_enter_; bias.c has the

@@ -6,23 +6,20 @@
 #include "hps_bench.h"
 #include "work.h"
 
-static size_t round64(size_t v) { return (v + 63) & ~(size_t)63; }
-
 void *work_alloc(size_t head, int k, const size_t bytes[], void *bufs[], const char *what)
 {
-    size_t total = round64(head);
+    size_t total = hps_bench_lines(head);
     for (int i = 0; i < k; i++)
-        total += round64(bytes[i]);
-    char *p = aligned_alloc(64, total);
+        total += hps_bench_lines(bytes[i]);
+    char *p = hps_bench_lines_alloc(total);
     if (!p) {
         hps_bench_log("out of memory for %s (%zu bytes)", what, total);
         return NULL;
     }
-    memset(p, 0, total);
-    size_t off = round64(head);
+    size_t off = hps_bench_lines(head);
     for (int i = 0; i < k; i++) {
         bufs[i] = p + off;
-        off += round64(bytes[i]);
+        off += hps_bench_lines(bytes[i]);
     }
     return p;
 }
