@@ -41,9 +41,9 @@
  * the read does not touch):
  *              read   read (RO)   read, W   write     access alone: read, RO read
  *   sgl          15          12        15      28                    5, 5
- *   norec        38          25        46     140                   28, 19
- *   stm (CTL)    41          29        54     204                   31, 23
- *   stm (ETL)     -           -        54     198
+ *   norec        38          25        46     124                   28, 19
+ *   stm (CTL)    41          29        54     167                   31, 23
+ *   stm (ETL)     -           -        41     183
  *   htm, hybrid  15           -        15      75     as sgl, in a hardware section
  *                                        (measured emulated, HPSYNC_ELIDE_BACKEND=
  *                                        inject:commit: the access code of RTM)
@@ -56,6 +56,9 @@
  * (Before the write set's filter, read, W was a call that probed the
  * hashed write set: 81 / 97; a write cost 9 fewer at N = 4000, where the
  * filter is full, and 13-14 more at N = 16, where it is not.)
+ * (Before the inline append, the lazy index and one orec lock per stripe
+ * at commit, 2026-11-29: write 140 / 204, ETL 54 / 198; at N = 16 a write
+ * cost norec 141, stm 210, now 68 and 97.)
  * A read of a word whose filter bit is set is a call that probes the
  * hashed write set.  Outside a section a read or write costs the TLS load,
  * a test and the plain access.
@@ -118,9 +121,12 @@ typedef struct hps_tm_log {
 /* The redo log: entries in program order; beyond 8 entries also an
  * open-addressing index (slot = generation << 32 | entry), so that
  * read-after-write is O(1) and clearing is one increment of the generation
- * (up to 8 entries a scan is cheaper than the index).  `filt` has bit
- * (address / 8) mod 64 set for every word written: a read whose bit is
- * clear cannot be a read after a write, and stays on the inline path. */
+ * (up to 8 entries a scan is cheaper than the index).  The index is built
+ * lazily: entries [0, nidx) are in it, and a search first indexes the rest,
+ * so a write that cannot already be in the log (its filter bit clear) is
+ * one append, inline (hps_tm_write_in_).  `filt` has bit (address / 8) mod
+ * 64 set for every word written: a read whose bit is clear cannot be a read
+ * after a write, and stays on the inline path. */
 typedef struct hps_tm_went {
     uint64_t *addr;
     uint64_t val, mask;
@@ -132,6 +138,7 @@ typedef struct hps_tm_wset {
     uint64_t *slot;
     uint32_t bits, gen;
     uint64_t filt;
+    uint32_t nidx;                   /* entries in the index */
 } hps_tm_wset_t;
 
 /* Word p's bit in the filter, and: may the redo log hold p?  (0: certainly not.) */
@@ -153,8 +160,9 @@ enum {
     HPS_TM_MODE_STM_RO,              /* the same with no read log */
     HPS_TM_MODE_HW,                  /* writes: a plain store and a count (a real
                                       * hardware transaction undoes them itself) */
-    HPS_TM_MODE_NOREC_W,             /* NOREC after a write: reads test the filter */
-    HPS_TM_MODE_STM_W                /* STM after a write: reads test the filter */
+    HPS_TM_MODE_NOREC_W,             /* NOREC after a write: reads test the filter,
+                                      * writes of words outside it append inline */
+    HPS_TM_MODE_STM_W                /* the same for STM (commit-time locking) */
 };
 
 /* The part of a thread's descriptor that the inline fast paths touch; the
@@ -425,8 +433,9 @@ HPS_INLINE uint64_t hps_tm_read_u64(const uint64_t *p)
 
 /* A write inside a section: sgl holds the lock, so a whole-word write is
  * one undo-log entry (the address tagged with bit 0) and a plain store; in
- * a real hardware transaction it is a store and a count; everything else
- * calls the backend. */
+ * a real hardware transaction it is a store and a count; under norec and
+ * stm, after the section's first write, a whole word not yet written is one
+ * redo-log entry; everything else calls the backend. */
 HPS_INLINE void hps_tm_write_in_(hps_tm_fast_t *f, uint64_t *p, uint64_t v, uint64_t mask)
 {
     if (f->mode == HPS_TM_MODE_SGL && mask == ~(uint64_t)0 && hps_likely(f->ulog.n != f->ulog.cap)) {
@@ -442,6 +451,18 @@ HPS_INLINE void hps_tm_write_in_(hps_tm_fast_t *f, uint64_t *p, uint64_t v, uint
     if (f->mode == HPS_TM_MODE_HW && mask == ~(uint64_t)0) {
         f->hw_w++;
         *p = v;
+        return;
+    }
+    /* norec and stm (commit-time locking) after their first write: a word
+     * the redo log cannot hold yet (filter bit clear) is one append; the
+     * log's index takes it at the next search (src/tm/log.c). */
+    if (!HPS_TM_WSET_MAY_HOLD_(&f->ws, p) && (f->mode == HPS_TM_MODE_STM_W || f->mode == HPS_TM_MODE_NOREC_W) &&
+        mask == ~(uint64_t)0 && hps_likely(f->ws.n != f->ws.cap)) {
+        hps_tm_went_t *e = &f->ws.e[f->ws.n++];
+        e->addr = p;
+        e->val = v;
+        e->mask = mask;
+        f->ws.filt |= HPS_TM_WSET_BIT_(p);
         return;
     }
     f->write(f, p, v, mask);

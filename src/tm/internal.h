@@ -240,6 +240,8 @@ hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint6
 void hps_tm_wset_clear(hps_tm_wset_t *ws);
 /* Store the masked bytes of e into memory without touching the others. */
 void hps_tm_wset_store(const hps_tm_went_t *e);
+/* Store every entry of the redo log (commit's write-back), in order. */
+void hps_tm_wset_write_back(const hps_tm_wset_t *ws);
 
 /* Memory (mem.c). */
 void hps_tm_mem_commit(hps_tm_desc_t *d);

@@ -66,26 +66,20 @@ static void rebuild(hps_tm_wset_t *ws)
         abort();
     }
     ws->gen = 1;
-    if (ws->n > LINEAR_MAX)
-        for (uint32_t i = 0; i < ws->n; i++)
-            index_entry(ws, i);
+    ws->nidx = 0;                    /* the next search indexes them all */
 }
 
-hps_tm_went_t *hps_tm_wset_find(hps_tm_wset_t *ws, const uint64_t *w)
+/* The entry for w in the index, or NULL with *empty set to the free slot
+ * the probe ended on (where w's entry belongs). */
+static inline hps_tm_went_t *probe(const hps_tm_wset_t *ws, const uint64_t *w, uint32_t *empty)
 {
-    if (!HPS_TM_WSET_MAY_HOLD_(ws, w))
-        return NULL;
-    if (ws->n <= LINEAR_MAX) {
-        for (uint32_t i = 0; i < ws->n; i++)
-            if (ws->e[i].addr == w)
-                return &ws->e[i];
-        return NULL;
-    }
     uint32_t m = (1u << ws->bits) - 1, h = hash(w, ws->bits);
     for (;;) {
         uint64_t s = ws->slot[h];
-        if ((uint32_t)(s >> 32) != ws->gen)
+        if ((uint32_t)(s >> 32) != ws->gen) {
+            *empty = h;
             return NULL;
+        }
         hps_tm_went_t *e = &ws->e[(uint32_t)s];
         if (e->addr == w)
             return e;
@@ -93,39 +87,99 @@ hps_tm_went_t *hps_tm_wset_find(hps_tm_wset_t *ws, const uint64_t *w)
     }
 }
 
-hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint64_t mask)
+static inline hps_tm_went_t *scan(const hps_tm_wset_t *ws, const uint64_t *w)
 {
-    hps_tm_went_t *e = hps_tm_wset_find(ws, w);
-    if (e) {
-        e->val = (e->val & ~mask) | (v & mask);
-        e->mask |= mask;
-        return e;
-    }
+    for (uint32_t i = 0; i < ws->n; i++)
+        if (ws->e[i].addr == w)
+            return &ws->e[i];
+    return NULL;
+}
+
+/* Entries appended since the last search (hps_tm_wset_put's appends after
+ * a clear filter bit, the inline append of hpsync/tm.h) join the index. */
+static HPS_NOINLINE void index_rest(hps_tm_wset_t *ws)
+{
+    while (ws->nidx < ws->n)
+        index_entry(ws, ws->nidx++);
+}
+
+/* Out of line and reached by a tail call: the common search stays a leaf
+ * function, with no registers to save. */
+static HPS_NOINLINE hps_tm_went_t *index_rest_and_probe(hps_tm_wset_t *ws, const uint64_t *w)
+{
+    uint32_t empty;
+    index_rest(ws);
+    return probe(ws, w, &empty);
+}
+
+hps_tm_went_t *hps_tm_wset_find(hps_tm_wset_t *ws, const uint64_t *w)
+{
+    if (!HPS_TM_WSET_MAY_HOLD_(ws, w))
+        return NULL;
+    if (ws->n <= LINEAR_MAX)
+        return scan(ws, w);
+    if (hps_unlikely(ws->nidx < ws->n))
+        return index_rest_and_probe(ws, w);
+    uint32_t empty;
+    return probe(ws, w, &empty);
+}
+
+/* Append w's entry; `empty` is the free slot a probe for w ended on
+ * (UINT32_MAX: none), where the entry is indexed at once rather than hashed
+ * and probed again at the next search. */
+static HPS_NOINLINE hps_tm_went_t *append(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint64_t mask,
+                                          uint32_t empty)
+{
     if (ws->n == ws->cap) {
         ws->e = grow(ws->e, &ws->cap, sizeof *ws->e);
         rebuild(ws);
+        empty = UINT32_MAX;          /* a new index, empty */
     }
     uint32_t i = ws->n++;
     ws->e[i] = (hps_tm_went_t){ w, v & mask, mask };
     ws->filt |= HPS_TM_WSET_BIT_(w);
-    if (ws->n == LINEAR_MAX + 1) {   /* leaving the linear range: index them all */
-        for (uint32_t j = 0; j <= i; j++)
-            index_entry(ws, j);
-    } else if (ws->n > LINEAR_MAX + 1) {
-        index_entry(ws, i);
+    if (empty != UINT32_MAX && ws->nidx == i) {
+        ws->slot[empty] = (uint64_t)ws->gen << 32 | i;
+        ws->nidx = i + 1;
     }
     return &ws->e[i];
+}
+
+static HPS_NOINLINE hps_tm_went_t *put_indexing(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint64_t mask)
+{
+    index_rest(ws);
+    return hps_tm_wset_put(ws, w, v, mask);
+}
+
+/* The rare paths are tail calls: a write to a word already in the log (a
+ * section's repeated read-modify-writes) stays a leaf function. */
+hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint64_t mask)
+{
+    uint32_t empty = UINT32_MAX;
+    if (HPS_TM_WSET_MAY_HOLD_(ws, w)) {
+        hps_tm_went_t *e;
+        if (ws->n <= LINEAR_MAX)
+            e = scan(ws, w);
+        else if (hps_likely(ws->nidx == ws->n))
+            e = probe(ws, w, &empty);
+        else
+            return put_indexing(ws, w, v, mask);
+        if (e) {
+            e->val = (e->val & ~mask) | (v & mask);
+            e->mask |= mask;
+            return e;
+        }
+    }
+    return append(ws, w, v, mask, empty);
 }
 
 void hps_tm_wset_clear(hps_tm_wset_t *ws)
 {
     ws->filt = 0;
-    if (ws->n == 0)
-        return;
-    int indexed = ws->n > LINEAR_MAX;
     ws->n = 0;
-    if (!indexed)
+    if (ws->nidx == 0)
         return;                      /* no slot of this generation was used */
+    ws->nidx = 0;
     if (++ws->gen == 0) {            /* wrapped: old slots would look current */
         memset(ws->slot, 0, sizeof *ws->slot << ws->bits);
         ws->gen = 1;
@@ -158,5 +212,17 @@ void hps_tm_wset_store(const hps_tm_went_t *e)
             hps_plain_store_relaxed(b + i, (unsigned char)(e->val >> (8 * i)));
             i++;
         }
+    }
+}
+
+void hps_tm_wset_write_back(const hps_tm_wset_t *ws)
+{
+    const hps_tm_went_t *e = ws->e, *end = e + ws->n;
+    for (; e != end; e++) {
+        /* Whole words, nearly all of them, without the call. */
+        if (e->mask == ~(uint64_t)0)
+            hps_plain_store_relaxed(e->addr, e->val);
+        else
+            hps_tm_wset_store(e);
     }
 }

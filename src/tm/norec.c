@@ -235,8 +235,7 @@ static int norec_commit(hps_tm_desc_t *d)
     }
     if (hps_load_seq_cst(&hps_tm_norec_plain_st_) & HPS_TM_PLAIN_ARMED)
         wait_plain_readers(d);
-    for (uint32_t i = 0; i < d->ws.n; i++)
-        hps_tm_wset_store(&d->ws.e[i]);
+    hps_tm_wset_write_back(&d->ws);
     /* Release: the write-back is visible before the even value. */
     hps_store_release(&g_seq.v, d->snap + 2);
     return HPS_TM_COMMITTED;

@@ -218,8 +218,12 @@ static void stm_write(hps_tm_fast_t *f, uint64_t *w, uint64_t v, uint64_t mask)
     hps_tm_desc_t *d = (hps_tm_desc_t *)f;
     if (hps_unlikely(d->ro))
         hps_tm_abort(d, HPS_TM_CAUSE_RO_WRITE);
-    /* Reads from now on test the redo log's filter (hpsync/tm.h). */
-    if (f->mode == HPS_TM_MODE_STM)
+    /* Reads from now on test the redo log's filter, and writes of words
+     * not in it append inline (hpsync/tm.h).  Not under encounter-time
+     * locking, whose every write must lock its orec here; its reads need
+     * no filter either: a word it wrote lies under an orec it holds, which
+     * sends the inline read here. */
+    if (f->mode == HPS_TM_MODE_STM && !hps_tm_etl)
         f->mode = HPS_TM_MODE_STM_W;
     if (hps_tm_etl && !lock_orec(d, hps_tm_stm_orec_(w), 1))
         hps_tm_abort(d, HPS_TM_CAUSE_CONFLICT);
@@ -231,10 +235,17 @@ static int stm_commit(hps_tm_desc_t *d)
     d->wv = 0;
     if (d->ws.n == 0)
         return HPS_TM_COMMITTED;     /* read-only: valid at the snapshot */
-    if (!hps_tm_etl)
-        for (uint32_t i = 0; i < d->ws.n; i++)
-            if (!lock_orec(d, hps_tm_stm_orec_(d->ws.e[i].addr), 0))
+    if (!hps_tm_etl) {
+        /* Consecutive words share a stripe: its orec is taken once. */
+        hps_au64 *last = NULL;
+        const hps_tm_went_t *e = d->ws.e;
+        for (uint32_t i = 0, n = d->ws.n; i < n; i++) {
+            hps_au64 *orec = hps_tm_stm_orec_(e[i].addr);
+            if (orec != last && !lock_orec(d, orec, 0))
                 return HPS_TM_CAUSE_CONFLICT;
+            last = orec;
+        }
+    }
     /* "Committing" is published before the version is taken: the clock's
      * increment below is a release, and a later writer's increment (an
      * acquire reading from it) makes this store visible to that writer's
@@ -248,10 +259,9 @@ static int stm_commit(hps_tm_desc_t *d)
         hps_store_relaxed(&d->wb, wv + 1);
     if (wv != d->snap + 1 && !validate(d))
         return HPS_TM_CAUSE_VALIDATION;
-    for (uint32_t i = 0; i < d->ws.n; i++)
-        hps_tm_wset_store(&d->ws.e[i]);
+    hps_tm_wset_write_back(&d->ws);
     /* Release: the written words are visible before the new version. */
-    for (uint32_t i = 0; i < d->ulog.n; i++)
+    for (uint32_t i = 0, n = d->ulog.n; i < n; i++)
         hps_store_release((hps_au64 *)d->ulog.e[i].a, wv << 1);
     /* Release: the write-back is complete before "done". */
     hps_store_release(&d->wb, 0);

@@ -136,11 +136,13 @@ void case_restart(void)
  * as written, whole or merged with a sub-word write, and the words it did
  * not write read from memory, also where the redo log's 64-bit filter
  * cannot tell them apart (word i and word i + 64 share a filter bit) and
- * once more words were written than the filter has bits.  A restart
- * forgets the writes, filter included. */
+ * once more words were written than the filter has bits, and rewrites
+ * of words the log holds.  A restart forgets the writes, filter included. */
 /* What case_raw's a[i] holds once its second attempt wrote. */
 static uint64_t raw_want(int i)
 {
+    if (i < 256 && i % 4 == 0)
+        return 6000 + (uint64_t)i;
     if (i < 256 && i % 2 == 0)
         return 5000 + (uint64_t)i;
     return i == 3 ? (1003 & ~0xff00ull) | 0xab00ull : 1000 + (uint64_t)i;
@@ -171,6 +173,11 @@ void case_raw(void)
     /* Past the filter's 64 bits: every even word of the first 256. */
     for (int i = 0; i < 256; i += 2)
         hps_tm_write_u64(&a[i], 5000 + (uint64_t)i);
+    /* Rewrites of words already logged, once the log outgrew its first
+     * capacity and its linear range: entries appended inline since its last
+     * search must be found, not duplicated (the index is built lazily). */
+    for (int i = 0; i < 256; i += 4)
+        hps_tm_write_u64(&a[i], 6000 + (uint64_t)i);
     for (int i = 0; i < 512; i++)
         HPS_CHECK(hps_tm_read_u64(&a[i]) == raw_want(i), "a[%d] read %llu in the section, want %llu", i,
                   (unsigned long long)hps_tm_read_u64(&a[i]), (unsigned long long)raw_want(i));
