@@ -21,7 +21,7 @@
  * the section's mode (HPS_TM_MODE_*, set at begin): a norec or stm read
  * of a word the section may not have written (load, clock check, read-log
  * append; no append in a read-only section's first attempt; after the
- * first write, a test of the redo log's 64-bit filter first), and an sgl
+ * first write, a test of the redo log's 512-bit filter first), and an sgl
  * whole-word write (undo-log append, plain store).  Everything else (a
  * read of a word the filter says may be written, norec and stm writes,
  * sub-word sgl writes, a full log, a clock that moved) is one indirect
@@ -41,9 +41,9 @@
  * the read does not touch):
  *              read   read (RO)   read, W   write     access alone: read, RO read
  *   sgl          15          12        15      28                    5, 5
- *   norec        38          25        46     124                   28, 19
- *   stm (CTL)    41          29        54     167                   31, 23
- *   stm (ETL)     -           -        41     183
+ *   norec        38          25        48     128                   28, 19
+ *   stm (CTL)    41          29        56     168                   31, 23
+ *   stm (ETL)     -           -        41     192
  *   htm, hybrid  15           -        15      75     as sgl, in a hardware section
  *                                        (measured emulated, HPSYNC_ELIDE_BACKEND=
  *                                        inject:commit: the access code of RTM)
@@ -56,9 +56,13 @@
  * (Before the write set's filter, read, W was a call that probed the
  * hashed write set: 81 / 97; a write cost 9 fewer at N = 4000, where the
  * filter is full, and 13-14 more at N = 16, where it is not.)
- * (Before the inline append, the lazy index and one orec lock per stripe
- * at commit, 2026-11-29: write 140 / 204, ETL 54 / 198; at N = 16 a write
- * cost norec 141, stm 210, now 68 and 97.)
+ * (Before the inline append, the lazy index, one orec lock per stripe at
+ * commit and the 512-bit filter, 2026-11-29: read, W 46 / 54, write 140 /
+ * 204, ETL 54 / 198; at N = 16 a write cost norec 141, stm 210, now 73
+ * and 102.  The filter's 8 words cost a read after a write 2 more; what
+ * they buy shows in sections that write a few hundred words and read
+ * others, which no longer call the backend for every access: physics
+ * with 16 pairs a section, 1.47x fewer instructions.)
  * A read of a word whose filter bit is set is a call that probes the
  * hashed write set.  Outside a section a read or write costs the TLS load,
  * a test and the plain access.
@@ -125,8 +129,11 @@ typedef struct hps_tm_log {
  * lazily: entries [0, nidx) are in it, and a search first indexes the rest,
  * so a write that cannot already be in the log (its filter bit clear) is
  * one append, inline (hps_tm_write_in_).  `filt` has bit (address / 8) mod
- * 64 set for every word written: a read whose bit is clear cannot be a read
- * after a write, and stays on the inline path. */
+ * 512 set for every word written: a read whose bit is clear cannot be a read
+ * after a write, and stays on the inline path.  512 bits, not 64: a section
+ * that writes a few hundred words (coarsened loops: 16 pairs of physics
+ * bodies, 16 scatter zones) filled 64 bits, and then every read and write
+ * of it called the backend and probed the index. */
 typedef struct hps_tm_went {
     uint64_t *addr;
     uint64_t val, mask;
@@ -137,13 +144,16 @@ typedef struct hps_tm_wset {
     uint32_t n, cap;
     uint64_t *slot;
     uint32_t bits, gen;
-    uint64_t filt;
     uint32_t nidx;                   /* entries in the index */
+    uint64_t filt[8];
 } hps_tm_wset_t;
 
-/* Word p's bit in the filter, and: may the redo log hold p?  (0: certainly not.) */
+/* Word p's filter word and bit; may the redo log hold p?  (0: certainly
+ * not); and mark p as written. */
+#define HPS_TM_WSET_W_(ws, p) ((ws)->filt[((uintptr_t)(p) >> 9) & 7])
 #define HPS_TM_WSET_BIT_(p) ((uint64_t)1 << (((uintptr_t)(p) >> 3) & 63))
-#define HPS_TM_WSET_MAY_HOLD_(ws, p) (((ws)->filt & HPS_TM_WSET_BIT_(p)) != 0)
+#define HPS_TM_WSET_MAY_HOLD_(ws, p) ((HPS_TM_WSET_W_(ws, p) & HPS_TM_WSET_BIT_(p)) != 0)
+#define HPS_TM_WSET_MARK_(ws, p) (HPS_TM_WSET_W_(ws, p) |= HPS_TM_WSET_BIT_(p))
 
 /* Which inline fast path serves the running section (hps_tm_fast_t.mode).
  * norec's and stm's first write in a section moves it to the _W mode,
@@ -462,7 +472,7 @@ HPS_INLINE void hps_tm_write_in_(hps_tm_fast_t *f, uint64_t *p, uint64_t v, uint
         e->addr = p;
         e->val = v;
         e->mask = mask;
-        f->ws.filt |= HPS_TM_WSET_BIT_(p);
+        HPS_TM_WSET_MARK_(&f->ws, p);
         return;
     }
     f->write(f, p, v, mask);

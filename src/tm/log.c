@@ -137,7 +137,7 @@ static HPS_NOINLINE hps_tm_went_t *append(hps_tm_wset_t *ws, uint64_t *w, uint64
     }
     uint32_t i = ws->n++;
     ws->e[i] = (hps_tm_went_t){ w, v & mask, mask };
-    ws->filt |= HPS_TM_WSET_BIT_(w);
+    HPS_TM_WSET_MARK_(ws, w);
     if (empty != UINT32_MAX && ws->nidx == i) {
         ws->slot[empty] = (uint64_t)ws->gen << 32 | i;
         ws->nidx = i + 1;
@@ -175,7 +175,14 @@ hps_tm_went_t *hps_tm_wset_put(hps_tm_wset_t *ws, uint64_t *w, uint64_t v, uint6
 
 void hps_tm_wset_clear(hps_tm_wset_t *ws)
 {
-    ws->filt = 0;
+    /* A few entries clear their own filter words: a small section then
+     * touches the one or two words (and cache lines) it set, not all 8. */
+    if (ws->n <= LINEAR_MAX) {
+        for (uint32_t i = 0; i < ws->n; i++)
+            HPS_TM_WSET_W_(ws, ws->e[i].addr) = 0;
+    } else {
+        memset(ws->filt, 0, sizeof ws->filt);
+    }
     ws->n = 0;
     if (ws->nidx == 0)
         return;                      /* no slot of this generation was used */

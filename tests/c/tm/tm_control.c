@@ -134,61 +134,67 @@ void case_restart(void)
 
 /* Reads after writes in one section: the words a section wrote read back
  * as written, whole or merged with a sub-word write, and the words it did
- * not write read from memory, also where the redo log's 64-bit filter
- * cannot tell them apart (word i and word i + 64 share a filter bit) and
+ * not write read from memory, also where the redo log's 512-bit filter
+ * cannot tell them apart (word i and word i + 512 share a filter bit) and
  * once more words were written than the filter has bits, and rewrites
  * of words the log holds.  A restart forgets the writes, filter included. */
+#define RAW_WORDS 2048
+#define RAW_SPAN 1800                /* every third word below: 600 writes, all 512 bits */
 /* What case_raw's a[i] holds once its second attempt wrote. */
 static uint64_t raw_want(int i)
 {
-    if (i < 256 && i % 4 == 0)
+    if (i == 64)
+        return 7;
+    if (i == 4)
+        return (1004 & ~0xff00ull) | 0xab00ull;
+    if (i < RAW_SPAN && i % 6 == 0)
         return 6000 + (uint64_t)i;
-    if (i < 256 && i % 2 == 0)
+    if (i < RAW_SPAN && i % 3 == 0)
         return 5000 + (uint64_t)i;
-    return i == 3 ? (1003 & ~0xff00ull) | 0xab00ull : 1000 + (uint64_t)i;
+    return 1000 + (uint64_t)i;
 }
 
 void case_raw(void)
 {
-    static uint64_t a[512];
-    for (int i = 0; i < 512; i++)
+    static uint64_t a[RAW_WORDS];
+    for (int i = 0; i < RAW_WORDS; i++)
         a[i] = 1000 + (uint64_t)i;
     volatile int attempts = 0;  /* written in the section: volatile keeps it across an abort */
     HPS_TM_BEGIN();
     attempts++;
-    for (int i = 0; i < 512; i++)   /* a fresh attempt sees memory only */
+    for (int i = 0; i < RAW_WORDS; i++)   /* a fresh attempt sees memory only */
         HPS_CHECK(hps_tm_read_u64(&a[i]) == 1000 + (uint64_t)i, "attempt %d: a[%d] = %llu", attempts, i,
                   (unsigned long long)hps_tm_read_u64(&a[i]));
     hps_tm_write_u64(&a[64], 7);
     HPS_CHECK(hps_tm_read_u64(&a[64]) == 7, "a write not read back");
-    HPS_CHECK(hps_tm_read_u64(&a[0]) == 1000 && hps_tm_read_u64(&a[128]) == 1128,
+    HPS_CHECK(hps_tm_read_u64(&a[64 + 512]) == 1576 && hps_tm_read_u64(&a[64 + 1024]) == 2088,
               "a word sharing the written word's filter bit read %llu, %llu",
-              (unsigned long long)hps_tm_read_u64(&a[0]), (unsigned long long)hps_tm_read_u64(&a[128]));
+              (unsigned long long)hps_tm_read_u64(&a[64 + 512]), (unsigned long long)hps_tm_read_u64(&a[64 + 1024]));
     HPS_CHECK(hps_tm_read_u64(&a[65]) == 1065, "an unwritten neighbour read wrong");
-    hps_tm_write_u8((uint8_t *)&a[3] + 1, 0xab);  /* 1003 = 0x3eb: byte 1 becomes 0xab */
-    HPS_CHECK(hps_tm_read_u64(&a[3]) == ((1003 & ~0xff00ull) | 0xab00ull), "a sub-word write not merged: %llx",
-              (unsigned long long)hps_tm_read_u64(&a[3]));
+    hps_tm_write_u8((uint8_t *)&a[4] + 1, 0xab);  /* 1004 = 0x3ec: byte 1 becomes 0xab */
+    HPS_CHECK(hps_tm_read_u64(&a[4]) == ((1004 & ~0xff00ull) | 0xab00ull), "a sub-word write not merged: %llx",
+              (unsigned long long)hps_tm_read_u64(&a[4]));
     if (attempts == 1)
         hps_tm_restart();
-    /* Past the filter's 64 bits: every even word of the first 256. */
-    for (int i = 0; i < 256; i += 2)
+    /* Past the filter's 512 bits: every third word (3 and 512 coprime). */
+    for (int i = 0; i < RAW_SPAN; i += 3)
         hps_tm_write_u64(&a[i], 5000 + (uint64_t)i);
     /* Rewrites of words already logged, once the log outgrew its first
      * capacity and its linear range: entries appended inline since its last
      * search must be found, not duplicated (the index is built lazily). */
-    for (int i = 0; i < 256; i += 4)
+    for (int i = 0; i < RAW_SPAN; i += 6)
         hps_tm_write_u64(&a[i], 6000 + (uint64_t)i);
-    for (int i = 0; i < 512; i++)
+    for (int i = 0; i < RAW_WORDS; i++)
         HPS_CHECK(hps_tm_read_u64(&a[i]) == raw_want(i), "a[%d] read %llu in the section, want %llu", i,
                   (unsigned long long)hps_tm_read_u64(&a[i]), (unsigned long long)raw_want(i));
     HPS_TM_END();
     HPS_CHECK(attempts == 2, "%d attempts", attempts);
-    for (int i = 0; i < 512; i++)
+    for (int i = 0; i < RAW_WORDS; i++)
         HPS_CHECK(a[i] == raw_want(i), "a[%d] = %llu after the commit, want %llu", i, (unsigned long long)a[i],
                   (unsigned long long)raw_want(i));
     /* The next section starts with an empty filter: a read-only pass. */
     HPS_TM_BEGIN();
-    for (int i = 0; i < 512; i++)
+    for (int i = 0; i < RAW_WORDS; i++)
         HPS_CHECK(hps_tm_read_u64(&a[i]) == a[i], "a[%d] read wrong in the next section", i);
     HPS_TM_END();
 }
