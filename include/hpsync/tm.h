@@ -21,10 +21,12 @@
  * the section's mode (HPS_TM_MODE_*, set at begin): a norec or stm read
  * of a word the section may not have written (load, clock check, read-log
  * append; no append in a read-only section's first attempt; after the
- * first write, a test of the redo log's 512-bit filter first), and an sgl
- * whole-word write (undo-log append, plain store).  Everything else (a
- * read of a word the filter says may be written, norec and stm writes,
- * sub-word sgl writes, a full log, a clock that moved) is one indirect
+ * first write, a test of the redo log's 512-bit filter first), an sgl
+ * whole-word write (undo-log append, plain store), and a norec or stm
+ * (commit-time locking) whole-word write, after the section's first, of a
+ * word the filter proves new (redo-log append).  Everything else (a read
+ * or write of a word the filter says may be written, a section's first
+ * write, sub-word writes, a full log, a clock that moved) is one indirect
  * call into the backend through the thread's descriptor.  Sub-word and
  * floating-point accesses become the aligned 64-bit word that holds them
  * plus a byte mask, so backends only see words.
