@@ -309,17 +309,6 @@ typedef struct row_run {
     result_t *res;                   /* o->nv */
 } row_run_t;
 
-static void stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
-{
-    to->commits += s->commits;
-    to->aborts += s->aborts;
-    to->retries += s->retries;
-    to->irrevocable += s->irrevocable;
-    to->solo += s->solo;
-    for (int c = 0; c < HPS_TM_CAUSES; c++)
-        to->aborts_by_cause[c] += s->aborts_by_cause[c];
-}
-
 static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl_variant_t *v,
                      result_t *r, long rep)
 {
@@ -340,7 +329,7 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
     r->cpu[rep] = 0;
     for (int i = 0; i < threads; i++) {
         r->cpu[rep] += ts[i].cpu;
-        stats_add(&r->st, &ts[i].st);
+        hps_tm_stats_add(&r->st, &ts[i].st);
         if (i < 256)
             r->k_end[i] = ts[i].k_end, r->k_phase[i] = ts[i].k_phase;
         if (i < 8 && rep < 32)

@@ -607,6 +607,9 @@ void hps_tm_on_abort(void (*fn)(void *), void *arg);
  * fast fields use them. */
 void hps_tm_stats_get(hps_tm_stats_t *out);      /* this thread's */
 void hps_tm_stats_total(hps_tm_stats_t *out);    /* all threads, exited ones included */
+/* Add *from to *to (the maxima: the larger); from may be a running
+ * thread's, read counter by counter. */
+void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *from);
 const char *hps_tm_cause_name(int cause);
 
 #ifdef __cplusplus

@@ -7,7 +7,7 @@
 #include <string.h>
 #include "internal.h"
 
-void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
+HPS_EXPORT void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
 {
     /* s may be a running thread's: relaxed loads, against its owner's
      * relaxed stores (HPS_TM_COUNT_); each counter is exact, the set of

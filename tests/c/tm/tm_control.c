@@ -288,6 +288,23 @@ void case_stats(void)
         EQ(max_read_set, instrumented ? 3 : 0);
     }
     HPS_CHECK(g_flag == 7, "read-only write: the flag is %llu", (unsigned long long)g_flag);
+    /* hps_tm_stats_add: this thread's counts twice over a made-up set whose
+     * largest sets are bigger on one side and smaller on the other. */
+    hps_tm_stats_t sum = { .commits = 1, .aborts_by_cause[HPS_TM_CAUSE_EXPLICIT] = 2, .writes = 3,
+                           .max_write_set = 9, .max_read_set = 0 };
+    hps_tm_stats_t mine = st;
+    hps_tm_stats_add(&sum, &mine);
+    hps_tm_stats_add(&sum, &mine);
+    HPS_CHECK(sum.commits == 1 + 2 * mine.commits && sum.commits_ro == 2 * mine.commits_ro &&
+                  sum.aborts == 2 * mine.aborts && sum.retries == 2 * mine.retries &&
+                  sum.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT] == 2 + 2 * 4 &&
+                  sum.aborts_by_cause[HPS_TM_CAUSE_RO_WRITE] == 2 && sum.writes == 3 + 2 * 21 &&
+                  sum.reads == 2 * mine.reads && sum.solo == 2 * mine.solo &&
+                  sum.max_write_set == 9 && sum.max_read_set == mine.max_read_set,
+              "hps_tm_stats_add: commits %llu explicit %llu writes %llu largest sets %llu, %llu",
+              (unsigned long long)sum.commits, (unsigned long long)sum.aborts_by_cause[HPS_TM_CAUSE_EXPLICIT],
+              (unsigned long long)sum.writes, (unsigned long long)sum.max_write_set,
+              (unsigned long long)sum.max_read_set);
     /* An exited thread's counts stay in the total. */
     run_threads(1, stats_thread);
     hps_tm_stats_total(&st);
