@@ -45,6 +45,8 @@
 #define _GNU_SOURCE
 #include <linux/membarrier.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
@@ -107,6 +109,25 @@ static uint32_t wait_of(const hps_tm_desc_t *d)
 static long membarrier_cmd(int cmd)
 {
     return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+/* Registering for membarrier(PRIVATE_EXPEDITED) costs an RCU grace period
+ * once the process has a second thread (10-14 ms on the development KVM
+ * guest, and every other thread's first section waited for it in tm_init:
+ * two threads' first iterations came 6-10 ms after their start, and one
+ * thread then ran its whole share on the bias before the other began), but
+ * about 3 us while it has one, which is nearly always the case when the
+ * library is loaded.  So it registers then, and hps_tm_bias_setup's
+ * registration finds it done (the kernel returns at once).  A library
+ * dlopen()ed by a threaded program pays the grace period here instead.
+ * HPSYNC_TM_BIAS=0 (read raw: the settings module reports bad values at
+ * the first section, not at load) skips it. */
+__attribute__((constructor)) static void membarrier_early(void)
+{
+    const char *v = secure_getenv("HPSYNC_TM_BIAS");
+    if (v && !strcmp(v, "0"))
+        return;
+    (void)membarrier_cmd(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
 }
 
 void hps_tm_bias_setup(int on)
