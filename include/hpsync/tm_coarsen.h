@@ -58,15 +58,16 @@ void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg);
 /*
  * A call site of the dynamic form.  Declare it static (or with the data it
  * serves) and initialize it with HPS_TM_COARSEN_INIT, or with
- * HPS_TM_COARSEN_INIT_K(k0, kmax) to choose where the search starts (k0)
- * and the largest k it may use (kmax, at most 65536); both are rounded
+ * HPS_TM_COARSEN_INIT_K(k0, kmax) to choose where the search starts (k0;
+ * without it the site first measures k = 4, 64 and 1024 and starts from
+ * the cheapest) and the largest k it may use (kmax, at most 65536); both are rounded
  * down to powers of 2.  The threads using a site run one k: one of them
  * (the leader) runs the site's controller and publishes its k, the others
  * follow it (see docs/tm-coarsen.md).  The fields after the settings are
  * the library's.
  */
 typedef struct hps_tm_coarsen {
-    uint32_t k0, kmax;               /* settings (0: 256 and 1024) */
+    uint32_t k0, kmax;               /* settings (0: a scan, and 1024) */
     hps_au32 level;                  /* the site's k: (run + 1) | (settled + 1) << 8; 0: none yet */
     uint32_t pad_;
     hps_au64 leader;                 /* the leading thread's token (0: none) */

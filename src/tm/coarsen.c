@@ -25,13 +25,15 @@
 #include "../prim/clock.h"
 
 #define LMAX_DEFAULT 10              /* k up to 1024 */
-/* Start at k = 256: two or three moves from either end of the range.
- * From k = 16 the climb took 4-13 ms of a 40 ms histogram run at 2
- * threads, and every row measured on this machine, except the low-conflict
- * ones at 1 thread (best k 32-64), has its best k at 256-1024; 9 rows of
- * histogram and scatter, 8 interleaved processes each: dynamic over the
- * best static k 0.84-1.11 starting at 16, 0.90-1.23 at 256 (7 rows
- * better, 2 worse). */
+/* Where a site without k0 stands before its first scan (the controller,
+ * coarsen_ctl.c, measures k = 4, 64 and 1024 first and climbs from the
+ * cheapest), and the k of a thread with no memory for a controller.
+ * Before the scan every search started here, at k = 256: from k = 16 the
+ * climb took 4-13 ms of a 40 ms histogram run at 2 threads, and most rows
+ * then had their best k at 256-1024; after stm's and norec's cheaper
+ * writes (2026-11-29) scatter's large zones had theirs at 4-16 and
+ * histogram's 16 bins at 1024, and no start served both within one
+ * run. */
 #define L0_DEFAULT 8
 /* An epoch ends after at least this many chunks, iterations and ns (the
  * chunk count doubles until the time is reached, so the clock is read
@@ -400,8 +402,12 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t token, uint64_t
     uint32_t w = hps_load_relaxed(&site->level);
     /* The copy is checked: a site that was not initialized (malloc'd
      * memory) must not hand the controller a level past kmax. */
-    if (!ctl_load(site, &s->ctl) || !hps_tm_ctl_valid(&s->ctl, s->lmax))
+    if (!ctl_load(site, &s->ctl) || !hps_tm_ctl_valid(&s->ctl, s->lmax)) {
         hps_tm_ctl_init(&s->ctl, w ? word_settled(w) : s->run, s->lmax);
+        /* A site that never settled, with no start given: scan first. */
+        if (!w && !site->k0)
+            hps_tm_ctl_scan(&s->ctl);
+    }
     s->leads = 1;
     s->done_seen = all_done();
     s->ep_done = 0;

@@ -68,13 +68,29 @@ typedef struct hps_tm_ctl {
     uint64_t epochs, moves, probes;
 } hps_tm_ctl_t;
 
-enum { HPS_TM_CTL_A, HPS_TM_CTL_B, HPS_TM_CTL_A2, HPS_TM_CTL_SETTLED };
+enum { HPS_TM_CTL_A, HPS_TM_CTL_B, HPS_TM_CTL_A2, HPS_TM_CTL_SETTLED, HPS_TM_CTL_SCAN };
+
+/* The scan (hps_tm_ctl_scan): HPS_TM_CTL_SCAN_EP epochs at each of three
+ * levels spread over the range, k = 4, 64 and 1024 (below the cap). */
+#define HPS_TM_CTL_SCAN_N 3
+#define HPS_TM_CTL_SCAN_EP 2
+static inline unsigned hps_tm_ctl_scan_level(const hps_tm_ctl_t *c, unsigned i)
+{
+    unsigned l = 2 + 4 * i;
+    return l < c->cap ? l : c->cap;
+}
 
 /* Start at level0 (clamped to lmax), never above lmax. */
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax);
-/* The level to run now (the neighbour while it is being measured). */
+/* Begin (right after init) with a scan: the climb then starts from the
+ * scanned level that cost least, not from level0. */
+void hps_tm_ctl_scan(hps_tm_ctl_t *c);
+/* The level to run now (the neighbour while it is being measured, the
+ * scan's point while scanning). */
 static inline unsigned hps_tm_ctl_level(const hps_tm_ctl_t *c)
 {
+    if (c->phase == HPS_TM_CTL_SCAN)
+        return hps_tm_ctl_scan_level(c, c->nep / HPS_TM_CTL_SCAN_EP);
     return c->phase == HPS_TM_CTL_B ? (unsigned)(c->level + c->dir) : c->level;
 }
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);

@@ -86,6 +86,14 @@ void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
     c->stay_len = HPS_TM_CTL_STAY_MIN;
 }
 
+void hps_tm_ctl_scan(hps_tm_ctl_t *c)
+{
+    c->phase = HPS_TM_CTL_SCAN;
+    c->nep = 0;
+    for (int i = 0; i < HPS_TM_CTL_SCAN_N; i++)
+        c->ep[i] = INFINITY;
+}
+
 static float median3(const float *e)
 {
     float a = e[0], b = e[1], c = e[2];
@@ -191,7 +199,8 @@ static void set_level(hps_tm_ctl_t *c, unsigned l)
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
 {
     if (c->lmax != lmax || lmax > HPS_TM_CTL_LMAX || c->cap > c->lmax || c->level > c->cap ||
-        c->phase > HPS_TM_CTL_SETTLED || c->nep >= HPS_TM_CTL_EPOCHS ||
+        c->phase > HPS_TM_CTL_SCAN ||
+        c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_N * HPS_TM_CTL_SCAN_EP : HPS_TM_CTL_EPOCHS) ||
         c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
         return 0;
@@ -201,6 +210,47 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
             return 0;
     }
     return 1;
+}
+
+/* The level's long run: every epoch at it, stalls included. */
+static void lr_add(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s)
+{
+    c->lr_ns[run] += (float)s->ns;
+    c->lr_it[run] += (float)s->iters;
+    if (++c->lr_n[run] > LR_MAX) {
+        c->lr_ns[run] *= 0.5f;
+        c->lr_it[run] *= 0.5f;
+        c->lr_n[run] /= 2;
+    }
+}
+
+/* A scan epoch: each point keeps the cheaper of its epochs (a preempted
+ * epoch is only ever slower, so one of two is enough to discard it).  The
+ * points go up, and the scan stops at the first that costs more than the
+ * one below it: the long sections are the expensive ones to measure where
+ * they are bad (at 8 threads on scatter's large zones two epochs at
+ * k = 1024 took a good part of the run), and a curve that rises from
+ * k = 4 to 64 does not fall again by 1024 on any row measured.  The climb
+ * then starts from the cheapest point.  Aborts count by their cost alone
+ * here. */
+static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s, float cost)
+{
+    c->crowded = s->crowded != 0;
+    lr_add(c, run, s);
+    unsigned i = c->nep / HPS_TM_CTL_SCAN_EP;
+    if (cost < c->ep[i])
+        c->ep[i] = cost;
+    ++c->nep;
+    int point_done = c->nep % HPS_TM_CTL_SCAN_EP == 0;
+    int rising = point_done && i > 0 && c->ep[i] > c->ep[i - 1];
+    if (!rising && c->nep < HPS_TM_CTL_SCAN_N * HPS_TM_CTL_SCAN_EP)
+        return;
+    unsigned best = 0;
+    for (unsigned j = 1; j <= i; j++)
+        if (c->ep[j] < c->ep[best])
+            best = j;
+    set_level(c, hps_tm_ctl_scan_level(c, best));
+    remeasure(c, 0);
 }
 
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
@@ -220,6 +270,10 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         remeasure(c, 1);
         return;
     }
+    if (c->phase == HPS_TM_CTL_SCAN) {
+        scan_epoch(c, run, s, cost);
+        return;
+    }
     if (s->aborts >= (s->crowded ? 1u : 2u) * s->chunks && run > 0) {
         if (c->phase == HPS_TM_CTL_B) {
             /* The neighbour is far worse: the probe has its answer. */
@@ -234,13 +288,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
     }
 
     c->crowded = s->crowded != 0;
-    c->lr_ns[run] += (float)s->ns;
-    c->lr_it[run] += (float)s->iters;
-    if (++c->lr_n[run] > LR_MAX) {
-        c->lr_ns[run] *= 0.5f;
-        c->lr_it[run] *= 0.5f;
-        c->lr_n[run] /= 2;
-    }
+    lr_add(c, run, s);
 
     switch (c->phase) {
     case HPS_TM_CTL_A:

@@ -218,6 +218,36 @@ static void case_plateau(void)
     converge("plateau", &c, &m, 800, 400);
 }
 
+/* A fresh site scans k = 4, 64 and 1024 before it climbs (coarsen.c).
+ * Two shapes of 2026-11-29's curves, as cost per iteration, 15 % noise and
+ * an outlier in ten epochs: scatter's large zones at 2 threads with cheap
+ * writes, best at k = 1-2 with a plateau from k = 32 up (started at k = 256
+ * without the scan, the climb stays on the plateau), and
+ * histogram's 16 bins, best at k = 1024.  The window is short (the first
+ * 150 epochs after 50): the scan must bring the climb near its answer
+ * within a run's first milliseconds. */
+static void case_scan(void)
+{
+    static const double valley[] = { 76, 70, 90, 112, 127, 130, 128, 125, 127, 125, 123 };
+    static const double rising[] = { 600, 320, 180, 110, 70, 50, 40, 34, 31, 29.5, 29 };
+    static const model_t mv = { 0.0, 99, 0.15, 10, valley, 0 };
+    static const model_t mr = { 0.0, 99, 0.15, 10, rising, 0 };
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    converge("scan, valley at k = 2", &c, &mv, 200, 150);
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    converge("scan, best at k = 1024", &c, &mr, 200, 150);
+    /* The scan's states are valid ones. */
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    for (int e = 0; e < HPS_TM_CTL_SCAN_N * HPS_TM_CTL_SCAN_EP + 1; e++) {
+        HPS_CHECK(hps_tm_ctl_valid(&c, 10), "scan epoch %d: not a valid state", e);
+        feed(&c, &mv);
+    }
+}
+
 /* Threads outnumbering CPUs: a thread preempted inside a section stalls
  * the others, more often the longer the sections (an epoch's chance 2 % at
  * k = 16, doubling with k; a stall makes the epoch 4x).  Without stalls
@@ -307,6 +337,7 @@ static const hps_test_case_t cases[] = {
     { "capacity", .run = case_capacity },
     { "flat", .run = case_flat },
     { "plateau", .run = case_plateau },
+    { "scan", .run = case_scan },
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },
     { "valid", .run = case_valid },
