@@ -46,17 +46,22 @@ void hps_env_row_UINT(const char *env, const char *val, const char *def,
     }
 }
 
-void hps_env_row_BOOL(const char *env, const char *val, const char *def,
-                      unsigned long lo, unsigned long hi, uint32_t *out)
+int hps_env_parse_bool(const char *val, uint32_t *out)
 {
-    *out = def[0] == '1';
-    if (!val)
-        return;
     if (!strcmp(val, "1") || !strcasecmp(val, "yes") || !strcasecmp(val, "true") || !strcasecmp(val, "on"))
         *out = 1;
     else if (!strcmp(val, "0") || !strcasecmp(val, "no") || !strcasecmp(val, "false") || !strcasecmp(val, "off") || !*val)
         *out = 0;
     else
+        return -1;
+    return 0;
+}
+
+void hps_env_row_BOOL(const char *env, const char *val, const char *def,
+                      unsigned long lo, unsigned long hi, uint32_t *out)
+{
+    *out = def[0] == '1';
+    if (val && hps_env_parse_bool(val, out) != 0)
         hps_env_bad_value(env, val, "is not 0 or 1", def);
 }
 

@@ -31,12 +31,16 @@
 #define hps_env_bad_value HPS_ENV_CAT(HPS_ENV_PREFIX, bad_value)
 #define hps_env_row_UINT HPS_ENV_CAT(HPS_ENV_PREFIX, row_UINT)
 #define hps_env_row_BOOL HPS_ENV_CAT(HPS_ENV_PREFIX, row_BOOL)
+#define hps_env_parse_bool HPS_ENV_CAT(HPS_ENV_PREFIX, parse_bool)
 #define hps_env_row_STR HPS_ENV_CAT(HPS_ENV_PREFIX, row_STR)
 #define hps_env_json_row HPS_ENV_CAT(HPS_ENV_PREFIX, json_row)
 
 void hps_env_bad_value(const char *env, const char *val, const char *why, const char *def);
 void hps_env_row_UINT(const char *env, const char *val, const char *def,
                       unsigned long lo, unsigned long hi, uint32_t *out);
+/* A boolean value as the BOOL rows read it (1 yes true on / 0 no false off
+ * and empty): 0 with *out set, -1 if it is neither (nothing printed). */
+int hps_env_parse_bool(const char *val, uint32_t *out);
 void hps_env_row_BOOL(const char *env, const char *val, const char *def,
                       unsigned long lo, unsigned long hi, uint32_t *out);
 void hps_env_row_STR(const char *env, const char *val, const char *def,

@@ -46,12 +46,12 @@
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 #include "bias_trial.h"
 #include "../common/env.h"
+#include "../common/envparse.h"
 #include "../prim/clock.h"
 
 /* The bias: hps_tm_g_.bias (core.c defines the line), an hps_tm_desc_t *. */
@@ -120,12 +120,13 @@ static long membarrier_cmd(int cmd)
  * library is loaded.  So it registers then, and hps_tm_bias_setup's
  * registration finds it done (the kernel returns at once).  A library
  * dlopen()ed by a threaded program pays the grace period here instead.
- * HPSYNC_TM_BIAS=0 (read raw: the settings module reports bad values at
- * the first section, not at load) skips it. */
+ * HPSYNC_TM_BIAS off skips it (parsed quietly here: the settings module
+ * reports a bad value at the first section, not at load). */
 __attribute__((constructor)) static void membarrier_early(void)
 {
     const char *v = secure_getenv("HPSYNC_TM_BIAS");
-    if (v && !strcmp(v, "0"))
+    uint32_t on = 1;
+    if (v && hps_env_parse_bool(v, &on) == 0 && !on)
         return;
     (void)membarrier_cmd(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
 }

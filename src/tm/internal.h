@@ -307,7 +307,8 @@ void hps_tm_bias_summary(FILE *f, uint64_t solo);
 /* Coarsening (coarsen.c): forget the retired thread's sites. */
 void hps_tm_co_retire(hps_tm_desc_t *d);
 
-/* Statistics (stats.c): add s into to; the summary's first lines. */
+/* Statistics (stats.c; hps_tm_stats_add is public, hpsync/tm.h): the
+ * summary's first lines. */
 void hps_tm_stats_print(FILE *f, const hps_tm_stats_t *s, const char *backend, const char *why,
                         uint32_t threads);
 

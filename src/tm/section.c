@@ -9,14 +9,21 @@
 #include <sched.h>
 #include "hw.h"
 
+/* Enter a section alone behind the gate (irrevocable or serialized): both
+ * count as irrevocable in the statistics. */
+static void enter_alone(hps_tm_desc_t *d)
+{
+    hps_tm_gate_close(d);
+    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
+    HPS_TM_COUNT_(d->st.irrevocable, 1);
+}
+
 static void begin_irrevocable(hps_tm_desc_t *d)
 {
     d->want_irrev = 0;
-    hps_tm_gate_close(d);
-    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
+    enter_alone(d);
     d->ops = hps_tm_ops_now();
     d->irrev = 1;
-    HPS_TM_COUNT_(d->st.irrevocable, 1);
     hps_tm_rd_ = NULL;
     hps_tm_wr_ = NULL;
 }
@@ -89,10 +96,8 @@ static inline void run_biased(hps_tm_desc_t *d)
  */
 static void begin_serial(hps_tm_desc_t *d)
 {
-    hps_tm_gate_close(d);
-    (void)hps_xchg_seq_cst(&d->in_sec, hps_load_relaxed(&hps_tm_g_.epoch));
+    enter_alone(d);
     d->serial = 1;
-    HPS_TM_COUNT_(d->st.irrevocable, 1);
     run_as_solo(d);
 }
 
