@@ -479,9 +479,18 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
          * the bias, not the level, and mixed with shared epochs it let the
          * noise pick the level.  A thread alone at the site runs every
          * epoch on the bias: those are comparable, and fed. */
-        if (site_smp.iters > smp->iters)
+        int feed = 1;
+        if (site_smp.iters > smp->iters) {
+            /* Others arrived: a scan of the leader's lone start (a thread
+             * started 2-3 ms before its partner is common here) measured
+             * the bias, not the levels (scatter's 16 large zones under sgl:
+             * k = 4 alone at 31 ns an entry against 43-62 shared, which
+             * then beat every shared point). */
+            if (!s->others_ns && hps_tm_ctl_joined(&s->ctl))
+                feed = 0;
             s->others_ns = now;
-        if (2 * solo <= smp->chunks || !s->others_ns || now - s->others_ns > ALONE_NS) {
+        }
+        if (feed && (2 * solo <= smp->chunks || !s->others_ns || now - s->others_ns > ALONE_NS)) {
             uint64_t p = s->ctl.probes;
             hps_tm_ctl_epoch(&s->ctl, &site_smp);
             s->probes += s->ctl.probes - p;

@@ -54,6 +54,7 @@ typedef struct hps_tm_ctl {
     uint8_t drift;                   /* settled: epochs in a row off the baseline */
     uint8_t moved;                   /* the level changed since the last settle */
     uint8_t far_tried;               /* far probes made from this level: 1 up, 2 down */
+    uint8_t scan_i;                  /* scanning: the point being measured */
     float ep[HPS_TM_CTL_EPOCHS];     /* costs of the measurement's epochs */
     float ar_sum;                    /* their abort ratios, summed */
     float a, b;                      /* medians: current level, neighbour */
@@ -71,9 +72,12 @@ typedef struct hps_tm_ctl {
 enum { HPS_TM_CTL_A, HPS_TM_CTL_B, HPS_TM_CTL_A2, HPS_TM_CTL_SETTLED, HPS_TM_CTL_SCAN };
 
 /* The scan (hps_tm_ctl_scan): HPS_TM_CTL_SCAN_EP epochs at each of three
- * levels spread over the range, k = 4, 64 and 1024 (below the cap). */
+ * levels spread over the range, k = 4, 64 and 1024 (below the cap), and a
+ * third at a point that came out dearer than the one below (the scan
+ * stops there). */
 #define HPS_TM_CTL_SCAN_N 3
 #define HPS_TM_CTL_SCAN_EP 2
+#define HPS_TM_CTL_SCAN_EP_MAX 3
 static inline unsigned hps_tm_ctl_scan_level(const hps_tm_ctl_t *c, unsigned i)
 {
     unsigned l = 2 + 4 * i;
@@ -90,10 +94,16 @@ void hps_tm_ctl_scan(hps_tm_ctl_t *c);
 static inline unsigned hps_tm_ctl_level(const hps_tm_ctl_t *c)
 {
     if (c->phase == HPS_TM_CTL_SCAN)
-        return hps_tm_ctl_scan_level(c, c->nep / HPS_TM_CTL_SCAN_EP);
+        return hps_tm_ctl_scan_level(c, c->scan_i);
     return c->phase == HPS_TM_CTL_B ? (unsigned)(c->level + c->dir) : c->level;
 }
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
+/* Other threads began working at the site for the first time.  Epochs the
+ * leader ran before that ran alone (on the bias, as a rule) and cost a
+ * fraction of shared ones: a scan that measured any of them starts again,
+ * and 1 says so (the epoch that saw them, partly alone, is not fed
+ * either).  0 otherwise. */
+int hps_tm_ctl_joined(hps_tm_ctl_t *c);
 /* 1 if c is a state this machine can be in with levels up to lmax (a copy
  * read back from a site, coarsen.c, is checked before it is used). */
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax);

@@ -90,6 +90,7 @@ void hps_tm_ctl_scan(hps_tm_ctl_t *c)
 {
     c->phase = HPS_TM_CTL_SCAN;
     c->nep = 0;
+    c->scan_i = 0;
     for (int i = 0; i < HPS_TM_CTL_SCAN_N; i++)
         c->ep[i] = INFINITY;
 }
@@ -200,7 +201,8 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
 {
     if (c->lmax != lmax || lmax > HPS_TM_CTL_LMAX || c->cap > c->lmax || c->level > c->cap ||
         c->phase > HPS_TM_CTL_SCAN ||
-        c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_N * HPS_TM_CTL_SCAN_EP : HPS_TM_CTL_EPOCHS) ||
+        c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_EP_MAX : HPS_TM_CTL_EPOCHS) ||
+        c->scan_i >= HPS_TM_CTL_SCAN_N ||
         c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
         return 0;
@@ -224,33 +226,55 @@ static void lr_add(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s)
     }
 }
 
-/* A scan epoch: each point keeps the cheaper of its epochs (a preempted
+/* A scan epoch: each point keeps the cheapest of its epochs (a preempted
  * epoch is only ever slower, so one of two is enough to discard it).  The
  * points go up, and the scan stops at the first that costs more than the
  * one below it: the long sections are the expensive ones to measure where
  * they are bad (at 8 threads on scatter's large zones two epochs at
  * k = 1024 took a good part of the run), and a curve that rises from
- * k = 4 to 64 does not fall again by 1024 on any row measured.  The climb
- * then starts from the cheapest point.  Aborts count by their cost alone
- * here. */
+ * k = 4 to 64 does not fall again by 1024 on any row measured.  A point
+ * that looks dearer gets a third epoch before the scan stops on its word:
+ * at 2 threads under sgl (scatter's 16 large zones) both epochs at k = 64
+ * were sometimes ones in which the other thread held the lock, at 4-8x
+ * the level's cost; the scan then never saw k = 1024, and the climb from
+ * k = 4 took most of the run (the controller at 0.83x k = 256, 0.93x with
+ * the third epoch, 24 processes each).  The climb then starts from the
+ * cheapest point.  Aborts count by their cost alone here. */
 static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s, float cost)
 {
     c->crowded = s->crowded != 0;
     lr_add(c, run, s);
-    unsigned i = c->nep / HPS_TM_CTL_SCAN_EP;
+    unsigned i = c->scan_i;
     if (cost < c->ep[i])
         c->ep[i] = cost;
-    ++c->nep;
-    int point_done = c->nep % HPS_TM_CTL_SCAN_EP == 0;
-    int rising = point_done && i > 0 && c->ep[i] > c->ep[i - 1];
-    if (!rising && c->nep < HPS_TM_CTL_SCAN_N * HPS_TM_CTL_SCAN_EP)
+    if (++c->nep < HPS_TM_CTL_SCAN_EP)
         return;
+    int rising = i > 0 && c->ep[i] > c->ep[i - 1];
+    if (rising && c->nep < HPS_TM_CTL_SCAN_EP_MAX)
+        return;
+    if (!rising && i + 1 < HPS_TM_CTL_SCAN_N) {
+        c->scan_i = (uint8_t)(i + 1);
+        c->nep = 0;
+        return;
+    }
     unsigned best = 0;
     for (unsigned j = 1; j <= i; j++)
         if (c->ep[j] < c->ep[best])
             best = j;
     set_level(c, hps_tm_ctl_scan_level(c, best));
     remeasure(c, 0);
+}
+
+int hps_tm_ctl_joined(hps_tm_ctl_t *c)
+{
+    if (c->phase != HPS_TM_CTL_SCAN || (c->nep == 0 && c->scan_i == 0))
+        return 0;
+    /* The long runs hold the lone epochs too. */
+    memset(c->lr_ns, 0, sizeof c->lr_ns);
+    memset(c->lr_it, 0, sizeof c->lr_it);
+    memset(c->lr_n, 0, sizeof c->lr_n);
+    hps_tm_ctl_scan(c);
+    return 1;
 }
 
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)

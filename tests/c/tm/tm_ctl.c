@@ -242,10 +242,72 @@ static void case_scan(void)
     /* The scan's states are valid ones. */
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
-    for (int e = 0; e < HPS_TM_CTL_SCAN_N * HPS_TM_CTL_SCAN_EP + 1; e++) {
+    for (int e = 0; e < HPS_TM_CTL_SCAN_N * HPS_TM_CTL_SCAN_EP_MAX + 1; e++) {
         HPS_CHECK(hps_tm_ctl_valid(&c, 10), "scan epoch %d: not a valid state", e);
         feed(&c, &mv);
     }
+}
+
+/* Feed one epoch of 16 chunks at the controller's level costing `cost` an
+ * iteration, no aborts. */
+static void feed_cost(hps_tm_ctl_t *c, double cost)
+{
+    uint64_t k = 1ull << hps_tm_ctl_level(c);
+    hps_tm_ctl_sample_t s = { .iters = 16 * k, .chunks = 16, .ns = (uint64_t)(cost * 16.0 * (double)k) };
+    hps_tm_ctl_epoch(c, &s);
+}
+
+/* A scan point that comes out dearer than the one below gets a third
+ * epoch before the scan stops on it: two stalled epochs at k = 64 (the
+ * other thread holding sgl's lock through both) must not hide k = 1024. */
+static void case_scan_third(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    static const double costs[] = { 50, 50, 300, 280, 25, 20, 21 };
+    static const unsigned levels[] = { 2, 2, 6, 6, 6, 10, 10 };
+    for (unsigned e = 0; e < sizeof costs / sizeof costs[0]; e++) {
+        HPS_CHECK(hps_tm_ctl_level(&c) == levels[e], "scan epoch %u at k %u, want k %u", e,
+                  1u << hps_tm_ctl_level(&c), 1u << levels[e]);
+        HPS_CHECK(hps_tm_ctl_valid(&c, 10), "scan epoch %u: not a valid state", e);
+        feed_cost(&c, costs[e]);
+    }
+    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.level == 10,
+              "after the scan: phase %u, k %u; want the climb from k = 1024", c.phase, 1u << c.level);
+    /* A dearer point whose third epoch is dearer still ends the scan. */
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    static const double valley[] = { 50, 50, 90, 80, 70 };
+    for (unsigned e = 0; e < sizeof valley / sizeof valley[0]; e++)
+        feed_cost(&c, valley[e]);
+    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.level == 2,
+              "valley: phase %u, k %u; want the climb from k = 4", c.phase, 1u << c.level);
+}
+
+/* The leader ran alone at first (on the bias: a fraction of a shared
+ * epoch's cost), then others joined: the scan starts again, or the lone
+ * k = 4 epochs would beat every shared point and the climb start there.
+ * Then the curve whose best is k = 1024, within the scan case's window. */
+static void case_joined(void)
+{
+    static const double rising[] = { 600, 320, 180, 110, 70, 50, 40, 34, 31, 29.5, 29 };
+    static const model_t mr = { 0.0, 99, 0.15, 10, rising, 0 };
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    HPS_CHECK(!hps_tm_ctl_joined(&c), "a scan that measured nothing restarted");
+    feed_cost(&c, 8);
+    feed_cost(&c, 8);
+    HPS_CHECK(hps_tm_ctl_level(&c) == 6, "two epochs at k = 4 left k %u, want 64",
+              1u << hps_tm_ctl_level(&c));
+    HPS_CHECK(hps_tm_ctl_joined(&c), "others joined mid-scan: no restart");
+    HPS_CHECK(c.phase == HPS_TM_CTL_SCAN && hps_tm_ctl_level(&c) == 2 && c.lr_n[2] == 0,
+              "restart: phase %u, k %u, %u lone epochs kept", c.phase, 1u << hps_tm_ctl_level(&c),
+              c.lr_n[2]);
+    HPS_CHECK(hps_tm_ctl_valid(&c, 10), "the restarted scan is not a valid state");
+    converge("others joined after two lone epochs", &c, &mr, 200, 150);
+    HPS_CHECK(!hps_tm_ctl_joined(&c), "joined after the scan restarted it");
 }
 
 /* Threads outnumbering CPUs: a thread preempted inside a section stalls
@@ -338,6 +400,8 @@ static const hps_test_case_t cases[] = {
     { "flat", .run = case_flat },
     { "plateau", .run = case_plateau },
     { "scan", .run = case_scan },
+    { "scan_third", .run = case_scan_third },
+    { "joined", .run = case_joined },
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },
     { "valid", .run = case_valid },
