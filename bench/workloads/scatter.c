@@ -24,12 +24,17 @@
 enum { V_ATOMIC, V_CRITICAL };
 static const char *const k_variants[] = { "atomic", "critical" };
 
-/* a: words per zone, b: zones; n: entries */
+/* a: words per zone, b: zones; n: entries.  4x the sizes used until
+ * 2026-11-29, when the coarsened variants' runs lasted 4-10 ms: at
+ * 2 threads the dynamic granularity over the best static k then measured
+ * its search and the threads' start skew more than its choice (scatter
+ * large-low under sgl 0.74x at those sizes, 0.89x at 4x; histogram 16 bins
+ * under sgl 0.80x, 0.99x; 10 processes each, medians of paired ratios). */
 static const wl_row_t k_rows[] = {
-    { "small-low", 1, 65536, 1000000, 1 },
-    { "small-high", 1, 16, 1000000, 1 },
-    { "large-low", 16, 16384, 250000, 0 },
-    { "large-high", 16, 16, 250000, 0 },
+    { "small-low", 1, 65536, 4000000, 1 },
+    { "small-high", 1, 16, 4000000, 1 },
+    { "large-low", 16, 16384, 1000000, 0 },
+    { "large-high", 16, 16, 1000000, 0 },
 };
 
 typedef struct entry {
