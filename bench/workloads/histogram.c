@@ -186,7 +186,7 @@ static void teardown(void *ctx)
 
 static const wl_workload_t k_histogram = {
     .name = "histogram",
-    .seconds = 0.5,
+    .seconds = 1.26,
     .title = "histogram: threads add samples into shared bins (16 to 1 Mi bins; atomics, private copies, a mutex, TM)",
     WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
