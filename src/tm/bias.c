@@ -26,7 +26,8 @@
  * sections) once no other thread ticked for `bias_wait` of its ticks.  A revocation costs the revoker a membarrier and a wait, some
  * microseconds; a biased section saves the owner two atomic operations,
  * about 15 ns.  So a bias that ran fewer than BIAS_PAYS sections before it
- * was revoked did not pay: the wait doubles (up to 2^12 ticks), and two
+ * was revoked (on norec and stm: and its ticks' worth of work, bias_paid)
+ * did not pay: the wait doubles (up to 2^12 ticks), and two
  * threads that take turns settle on the normal path; one that paid resets
  * the wait.  Two more guards keep a preempted owner from stalling everyone:
  * a revoker waits for the owner's section, and an owner descheduled inside
@@ -240,6 +241,25 @@ void hps_tm_bias_auto_say(const hps_tm_desc_t *self, uint32_t say)
     hps_tm_gate_open();
 }
 
+/* Whether the bias this thread held until its revocation paid.  A solo
+ * section saves sgl its lock's atomic and every backend the in_sec
+ * exchange, about 15 ns, so BIAS_PAYS sections pay for a revocation.  On
+ * norec and stm it also saves every access's instrumentation, so there
+ * the work done counts, in ticks: every HPS_TM_TICK sections, and in a
+ * coarsened loop every HPS_TM_TICK iterations (coarsen.c).  Counting
+ * sections alone, a bias running sections of 1024 iterations had to last
+ * 4 M iterations to pay: at 2 threads on histogram's 16 and 1 Ki bins
+ * (8 M keys) it never did, the wait doubled at every revocation, and a
+ * run's speed depended on whether the threads happened to take turns
+ * before it grew (k = 1024 under norec, 16 bins: 1.20x the throughput
+ * counting ticks; the dynamic granularity at 1 Ki bins 1.7x, 10
+ * processes each). */
+static int bias_paid(const hps_tm_desc_t *d, int sw)
+{
+    return d->st.solo - d->bias_solo0 >= BIAS_PAYS ||
+           (sw && d->ticks - d->bias_ticks0 >= BIAS_PAYS / HPS_TM_TICK);
+}
+
 void hps_tm_bias_tick(hps_tm_desc_t *d)
 {
     if (!g_on)
@@ -264,7 +284,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
     if (d->bias_held) {               /* revoked since the last tick */
         d->bias_held = 0;
         uint32_t w = wait_of(d);
-        if (d->st.solo - d->bias_solo0 < BIAS_PAYS)
+        if (!bias_paid(d, sw))
             d->bias_wait = w * 2 < BIAS_WAIT_MAX ? w * 2 : BIAS_WAIT_MAX;
         else
             d->bias_wait = BIAS_WAIT_MIN;
@@ -298,6 +318,7 @@ void hps_tm_bias_tick(hps_tm_desc_t *d)
         hps_store_relaxed(&g_taken, hps_load_relaxed(&g_taken) + 1);
         d->bias_held = 1;
         d->bias_solo0 = d->st.solo;
+        d->bias_ticks0 = d->ticks;
     }
     hps_tm_gate_open();
 }

@@ -94,9 +94,10 @@ typedef struct hps_tm_desc {
     /* The bias (bias.c): ticks alone so far,
      * the ticks to wait before taking it, whether this thread held it at
      * its last tick, whether it revoked one and has not yet begun its
-     * section, and its solo count when it took it. */
+     * section, and its solo count and ticks when it took it. */
     uint32_t alone_ticks, bias_wait, bias_held, bias_pending;
     uint32_t bias_gen;               /* the opening (g_over.gen) its wait was reset at */
+    uint32_t bias_ticks0;
     uint64_t bias_solo0;
     /* Iterations this thread committed in hps_tm_for_dynamic, ever (never
      * reset, not even by retire): a site's leader sums every thread's to

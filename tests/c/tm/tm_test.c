@@ -75,6 +75,7 @@ static const hps_test_case_t cases[] = {
     { "fork", .run = case_fork },
     { "bias", .run = case_bias },
     { "bias_over", .run = case_bias_over },
+    { "bias_coarse", .run = case_bias_coarse },
     { "membarrier_early", .run = case_membarrier_early },
     { "thread_exit", .run = case_thread_exit },
     { "cond_handoff", .run = case_cond_handoff },

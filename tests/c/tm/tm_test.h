@@ -58,6 +58,7 @@ void case_backend(const char *want);
 void case_bank(void);
 void case_bias(void);
 void case_bias_over(void);
+void case_bias_coarse(void);
 void case_membarrier_early(void);
 void case_chain(void);
 void case_cond_abort_signal(void);
