@@ -200,10 +200,10 @@ static int clear_bias(const hps_tm_desc_t *keep)
 
 /* At every 8th tick of a thread (512 sections) while more threads use TM
  * than there are CPUs: a clock read, and once per epoch one thread adds up
- * the commits. */
+ * the work (commits and dynamic loops' iterations, hps_tm_work_total). */
 static void over_tick(void)
 {
-    hps_tm_trial_run_tick(&g_over.run, hps_mono_ns(), hps_tm_commits_total, over_publish);
+    hps_tm_trial_run_tick(&g_over.run, hps_mono_ns(), hps_tm_work_total, over_publish);
 }
 
 /* No trial in force: the threads fit the CPUs again, or the backend

@@ -13,7 +13,8 @@
  * sets, trees and the list it ran 0.93-0.96x quiet and 0.58-0.78x loaded
  * (four stalls of about 4 ms each in 300 ms).  So it is measured on the
  * program itself: three epochs of 10 ms (a few time slices), the bias
- * closed, open, closed, counting the sections committed by all threads; it
+ * closed, open, closed, counting the work done by all threads (sections
+ * committed, and dynamic coarsened loops' iterations: hps_tm_work_total); it
  * stays open only if its epoch beat both closed ones by 10 %.  Closed first
  * and last: the safe choice is the one measured twice, which brackets a
  * load that drifts, and a noisy tie keeps the bias closed.  The verdict

@@ -10,7 +10,10 @@
  */
 #include <stdio.h>
 #include "harness.h"
+#include "hpsync/tm.h"
+#include "hpsync/tm_coarsen.h"
 #include "tm/bias_trial.h"
+#include "tm/internal.h"
 
 #define E HPS_TM_TRIAL_EPOCH_NS
 
@@ -145,12 +148,45 @@ static void case_timing(void)
     printf("timing: no step before an epoch ends; a restart starts closed\n");
 }
 
+/* What the trial counts (hps_tm_work_total): commits, plus the iterations
+ * of dynamic coarsened loops, whose k may change between the trial's
+ * epochs (so commits alone would move with k); a fixed-k loop's commits
+ * already move with its work, and add nothing more. */
+static uint64_t g_work_cell;
+
+static void work_iter(long i, void *arg)
+{
+    (void)i;
+    (void)arg;
+    hps_tm_write_u64(&g_work_cell, hps_tm_read_u64(&g_work_cell) + 1);
+}
+
+static void case_work(void)
+{
+    static hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT;
+    const long n = 100000;
+    uint64_t w0 = hps_tm_work_total(), c0 = hps_tm_commits_total();
+    hps_tm_for_dynamic(&site, 0, n, work_iter, NULL);
+    uint64_t w1 = hps_tm_work_total(), c1 = hps_tm_commits_total();
+    HPS_CHECK(c1 > c0 && w1 - w0 == (c1 - c0) + (uint64_t)n,
+              "dynamic loop of %ld: work +%llu, commits +%llu (want commits + %ld)", n,
+              (unsigned long long)(w1 - w0), (unsigned long long)(c1 - c0), n);
+    hps_tm_for(0, n, 64, work_iter, NULL);
+    uint64_t w2 = hps_tm_work_total(), c2 = hps_tm_commits_total();
+    HPS_CHECK(c2 - c1 == (uint64_t)(n / 64 + (n % 64 != 0)) && w2 - w1 == c2 - c1,
+              "static loop of %ld at k = 64: work +%llu, commits +%llu (want equal, %ld)", n,
+              (unsigned long long)(w2 - w1), (unsigned long long)(c2 - c1), n / 64 + 1);
+    HPS_CHECK(g_work_cell == 2 * (uint64_t)n, "the cell is %llu after 2 x %ld iterations",
+              (unsigned long long)g_work_cell, n);
+}
+
 static const hps_test_case_t cases[] = {
     { "pays", .run = case_pays },
     { "loses", .run = case_loses },
     { "tie", .run = case_tie },
     { "drift", .run = case_drift },
     { "timing", .run = case_timing },
+    { "work", .run = case_work },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("tm_trial", cases, 30, 0);
 
