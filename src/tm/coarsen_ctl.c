@@ -226,6 +226,13 @@ static void lr_add(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s)
     }
 }
 
+static void lr_clear(hps_tm_ctl_t *c)
+{
+    memset(c->lr_ns, 0, sizeof c->lr_ns);
+    memset(c->lr_it, 0, sizeof c->lr_it);
+    memset(c->lr_n, 0, sizeof c->lr_n);
+}
+
 /* A scan epoch: each point keeps the cheapest of its epochs (a preempted
  * epoch is only ever slower, so one of two is enough to discard it).  The
  * points go up, and the scan stops at the first that costs more than the
@@ -269,10 +276,7 @@ int hps_tm_ctl_joined(hps_tm_ctl_t *c)
 {
     if (c->phase != HPS_TM_CTL_SCAN || (c->nep == 0 && c->scan_i == 0))
         return 0;
-    /* The long runs hold the lone epochs too. */
-    memset(c->lr_ns, 0, sizeof c->lr_ns);
-    memset(c->lr_it, 0, sizeof c->lr_it);
-    memset(c->lr_n, 0, sizeof c->lr_n);
+    lr_clear(c);                     /* the long runs hold the lone epochs too */
     hps_tm_ctl_scan(c);
     return 1;
 }
@@ -396,9 +400,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         c->moved = 1;
         c->far_tried = 0;
         if (!c->crowded) {           /* crowded, the long runs are what decides */
-            memset(c->lr_ns, 0, sizeof c->lr_ns);
-            memset(c->lr_it, 0, sizeof c->lr_it);
-            memset(c->lr_n, 0, sizeof c->lr_n);
+            lr_clear(c);
         }
     } else if (--c->stay != 0) {
         return;
