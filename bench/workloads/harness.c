@@ -69,7 +69,7 @@ static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
         at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
                                rows ? w->rows[i].name : w->variants[i]);
     if (!rows && at < len && !w->no_tm)
-        snprintf(buf + at, len - at, ", tm-k<K>, tm-dyn");
+        snprintf(buf + at, len - at, ", tm-k<K>, tm-serial, tm-dyn");
 }
 
 static void add_row(const char *name, void *arg)
@@ -95,7 +95,17 @@ static void add_variant(opts_t *o, const char *name, int id, long k, int dyn)
     for (int i = 0; i < o->nv; i++)
         if (!strcmp(o->v[i].name, name))
             return;
-    o->v[o->nv++] = (wl_variant_t){ strdup(name), id, k, dyn ? (hps_tm_coarsen_t *)1 : NULL };
+    o->v[o->nv++] = (wl_variant_t){ strdup(name), id, k, dyn ? (hps_tm_coarsen_t *)1 : NULL, 0 };
+}
+
+/* Serialized chunks of the controller's largest k (its serial arm's). */
+#define WL_SERIAL_K 1024
+static void add_serial(opts_t *o)
+{
+    add_variant(o, "tm-serial", WL_TM, WL_SERIAL_K, 0);
+    for (int i = 0; i < o->nv; i++)
+        if (!strcmp(o->v[i].name, "tm-serial"))
+            o->v[i].serial = 1;
 }
 
 static void no_tm(const char *what)
@@ -125,10 +135,14 @@ static void add_named_variant(const char *name, void *arg)
             add_variant(o, name, i, 0, 0);
             return;
         }
-    if (g_w->no_tm && (!strcmp(name, "tm-dyn") || !strncmp(name, "tm-k", 4)))
+    if (g_w->no_tm && (!strcmp(name, "tm-dyn") || !strcmp(name, "tm-serial") || !strncmp(name, "tm-k", 4)))
         no_tm(name);
     if (!strcmp(name, "tm-dyn")) {
         add_variant(o, name, WL_TM, 0, 1);
+        return;
+    }
+    if (!strcmp(name, "tm-serial")) {
+        add_serial(o);
         return;
     }
     if (!strncmp(name, "tm-k", 4)) {
@@ -232,8 +246,10 @@ static void parse(opts_t *o, int argc, char **argv)
             snprintf(s, sizeof s, "%ld", k);
             add_k(s, o);
         }
-    if (!variants && !g_w->no_tm)
+    if (!variants && !g_w->no_tm) {
+        add_serial(o);
         add_variant(o, "tm-dyn", WL_TM, 0, 1);
+    }
 }
 
 /* ---- runs -------------------------------------------------------------------- */
@@ -242,6 +258,7 @@ typedef struct wl_thread {
     hps_bench_worker_t w;
     hps_tm_stats_t st;               /* the thread's section statistics at its end */
     uint32_t k_end;                  /* tm-dyn: the k it ended on */
+    uint32_t ser_end;                /* tm-dyn: 1 if it ended on serialized chunks */
     double cpu;                      /* CPU seconds its share took */
     uint32_t k_phase;                /* tm-dyn: the k it ran at wl_phase() (0: no call) */
 } wl_thread_t;
@@ -282,6 +299,7 @@ static void *worker(void *arg)
             hps_tm_coarsen_info_t in;
             hps_tm_coarsen_info(g_v->site, &in);
             t->k_end = in.k;
+            t->ser_end = in.serial;
         }
     }
     return NULL;
@@ -292,7 +310,7 @@ typedef struct result {
     double secs[HPS_BENCH_MAX_REPS];
     double cpu[HPS_BENCH_MAX_REPS];  /* the threads' CPU seconds, summed */
     hps_tm_stats_t st;               /* summed over reps (TM variants) */
-    uint32_t k_end[256], k_phase[256];
+    uint32_t k_end[256], k_phase[256], ser_end;
     /* tm-dyn with wl_phase(): per repetition (the first 32) and thread (the
      * first 8), the k at the phase change and at the end. */
     uint32_t k_reps[32][8][2];
@@ -327,11 +345,12 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
     pthread_barrier_destroy(&g_barrier);
     r->secs[rep] = tot.secs;
     r->cpu[rep] = 0;
+    r->ser_end = 0;                  /* the last repetition's, as k_end */
     for (int i = 0; i < threads; i++) {
         r->cpu[rep] += ts[i].cpu;
         hps_tm_stats_add(&r->st, &ts[i].st);
         if (i < 256)
-            r->k_end[i] = ts[i].k_end, r->k_phase[i] = ts[i].k_phase;
+            r->k_end[i] = ts[i].k_end, r->k_phase[i] = ts[i].k_phase, r->ser_end += ts[i].ser_end;
         if (i < 8 && rep < 32)
             r->k_reps[rep][i][0] = ts[i].k_phase, r->k_reps[rep][i][1] = ts[i].k_end;
     }
@@ -361,6 +380,9 @@ static void tm_json(const result_t *r, const wl_variant_t *v, int threads, long 
     /* Sections run alone on the bias: at 2 threads and more, a run that ran
      * most of them so ran its threads mostly one at a time (docs/workloads.md). */
     hps_json_uint("solo", r->st.solo);
+    /* Sections serialized: tm-serial's chunks, the controller's serial arm,
+     * and sections after HPSYNC_TM_RETRIES conflicts in a row. */
+    hps_json_uint("serial", r->st.serial);
     hps_json_begin_object("aborts_by_cause");
     for (int c = 0; c < HPS_TM_CAUSES; c++)
         if (r->st.aborts_by_cause[c])
@@ -371,6 +393,8 @@ static void tm_json(const result_t *r, const wl_variant_t *v, int threads, long 
         for (int i = 0; i < threads && i < 256; i++)
             hps_json_uint(NULL, r->k_end[i]);
         hps_json_end_array();
+        /* Of the threads' last repetition's ends, how many ran serialized. */
+        hps_json_uint("serial_end", r->ser_end);
         if (r->k_phase[0]) {
             hps_json_begin_array("k_phase");
             for (int i = 0; i < threads && i < 256; i++)
@@ -544,7 +568,9 @@ static void describe_tm(const char *backend, const char *arg, long k, int quick)
         hps_json_str(NULL, "rtm");
         hps_json_end_array();
     }
-    if (k > 0)
+    if (!strcmp(arg, "tm-serial"))
+        hps_json_bool("serial", 1);
+    else if (k > 0)
         hps_json_int("granularity", k);
     else if (k == 0)
         hps_json_bool("controller", 1);
@@ -584,6 +610,7 @@ static int describe(const wl_workload_t *w)
             snprintf(arg, sizeof arg, "tm-k%ld", ks[i]);
             describe_tm(k_desc_backends[b], arg, ks[i], i % 2 == 0);
         }
+        describe_tm(k_desc_backends[b], "tm-serial", WL_SERIAL_K, 1);
         describe_tm(k_desc_backends[b], "tm-dyn", 0, 1);
     }
     hps_json_end_array();

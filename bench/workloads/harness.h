@@ -25,9 +25,10 @@
  * wrong one is one line on stderr,
  *   "<workload>: <row>: variant <variant> (backend <b>, T threads): wrong result: <why>"
  * and exit status 1.  The TM variants come from the harness: "tm-k<K>"
- * for every K of --k (default 1,2,4,...,1024: the static sweep) and
+ * for every K of --k (default 1,2,4,...,1024: the static sweep),
+ * "tm-serial" (hps_tm_for_serial, k = 1024: every chunk alone) and
  * "tm-dyn" (hps_tm_for_dynamic); the backend is HPSYNC_TM's.  A workload
- * with nothing to coarsen says so (no_tm: no tm-k<K>, no tm-dyn), and
+ * with nothing to coarsen says so (no_tm: none of them), and
  * one whose own variants run TM sections marks them (tm_own): they are then
  * described per backend and report their section statistics.
  *
@@ -64,8 +65,9 @@
 typedef struct wl_variant {
     const char *name;
     int id;                          /* the workload's variant index, or WL_TM */
-    long k;                          /* tm-k<K>: K; tm-dyn: 0 */
+    long k;                          /* tm-k<K>: K; tm-serial: 1024; tm-dyn: 0 */
     hps_tm_coarsen_t *site;          /* tm-dyn: this row's and thread count's site */
+    int serial;                      /* tm-serial: chunks serialized (hps_tm_for_serial) */
 } wl_variant_t;
 #define WL_TM (-1)
 
@@ -74,6 +76,8 @@ static inline void wl_tm_for(const wl_variant_t *v, long lo, long hi, hps_tm_ite
 {
     if (v->site)
         hps_tm_for_dynamic(v->site, lo, hi, fn, arg);
+    else if (v->serial)
+        hps_tm_for_serial(lo, hi, v->k, fn, arg);
     else
         hps_tm_for(lo, hi, v->k, fn, arg);
 }

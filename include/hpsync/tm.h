@@ -109,6 +109,11 @@ typedef struct hps_tm_stats {
     /* Sections that ran alone on the bias (HPSYNC_TM_BIAS): as solo, plain
      * reads and no atomic operation, whatever the backend; among commits. */
     uint64_t solo;
+    /* Sections that ran serialized: alone behind the gate, as solo (so they
+     * can still restart), after HPSYNC_TM_RETRIES conflicts in a row or as
+     * a coarsened loop's serial chunk (hpsync/tm_coarsen.h); attempts,
+     * committed or not. */
+    uint64_t serial;
 } hps_tm_stats_t;
 
 /* ---- internals the inline fast paths use (not API) ------------------------ */

@@ -54,6 +54,14 @@ typedef void (*hps_tm_iter_fn)(long i, void *arg);
 /* Iterations [lo, hi) in sections of k (k < 1 runs as 1; k >= hi - lo is
  * one section for the whole range). */
 void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg);
+/* The same with each chunk serialized: it runs alone behind the TM gate
+ * (every other section in the process waits for it), with plain reads and
+ * in-place writes under an undo log, so it cannot conflict and can still
+ * restart (a rerun after hps_tm_restart() runs concurrently, as any
+ * section).  Where conflicts or the instrumentation of a software backend
+ * cost more than the concurrency gains, one thread at a time is faster;
+ * the dynamic form measures both (see hps_tm_for_dynamic). */
+void hps_tm_for_serial(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg);
 
 /*
  * A call site of the dynamic form.  Declare it static (or with the data it
@@ -68,7 +76,7 @@ void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg);
  */
 typedef struct hps_tm_coarsen {
     uint32_t k0, kmax;               /* settings (0: a scan, and 1024) */
-    hps_au32 level;                  /* the site's k: (run + 1) | (settled + 1) << 8; 0: none yet */
+    hps_au32 level;                  /* the site's k: (run + 1) | (settled + 1) << 8, arms << 16; 0: none yet */
     uint32_t pad_;
     hps_au64 leader;                 /* the leading thread's token (0: none) */
     hps_au64 beat;                   /* when the leader last ended an epoch (ns) */
@@ -82,7 +90,9 @@ typedef struct hps_tm_coarsen {
 #define HPS_TM_COARSEN_INIT_K(k0, kmax) { (k0), (kmax), 0, 0, 0, 0, 0, { 0 } }
 
 /* Iterations [lo, hi) in sections of k iterations, k chosen and adapted at
- * run time by the site's controller. */
+ * run time by the site's controller, which also measures serialized
+ * chunks (as hps_tm_for_serial, at k = kmax) and runs them where they
+ * cost less per iteration than any concurrent k it found. */
 void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps_tm_iter_fn fn, void *arg);
 
 /* What this thread does at a site (zeros if the thread has not used it). */
@@ -96,6 +106,7 @@ typedef struct hps_tm_coarsen_info {
     uint64_t probes;                 /* neighbouring sizes it measured while leading */
     uint64_t iterations;             /* iterations it ran through the site */
     uint64_t ctl_epochs;             /* leading: epochs the site's controller was fed, by every leader so far */
+    uint32_t serial;                 /* 1: its chunks run serialized (k is then kmax) */
 } hps_tm_coarsen_info_t;
 void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out);
 

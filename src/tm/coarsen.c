@@ -93,13 +93,17 @@ static HPS_NOINLINE void after_abort(const hps_tm_desc_t *d, volatile chunk_t *c
 }
 
 /* Run [lo, end) as one section, ending early as documented; returns where
- * it ended.  noinline: the checkpoint's frame is this function's alone. */
+ * it ended.  serial: its first attempt runs serialized (alone behind the
+ * gate, as solo; a rerun after a restart runs as any section does).
+ * noinline: the checkpoint's frame is this function's alone. */
 static HPS_NOINLINE long run_chunk(hps_tm_desc_t *d, long lo, long end, hps_tm_iter_fn fn,
-                                   void *arg, uint32_t *capacity)
+                                   void *arg, uint32_t *capacity, int serial)
 {
     volatile chunk_t c = { .lo = lo, .end = end, .cur = lo };
     snapshot(d, &c);
+    d->want_serial = (uint32_t)serial;
     HPS_TM_BEGIN();
+    d->want_serial = 0;              /* taken, or not needed (the bias's owner) */
     if (hps_unlikely(d->st.aborts != c.aborts))
         after_abort(d, &c);
     c.irr0 = d->irrev;
@@ -146,7 +150,7 @@ static long chunk_end(long i, long hi, long k)
     return hi - i > k ? i + k : hi;
 }
 
-HPS_EXPORT void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg)
+static void tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg, int serial)
 {
     if (lo >= hi)
         return;
@@ -161,13 +165,23 @@ HPS_EXPORT void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *ar
     long since = 0;
     for (long i = lo; i < hi;) {
         uint32_t capacity = 0;
-        long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity);
+        long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity, serial);
         tick_by_iterations(d, &since, end - i);
         i = end;
         if (capacity)                /* the rest of the call: at most half */
             while (capacity-- && k > 1)
                 k /= 2;
     }
+}
+
+HPS_EXPORT void hps_tm_for(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg)
+{
+    tm_for(lo, hi, k, fn, arg, 0);
+}
+
+HPS_EXPORT void hps_tm_for_serial(long lo, long hi, long k, hps_tm_iter_fn fn, void *arg)
+{
+    tm_for(lo, hi, k, fn, arg, 1);
 }
 
 /* ---- the dynamic form ------------------------------------------------------ */
@@ -222,6 +236,7 @@ typedef struct slot {
     const hps_tm_coarsen_t *site;
     hps_tm_ctl_t ctl;                /* the site's controller, while leading */
     uint8_t leads, run, lmax, fcap;  /* fcap: a follower's own capacity cap */
+    uint8_t ser;                     /* run serialized chunks (k = 2^lmax) */
     uint32_t seen;                   /* the level word last followed */
     uint64_t iters_total, epochs, moves, probes;
     uint64_t last_ep_ns;             /* the last epoch's length (staleness) */
@@ -266,13 +281,17 @@ void hps_tm_co_retire(hps_tm_desc_t *d)
 }
 
 /* The site's level word: the level run now (a probe's while the leader
- * measures one) and the level it last settled on, each + 1 (0: none). */
-static uint32_t word_of(unsigned run, unsigned settled)
+ * measures one) and the level it last settled on, each + 1 (0: none),
+ * and the arm run now and settled on (1: serialized), bits 16 and 17. */
+static uint32_t word_of(unsigned run, unsigned settled, unsigned ser, unsigned ser_settled)
 {
-    return (run + 1u) | (settled + 1u) << 8;
+    return (run + 1u) | (settled + 1u) << 8 | ser << 16 | ser_settled << 17;
 }
 static unsigned word_run(uint32_t w) { return (w & 0xff) - 1u; }
 static unsigned word_settled(uint32_t w) { return (w >> 8 & 0xff) - 1u; }
+static unsigned word_ser(uint32_t w) { return w >> 16 & 1u; }
+/* What a follower's capacity cap lasts for: the settled level and arm. */
+static uint32_t word_settled_all(uint32_t w) { return w >> 8; }
 
 static unsigned log2_floor(uint32_t v)
 {
@@ -314,12 +333,19 @@ static int still_leads(const hps_tm_coarsen_t *site, slot_t *s, uint64_t token)
     return s->leads;
 }
 
-static void set_run(slot_t *s, unsigned level)
+static void set_run(slot_t *s, unsigned level, unsigned ser)
 {
-    if (level != s->run) {
+    if (level != s->run || ser != s->ser) {
         s->run = (uint8_t)level;
+        s->ser = (uint8_t)ser;
         s->moves++;
     }
+}
+
+/* The chunk size the slot runs now, and the epoch's chunk target. */
+static unsigned run_level(const slot_t *s)
+{
+    return s->ser ? s->lmax : s->run;
 }
 
 /* Iterations every thread has committed in dynamic loops, ever.  The
@@ -333,10 +359,11 @@ static uint64_t all_done(void)
 /* Publish the leader's level (written only when it changes). */
 static void publish(hps_tm_coarsen_t *site, slot_t *s)
 {
-    uint32_t w = word_of(hps_tm_ctl_level(&s->ctl), s->ctl.level);
+    unsigned ser = (unsigned)hps_tm_ctl_serial(&s->ctl);
+    uint32_t w = word_of(hps_tm_ctl_level(&s->ctl), s->ctl.level, ser, s->ctl.serial);
     if (hps_load_relaxed(&site->level) != w)
         hps_store_relaxed(&site->level, w);
-    set_run(s, hps_tm_ctl_level(&s->ctl));
+    set_run(s, hps_tm_ctl_level(&s->ctl), ser);
 }
 
 /* The controller lives in the leader's slot while it leads and is copied
@@ -421,13 +448,13 @@ static void follow(hps_tm_coarsen_t *site, slot_t *s, const hps_tm_ctl_sample_t 
     uint32_t w = hps_load_relaxed(&site->level);
     if (!w)
         return;
-    if (word_settled(w) != word_settled(s->seen))
+    if (word_settled_all(w) != word_settled_all(s->seen))
         s->fcap = s->lmax;
     s->seen = w;
-    if (smp && smp->cap_aborts)
+    if (smp && smp->cap_aborts && !s->ser)
         s->fcap = (uint8_t)(s->run > 0 ? s->run - 1 : 0);
     unsigned l = word_run(w);
-    set_run(s, l < s->fcap ? l : s->fcap);
+    set_run(s, l < s->fcap ? l : s->fcap, word_ser(w));
 }
 
 static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
@@ -446,7 +473,7 @@ static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
     if (!s->leads)
         follow(site, s, NULL);
     s->moves = 0;
-    s->ep_target = ep_target(s->run);
+    s->ep_target = ep_target(run_level(s));
     return s;
 }
 
@@ -532,9 +559,9 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
     for (long i = lo; i < hi;) {
         if (!s->leads && hps_load_relaxed(&site->level) != s->seen)
             follow(site, s, NULL);   /* the leader moved: from this chunk on */
-        long k = 1L << s->run;
+        long k = 1L << run_level(s);
         uint32_t capacity = 0;
-        long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity);
+        long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity, s->ser);
         hps_store_relaxed(&d->co_done, hps_load_relaxed(&d->co_done) + (uint64_t)(end - i));
         tick_by_iterations(d, &since, end - i);
         s->ep_iters += (uint64_t)(end - i);
@@ -559,7 +586,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         epoch_end(site, s, token, &smp, s->ep_solo + (so - so0), t);
         so0 = so;
         s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = s->ep_solo = 0;
-        s->ep_target = ep_target(s->run);
+        s->ep_target = ep_target(run_level(s));
     }
     /* Carry the partial epoch to the next call. */
     if (s->leads) {
@@ -582,7 +609,8 @@ HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen
     slot_t *s = slot_find(d->co_slots, site);
     if (s->site != site)
         return;
-    out->k = 1u << s->run;
+    out->k = 1u << run_level(s);
+    out->serial = s->ser;
     out->leads = s->leads;
     if (s->leads) {
         out->k_cap = 1u << s->ctl.cap;

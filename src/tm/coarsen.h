@@ -25,6 +25,13 @@
  *   Deterministic signals act
  *   without timing: a capacity abort caps the level below the one that
  *   overflowed; every chunk aborting twice or more steps down at once.
+ *   Two arms: chunks run concurrently (the levels above) or serialized
+ *   (each chunk alone behind the gate, as solo, k = 2^lmax).  The scan
+ *   measures the serial arm after its levels; a round that found neither
+ *   side better probes the other arm (B with dir 0) before it settles, and
+ *   a settled serial arm probes only the concurrent level it left.  An arm
+ *   probe whose first epoch costs over twice the current one ends there,
+ *   and the next 1, 3, 7 or 15 rounds skip the arm.
  */
 #ifndef HPS_TM_COARSEN_INTERNAL_H
 #define HPS_TM_COARSEN_INTERNAL_H
@@ -55,16 +62,21 @@ typedef struct hps_tm_ctl {
     uint8_t moved;                   /* the level changed since the last settle */
     uint8_t far_tried;               /* far probes made from this level: 1 up, 2 down */
     uint8_t scan_i;                  /* scanning: the point being measured */
+    uint8_t serial;                  /* the arm: 0 concurrent chunks, 1 serialized */
     float ep[HPS_TM_CTL_EPOCHS];     /* costs of the measurement's epochs */
     float ar_sum;                    /* their abort ratios, summed */
     float a, b;                      /* medians: current level, neighbour */
-    float bn;                        /* a far probe's: the near neighbour's median */
+    float bn;                        /* a far probe's: the near neighbour's median; an arm
+                                      * probe's: the current arm's abort ratio */
     float base, base_ar;             /* settled: cost and abort ratio */
     /* Per level, every epoch run at it (halved past LR_MAX epochs, cleared
      * when the input changes): the long-run cost, stalls included. */
     float lr_ns[HPS_TM_CTL_LMAX + 1], lr_it[HPS_TM_CTL_LMAX + 1];
     uint16_t lr_n[HPS_TM_CTL_LMAX + 1];
     uint8_t crowded;                 /* the last sample's */
+    /* The other arm's probes back off while it measures far dearer: the
+     * rounds still to skip (high nibble) and the backoff's exponent. */
+    uint8_t arm_skip;
     uint32_t stay, stay_len;
     uint64_t epochs, moves, probes;
 } hps_tm_ctl_t;
@@ -74,7 +86,8 @@ enum { HPS_TM_CTL_A, HPS_TM_CTL_B, HPS_TM_CTL_A2, HPS_TM_CTL_SETTLED, HPS_TM_CTL
 /* The scan (hps_tm_ctl_scan): HPS_TM_CTL_SCAN_EP epochs at each of three
  * levels spread over the range, k = 4, 64 and 1024 (below the cap), and a
  * third at a point that came out dearer than the one below (the scan
- * stops there). */
+ * stops there); then HPS_TM_CTL_SCAN_EP serialized epochs (scan_i ==
+ * HPS_TM_CTL_SCAN_N). */
 #define HPS_TM_CTL_SCAN_N 3
 #define HPS_TM_CTL_SCAN_EP 2
 #define HPS_TM_CTL_SCAN_EP_MAX 3
@@ -94,8 +107,15 @@ void hps_tm_ctl_scan(hps_tm_ctl_t *c);
 static inline unsigned hps_tm_ctl_level(const hps_tm_ctl_t *c)
 {
     if (c->phase == HPS_TM_CTL_SCAN)
-        return hps_tm_ctl_scan_level(c, c->scan_i);
+        return c->scan_i < HPS_TM_CTL_SCAN_N ? hps_tm_ctl_scan_level(c, c->scan_i) : c->lmax;
     return c->phase == HPS_TM_CTL_B ? (unsigned)(c->level + c->dir) : c->level;
+}
+/* 1: run the chunks serialized now (at k = 2^lmax, whatever the level). */
+static inline int hps_tm_ctl_serial(const hps_tm_ctl_t *c)
+{
+    if (c->phase == HPS_TM_CTL_SCAN)
+        return c->scan_i == HPS_TM_CTL_SCAN_N;
+    return c->phase == HPS_TM_CTL_B && c->dir == 0 ? !c->serial : c->serial;
 }
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
 /* Other threads began working at the site for the first time.  Epochs the

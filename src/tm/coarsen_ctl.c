@@ -75,7 +75,12 @@
 /* While crowded, a level whose chunks abort this often (aborts over aborts
  * and commits) probes downwards first, not upwards (0.5 elsewhere). */
 #define AR_UP_CROWDED 0.2f
-
+/* An arm probe (or the scan's serial point) whose first epoch costs this
+ * many times the current arm's is answered at once, and the arm's next
+ * probes back off: 3 epochs at 4x the settled cost every round added
+ * 5-30 % to the model's loops where concurrency pays (tm.ctl). */
+#define ARM_FAR 2.0f
+#define ARM_BACKOFF_MAX 4            /* skip at most 15 rounds */
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
 {
     *c = (hps_tm_ctl_t){ 0 };
@@ -91,6 +96,7 @@ void hps_tm_ctl_scan(hps_tm_ctl_t *c)
     c->phase = HPS_TM_CTL_SCAN;
     c->nep = 0;
     c->scan_i = 0;
+    c->serial = 0;
     for (int i = 0; i < HPS_TM_CTL_SCAN_N; i++)
         c->ep[i] = INFINITY;
 }
@@ -103,8 +109,26 @@ static float median3(const float *e)
     return a > b ? a : b;
 }
 
+/* The arm's backoff: a far dearer answer skips the next 2^e - 1 rounds'
+ * arm probes (e grows to ARM_BACKOFF_MAX); a change of arm resets it, a
+ * change of the input ends the skipping but keeps e. */
+static void arm_far(hps_tm_ctl_t *c)
+{
+    unsigned e = (c->arm_skip & 15u) + 1u;
+    if (e > ARM_BACKOFF_MAX)
+        e = ARM_BACKOFF_MAX;
+    c->arm_skip = (uint8_t)(((1u << e) - 1u) << 4 | e);
+}
+
+static void arm_reset(hps_tm_ctl_t *c)
+{
+    c->arm_skip = 0;
+}
+
 static void settle(hps_tm_ctl_t *c, float cost, float ar)
 {
+    if (c->arm_skip >> 4)
+        c->arm_skip = (uint8_t)(c->arm_skip - 16);   /* a round ends: one fewer to skip */
     c->phase = HPS_TM_CTL_SETTLED;
     c->base = cost;
     c->base_ar = ar;
@@ -120,10 +144,11 @@ static void settle(hps_tm_ctl_t *c, float cost, float ar)
     c->stay = c->stay_len;
 }
 
-/* The bit of `tried` and `far_tried` for a side: 1 up, 2 down. */
+/* The bit of `tried` and `far_tried` for a side: 1 up, 2 down, 4 the
+ * other arm (dir 0). */
 static uint8_t side_bit(int dir)
 {
-    return dir > 0 ? 1 : 2;
+    return dir > 0 ? 1 : dir < 0 ? 2 : 4;
 }
 
 static int side_open(const hps_tm_ctl_t *c, int dir)
@@ -151,7 +176,7 @@ static int far_open(const hps_tm_ctl_t *c, float mean)
     if (c->crowded)
         return 0;                    /* medians: the long run decides there */
     if (c->dir != 1 && c->dir != -1)
-        return 0;                    /* this was the far probe */
+        return 0;                    /* this was the far probe, or the other arm */
     if (!(c->b <= mean * (1.0f + H)))
         return 0;                    /* worse that way: the slope rises */
     if (c->far_tried & side_bit(c->dir))
@@ -162,15 +187,21 @@ static int far_open(const hps_tm_ctl_t *c, float mean)
 
 /* With the current level's cost a and abort ratio ar known, probe a side
  * not yet tried (up first, unless the current level already aborts more
- * often than it commits), or settle. */
+ * often than it commits), then the other arm, or settle.  The serial arm
+ * has no sides: its k is fixed, its neighbour is the concurrent level. */
 static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
 {
-    int up = side_open(c, 1), down = side_open(c, -1);
-    if (!up && !down) {
+    int up = !c->serial && side_open(c, 1), down = !c->serial && side_open(c, -1);
+    int arm = !(c->tried & side_bit(0)) && !(c->arm_skip >> 4);
+    if (!up && !down && !arm) {
         settle(c, a, ar);
         return;
     }
-    c->dir = (int8_t)(up && (ar < (c->crowded ? AR_UP_CROWDED : 0.5f) || !down) ? 1 : -1);
+    if (!up && !down) {
+        c->dir = 0;
+        c->bn = ar;                  /* the current arm's, for an early answer */
+    } else
+        c->dir = (int8_t)(up && (ar < (c->crowded ? AR_UP_CROWDED : 0.5f) || !down) ? 1 : -1);
     c->a = a;
     c->phase = HPS_TM_CTL_B;
     c->nep = 0;
@@ -197,18 +228,28 @@ static void set_level(hps_tm_ctl_t *c, unsigned l)
     }
 }
 
+static void set_arm(hps_tm_ctl_t *c, unsigned serial)
+{
+    if (serial != c->serial) {
+        c->serial = (uint8_t)serial;
+        c->moves++;
+        c->moved = 1;
+        arm_reset(c);
+    }
+}
+
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
 {
     if (c->lmax != lmax || lmax > HPS_TM_CTL_LMAX || c->cap > c->lmax || c->level > c->cap ||
         c->phase > HPS_TM_CTL_SCAN ||
         c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_EP_MAX : HPS_TM_CTL_EPOCHS) ||
-        c->scan_i >= HPS_TM_CTL_SCAN_N ||
+        c->scan_i > HPS_TM_CTL_SCAN_N || c->serial > 1 || (c->arm_skip & 15u) > ARM_BACKOFF_MAX ||
         c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
         return 0;
     if (c->phase == HPS_TM_CTL_B) {
         int l = c->level + c->dir;
-        if (c->dir == 0 || c->dir < -2 || c->dir > 2 || l < 0 || l > c->cap)
+        if ((c->serial && c->dir != 0) || c->dir < -2 || c->dir > 2 || l < 0 || l > c->cap)
             return 0;
     }
     return 1;
@@ -250,8 +291,21 @@ static void lr_clear(hps_tm_ctl_t *c)
 static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s, float cost)
 {
     c->crowded = s->crowded != 0;
-    lr_add(c, run, s);
     unsigned i = c->scan_i;
+    if (i == HPS_TM_CTL_SCAN_N) {
+        /* The serial arm's point: the cheapest of its epochs, in b (one
+         * only if it is far dearer). */
+        if (cost < c->b)
+            c->b = cost;
+        if (++c->nep < HPS_TM_CTL_SCAN_EP && c->b <= ARM_FAR * c->a)
+            return;
+        if (c->b > ARM_FAR * c->a)
+            arm_far(c);
+        set_arm(c, c->b < c->a * (1.0f - H));
+        remeasure(c, side_bit(0));   /* the other arm was just measured */
+        return;
+    }
+    lr_add(c, run, s);
     if (cost < c->ep[i])
         c->ep[i] = cost;
     if (++c->nep < HPS_TM_CTL_SCAN_EP)
@@ -269,7 +323,10 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
         if (c->ep[j] < c->ep[best])
             best = j;
     set_level(c, hps_tm_ctl_scan_level(c, best));
-    remeasure(c, 0);
+    c->a = c->ep[best];
+    c->b = INFINITY;
+    c->scan_i = HPS_TM_CTL_SCAN_N;
+    c->nep = 0;
 }
 
 int hps_tm_ctl_joined(hps_tm_ctl_t *c)
@@ -285,6 +342,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
 {
     c->epochs++;
     unsigned run = hps_tm_ctl_level(c);
+    int serial = hps_tm_ctl_serial(c);
     if (s->iters == 0 || s->chunks == 0)
         return;
     float cost = (float)s->ns / (float)s->iters;
@@ -302,7 +360,8 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         scan_epoch(c, run, s, cost);
         return;
     }
-    if (s->aborts >= (s->crowded ? 1u : 2u) * s->chunks && run > 0) {
+    /* (Serialized chunks abort only when an iteration restarts them.) */
+    if (!serial && s->aborts >= (s->crowded ? 1u : 2u) * s->chunks && run > 0) {
         if (c->phase == HPS_TM_CTL_B) {
             /* The neighbour is far worse: the probe has its answer. */
             c->b = INFINITY;
@@ -316,7 +375,16 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
     }
 
     c->crowded = s->crowded != 0;
-    lr_add(c, run, s);
+    if (!serial)
+        lr_add(c, run, s);           /* the long runs are the levels' */
+
+    if (c->phase == HPS_TM_CTL_B && c->dir == 0 && c->nep == 0 && cost > ARM_FAR * c->a) {
+        /* The other arm, far dearer at its first epoch: answered. */
+        arm_far(c);
+        c->tried |= side_bit(0);
+        probe_or_settle(c, c->a, c->bn);
+        return;
+    }
 
     switch (c->phase) {
     case HPS_TM_CTL_A:
@@ -343,17 +411,27 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
             float lo = c->a < m ? c->a : m, mean = 0.5f * (c->a + m);
             /* A far probe (two levels) needs twice the margin: on pure
              * noise it is one more chance a round to move. */
-            int far = c->dir != 1 && c->dir != -1;
+            int far = c->dir == 2 || c->dir == -2;
             float h = far ? 2.0f * H : H;
             int better = c->b < mean * (1.0f - h) && c->b < lo &&
                          (!far || c->b < c->bn * (1.0f - H));
             unsigned nb = (unsigned)(c->level + c->dir);
-            if (c->crowded && c->lr_n[c->level] >= LR_MIN && c->lr_n[nb] >= LR_MIN)
+            /* (The other arm, dir 0, goes by medians: it keeps no long run.) */
+            if (c->dir != 0 && c->crowded && c->lr_n[c->level] >= LR_MIN && c->lr_n[nb] >= LR_MIN)
                 better = c->lr_ns[nb] / c->lr_it[nb] <
                          c->lr_ns[c->level] / c->lr_it[c->level] * (1.0f - h);
             else if (c->crowded && c->dir > 0)
                 better = 0;          /* longer sections: only on the long run's word */
-            if (better) {
+            if (better && c->dir == 0) {
+                /* Change arms.  To serial: settle there.  Back to
+                 * concurrent chunks: look up and down from the level. */
+                set_arm(c, !c->serial);
+                c->tried = side_bit(0);
+                if (c->serial)
+                    settle(c, c->b, mar);
+                else
+                    probe_or_settle(c, c->b, mar);
+            } else if (better) {
                 /* Move, and keep going the same way: the side we came from
                  * was just measured worse. */
                 int dir = c->dir;
@@ -399,6 +477,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         /* The input changed: search again from short stays. */
         c->moved = 1;
         c->far_tried = 0;
+        c->arm_skip &= 15u;          /* probe the other arm this round; a far answer backs off further */
         if (!c->crowded) {           /* crowded, the long runs are what decides */
             lr_clear(c);
         }

@@ -429,7 +429,7 @@ static void retire(hps_tm_desc_t *d)
     /* A thread copied into a fork()ed child mid-cleanup leaves its state. */
     hps_tm_clear_logs(d);
     d->on_commit.n = d->on_abort.n = 0;
-    d->ro = d->ro_failed = d->irrev = d->want_irrev = d->serial = d->aborted = d->aborts_in_row = d->hw_restarts = 0;
+    d->ro = d->ro_failed = d->irrev = d->want_irrev = d->serial = d->want_serial = d->aborted = d->aborts_in_row = d->hw_restarts = 0;
     d->fastgo = 0;
     d->wv = 0;
     hps_store_relaxed(&d->in_sec, 0);

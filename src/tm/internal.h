@@ -75,9 +75,11 @@ typedef struct hps_tm_desc {
                                       * the bias's and plain read-only trials) */
     hps_au64 wb;                     /* stm: 0, 1 committing, wv + 1 writing back */
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
-    /* Serialized after HPSYNC_TM_RETRIES conflicts in a row: alone behind
-     * the gate, but as solo (undo log), so that it can still restart. */
-    uint32_t serial;
+    /* Serialized after HPSYNC_TM_RETRIES conflicts in a row, or on request
+     * (want_serial: the next section's first attempt; a coarsened loop's
+     * serial chunk): alone behind the gate, but as solo (undo log), so that
+     * it can still restart. */
+    uint32_t serial, want_serial;
     uint32_t aborts_in_row;          /* conflicts: serialized fallback, backoff */
     uint32_t aborted;                /* this section aborted at least once */
     uint32_t hw_restarts;            /* explicit restarts of its hardware attempts (hw.h) */

@@ -21,6 +21,7 @@ HPS_EXPORT void hps_tm_stats_add(hps_tm_stats_t *to, const hps_tm_stats_t *s)
     for (int c = 0; c < HPS_TM_CAUSES; c++)
         to->aborts_by_cause[c] += LD(s->aborts_by_cause[c]);
     to->solo += LD(s->solo);
+    to->serial += LD(s->serial);
     to->reads += LD(s->reads);
     to->writes += LD(s->writes);
     uint64_t mr = LD(s->max_read_set), mw = LD(s->max_write_set);
@@ -57,9 +58,10 @@ void hps_tm_stats_print(FILE *f, const hps_tm_stats_t *s, const char *backend, c
 {
     fprintf(f, "hpsync tm: backend %s (%s), threads %u\n", backend, why, threads);
     fprintf(f, "hpsync tm: commits %llu (read-only %llu), aborts %llu, retried sections %llu, "
-            "irrevocable %llu\n", (unsigned long long)s->commits, (unsigned long long)s->commits_ro,
-            (unsigned long long)s->aborts, (unsigned long long)s->retries,
-            (unsigned long long)s->irrevocable);
+            "irrevocable %llu, serialized %llu\n", (unsigned long long)s->commits,
+            (unsigned long long)s->commits_ro, (unsigned long long)s->aborts,
+            (unsigned long long)s->retries, (unsigned long long)s->irrevocable,
+            (unsigned long long)s->serial);
     fprintf(f, "hpsync tm: aborts by cause:");
     for (int c = 0; c < HPS_TM_CAUSES; c++)
         fprintf(f, " %s %llu", cause_names[c], (unsigned long long)s->aborts_by_cause[c]);

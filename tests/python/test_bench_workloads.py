@@ -221,13 +221,14 @@ MOPS = [{"name": "insert_mops", "unit": "Mops/s", "better": "higher", "speedup":
 
 def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.2,
               rounds: int = 3, host: str = "a", dyn: float = 0.95,
-              solo: dict[str, list[int]] | None = None) -> dict[str, Any]:
+              solo: dict[str, list[int]] | None = None, ser: float = 0.4) -> dict[str, Any]:
     """A run of three made-up workloads at 1 and 2 threads: the ART (olc
     inserts 2.5x the mutex at 2 threads, lookups olc_lookup x), the ring
     under glibc and hpsync (cia's 1 KiB ring cia_1k x its 64 B floor) and
     scatter (the better TM variant tm_gain x the mutex, granularity sweep
-    with a controller at dyn x the best static k; solo: per scatter TM
-    variant, its sections on the bias per round, of 1000)."""
+    with a controller at dyn x the best static k, and serialized chunks at
+    ser x the mutex; solo: per scatter TM variant, its sections on the bias
+    per round, of 1000)."""
     works = {
         "art": desc_of("art", [{"name": "mutex", "kind": "lock", "baseline": True},
                                {"name": "elide-r0", "kind": "elide", "restarts": 0},
@@ -241,6 +242,7 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
         "scatter": desc_of("scatter", [{"name": "mutex", "kind": "lock", "baseline": True},
                                        {"name": "tm-k1", "kind": "tm", "granularity": 1},
                                        {"name": "tm-k8", "kind": "tm", "granularity": 8},
+                                       {"name": "tm-ser", "kind": "tm", "serial": True},
                                        {"name": "tm-auto", "kind": "tm", "controller": True}],
                            [{"name": "updates_per_sec", "unit": "upd/s", "better": "higher"}], [],
                            [{"shape": "granularity", "metric": "updates_per_sec"}]),
@@ -274,7 +276,7 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
                 if solo and v in solo:
                     st["solo"] = solo[v][r] * commits // 1000
                 return st
-            for v, k in (("tm-k1", 0.5), ("tm-k8", tm_gain)):
+            for v, k in (("tm-k1", 0.5), ("tm-k8", tm_gain), ("tm-ser", ser)):
                 add("scatter", v, t, r, {"updates_per_sec": 100 * k * t ** 0.5 * noise},
                     tm=tm(v, 1000, {"conflict": 40 * t, "capacity": 3}))
             add("scatter", "tm-auto", t, r, {"updates_per_sec": 100 * tm_gain * dyn * t ** 0.5 * noise},
@@ -329,6 +331,10 @@ def test_controller_judged_against_the_best_static_k() -> None:
     assert [v["verdict"] for v in targets.evaluate(t, slow)] == ["FAIL", "PASS"]
     slower = suite_run(dyn=0.3)["measurements"]
     assert [v["verdict"] for v in targets.evaluate(t, slower)] == ["FAIL", "FAIL"]
+    # Static serialized chunks are among the static choices: the best of
+    # them all is what the controller must come near.
+    m = by_key(suite_run(ser=1.5))
+    assert m[key]["value"] == pytest.approx(1.2 * 0.95 / 1.5)
     # The suite's own targets name the real workloads: absent here.
     v = verdicts(run)
     assert v["workloads-coarsen-dyn-vs-best_histogram"] == "n/a"

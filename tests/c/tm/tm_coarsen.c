@@ -58,6 +58,18 @@ static void iter(long i, void *p)
     }
 }
 
+/* coarsen_serial runs the abort cases with serialized chunks: every
+ * thread (1), or the odd ones beside concurrent chunks of the even (2). */
+static int g_serial;
+
+static void for_k(unsigned t, long lo, long hi, long k, iter_arg_t *a)
+{
+    if (g_serial == 1 || (g_serial == 2 && (t & 1)))
+        hps_tm_for_serial(lo, hi, k, iter, a);
+    else
+        hps_tm_for(lo, hi, k, iter, a);
+}
+
 static void model_check(long lo, long hi, unsigned reps)
 {
     uint64_t want[BINS] = { 0 };
@@ -169,6 +181,20 @@ static int speculates(void)
     return (!strcmp(b, "htm") || !strcmp(b, "hybrid")) && !strcmp(hps_elide_backend_name(), "rtm");
 }
 
+/* Serialized chunks (g_serial): `want` of the committed sections ran
+ * alone, serialized or, if the thread held the bias, on it (a rerun after
+ * a restart runs concurrently); with serial chunks off, none serialized. */
+static void serial_check(const char *what, const hps_tm_stats_t *s0, const hps_tm_stats_t *s1,
+                         uint64_t want)
+{
+    uint64_t ser = s1->serial - s0->serial, solo = s1->solo - s0->solo;
+    if (g_serial)
+        HPS_CHECK(ser + solo >= want, "%s, serial chunks: %llu serialized and %llu on the bias, want %llu",
+                  what, (unsigned long long)ser, (unsigned long long)solo, (unsigned long long)want);
+    else
+        HPS_CHECK(ser == 0, "%s: %llu sections serialized, none asked", what, (unsigned long long)ser);
+}
+
 /* Restarts and irrevocable iterations inside chunks. */
 static void abort_one(void)
 {
@@ -181,7 +207,7 @@ static void abort_one(void)
     reset();
     iter_arg_t a = { .t = 0, .restart_once = rs };
     hps_tm_stats_get(&s0);
-    hps_tm_for(0, 100, 10, iter, &a);
+    for_k(0, 0, 100, 10, &a);
     hps_tm_stats_get(&s1);
     model_check(0, 100, 1);
     HPS_CHECK(a.bad_order == 0, "restart: iterations out of order");
@@ -193,13 +219,14 @@ static void abort_one(void)
         sections_at_least("restart (split at 55)", &s0, 11, 100);
     else
         sections_check("restart (split at 55)", &s0, 11, 100);
+    serial_check("restart (split at 55)", &s0, &s1, 10);
     /* Irrevocable at 55: the chunk ends after it ([50, 56) alone), then
      * [56, 66) ...: 11 sections, one of them irrevocable, the I/O once. */
     irr[55] = 1;
     reset();
     a = (iter_arg_t){ .t = 0, .irrevocable = irr };
     hps_tm_stats_get(&s0);
-    hps_tm_for(0, 100, 10, iter, &a);
+    for_k(0, 0, 100, 10, &a);
     hps_tm_stats_get(&s1);
     model_check(0, 100, 1);
     HPS_CHECK(a.io == 1, "irrevocable: the I/O ran %llu times", (unsigned long long)a.io);
@@ -209,6 +236,7 @@ static void abort_one(void)
         sections_at_least("irrevocable", &s0, 11, 100);
     else
         sections_check("irrevocable", &s0, 11, 100);
+    serial_check("irrevocable", &s0, &s1, 10);   /* on the bias, the irrevocable one counts as such */
 }
 
 #define ABORT_N 3000
@@ -223,7 +251,7 @@ static void *abort_thread(void *p)
         want_io += irr[t][i];
     }
     iter_arg_t a = { .t = t, .restart_once = rs[t], .irrevocable = irr[t] };
-    hps_tm_for(0, ABORT_N, 16 << (t % 4), iter, &a);
+    for_k(t, 0, ABORT_N, 16 << (t % 4), &a);
     HPS_CHECK(a.io == want_io, "thread %u: I/O ran %llu times, expected %llu", t,
               (unsigned long long)a.io, (unsigned long long)want_io);
     HPS_CHECK(a.bad_order == 0, "thread %u: iterations out of order", t);
@@ -238,14 +266,38 @@ void case_coarsen_abort(void)
     model_check(0, ABORT_N, THREADS);
 }
 
+/* The same with serialized chunks (hps_tm_for_serial): a restart inside
+ * one undoes it and reruns its first part concurrently, an irrevocable
+ * iteration ends it; then every thread serialized, then half of them
+ * beside the others' concurrent chunks on the same bins. */
+void case_coarsen_serial(void)
+{
+    g_serial = 1;
+    abort_one();
+    hps_tm_stats_t s0, s1;
+    hps_tm_stats_total(&s0);
+    reset();
+    run_threads(THREADS, abort_thread);
+    model_check(0, ABORT_N, THREADS);
+    hps_tm_stats_total(&s1);
+    HPS_CHECK(s1.serial - s0.serial + s1.solo - s0.solo > 0, "%u threads: no chunk ran alone", THREADS);
+    g_serial = 2;
+    reset();
+    run_threads(THREADS, abort_thread);
+    model_check(0, ABORT_N, THREADS);
+    g_serial = 0;
+}
+
 /* htm and hybrid with every hardware begin a capacity abort
  * (HPSYNC_ELIDE_BACKEND=inject:capacity, HPSYNC_ELIDE_FAILS=255 so that
  * elision's skip never spares a begin here): chunks halve until they hold
  * one iteration.  Of [0, 64): 32 committed (the chunk halved while it ran
  * in software), then 16, 8, 4, 2, 1 and single iterations from 63 on:
- * 6 + (n - 63) sections, for the static form (k = 64 to begin with) and
- * the dynamic one (starting at 64; its controller caps k, and a probe of
- * k = 2 is halved again, so every later chunk commits one iteration). */
+ * 6 + (n - 63) sections, for the static form (k = 64 to begin with).
+ * The dynamic one (starting at 64) caps its k the same way down to 1, runs
+ * three epochs there (3 sections, each one iteration), then probes its
+ * serial arm: a chunk that runs alone in software never meets the
+ * hardware's capacity, and commits the remaining 34 iterations at once. */
 static void capacity_run(const char *form, int dynamic, long n)
 {
     static hps_tm_coarsen_t site = HPS_TM_COARSEN_INIT_K(64, 1024);
@@ -260,16 +312,20 @@ static void capacity_run(const char *form, int dynamic, long n)
     hps_tm_stats_get(&s1);
     model_check(0, n, 1);
     HPS_CHECK(a.bad_order == 0, "%s: iterations out of order", form);
-    HPS_CHECK(s1.commits - s0.commits == (uint64_t)(6 + (n - 63)), "%s: %llu sections, expected %ld",
-              form, (unsigned long long)(s1.commits - s0.commits), 6 + (n - 63));
+    long want = dynamic ? 6 + 3 + 1 : 6 + (n - 63), serial = dynamic ? 1 : 0;
+    HPS_CHECK(s1.commits - s0.commits == (uint64_t)want, "%s: %llu sections, expected %ld", form,
+              (unsigned long long)(s1.commits - s0.commits), want);
+    HPS_CHECK(s1.serial - s0.serial == (uint64_t)serial, "%s: %llu serialized sections, expected %ld",
+              form, (unsigned long long)(s1.serial - s0.serial), serial);
     uint64_t cap = s1.aborts_by_cause[HPS_TM_CAUSE_HTM_CAPACITY] - s0.aborts_by_cause[HPS_TM_CAUSE_HTM_CAPACITY];
-    HPS_CHECK(cap == s1.commits - s0.commits, "%s: %llu capacity aborts, expected one per section",
+    HPS_CHECK(cap == (uint64_t)(want - serial), "%s: %llu capacity aborts, expected one per concurrent section",
               form, (unsigned long long)cap);
     if (dynamic) {
         hps_tm_coarsen_info_t in;
         hps_tm_coarsen_info(&site, &in);
-        HPS_CHECK(in.k <= 2 && in.k_cap <= 2, "dynamic: k %u, cap %u after capacity aborts", in.k,
-                  in.k_cap);
+        HPS_CHECK(in.serial && in.k == 1024 && in.k_cap <= 2,
+                  "dynamic: serial %u, k %u, cap %u after capacity aborts and the serial probe",
+                  in.serial, in.k, in.k_cap);
     }
 }
 

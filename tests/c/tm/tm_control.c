@@ -362,7 +362,7 @@ void case_serial_restart(void)
         sections += THREADS * g_iters;
         HPS_CHECK(g_hot == sections, "hot word %llu, want %lu: a restart did not roll back",
                   (unsigned long long)g_hot, sections);
-        serial += s1.irrevocable - s0.irrevocable;
+        serial += s1.serial - s0.serial;
     }
     printf("serial_restart: %lu sections, %llu restarted after a conflict, %llu attempts serialized\n",
            sections, (unsigned long long)hps_load_relaxed(&g_restarted), (unsigned long long)serial);

@@ -14,9 +14,12 @@
  * HPSYNC_TM_RETRIES), so with q = (1 - p)^k a chunk makes
  * E = (1 - (1-q)^16) / q attempts (E - 1 aborts, the last one alone) and
  * costs (O/k + w) E per iteration.  Capacity: chunks above a limit always abort for capacity.
+ * The serial arm (chunks of 2^lmax run alone) costs a fixed amount per
+ * iteration, never aborts and never overflows: the model's `serial`, or
+ * by default 4x the best level's (a machine where concurrency pays).
  * Each case checks the true (noise-free) cost of the levels the controller
- * ran, averaged over a window: within 10 % of the best level's, and never
- * above k = 1's.
+ * ran, averaged over a window: within 10 % of the best level's (or the
+ * serial arm's, if cheaper), and never above k = 1's.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +39,7 @@ typedef struct model {
     const double *curve;             /* non-NULL: cost per iteration at each level, no aborts */
     double stall;                    /* threads outnumber CPUs: an epoch's chance of a stall at
                                       * k = 16, doubling with k (at most 1); a stall makes it 4x */
+    double serial;                   /* the serial arm's cost per iteration (0: 4x the best level's) */
 } model_t;
 
 static uint64_t g_rng = 0x243F6A8885A308D3ull;
@@ -76,12 +80,33 @@ static unsigned best_level(const model_t *m, unsigned lmax)
     return b;
 }
 
+static double serial_cost(const model_t *m, unsigned lmax)
+{
+    return m->serial > 0 ? m->serial : 4.0 * true_cost(m, best_level(m, lmax));
+}
+
+/* Noise as the machine's: +-noise, and an outlier now and then. */
+static double noisy_of(const model_t *m, double cost)
+{
+    double noisy = cost * (1.0 + m->noise * (2.0 * uniform() - 1.0));
+    if (hps_xorshift64(&g_rng) % 100 < m->outlier_pct)
+        noisy *= 3.0 + 7.0 * uniform();
+    return noisy;
+}
+
 /* One epoch of 16 chunks at the controller's level; returns its true cost. */
 static double feed(hps_tm_ctl_t *c, const model_t *m)
 {
     unsigned l = hps_tm_ctl_level(c);
     uint64_t k = 1ull << l, chunks = 16;
     hps_tm_ctl_sample_t s = { .iters = k * chunks, .chunks = chunks, .crowded = m->stall > 0 };
+    if (hps_tm_ctl_serial(c)) {
+        double cost = serial_cost(m, c->lmax);
+        s.iters = chunks << c->lmax;
+        s.ns = (uint64_t)(noisy_of(m, cost) * (double)s.iters);
+        hps_tm_ctl_epoch(c, &s);
+        return cost;
+    }
     if (l > m->cap_level) {
         /* Every chunk overflows once and is halved (as coarsen.c does). */
         s.cap_aborts = s.aborts = chunks;
@@ -93,14 +118,12 @@ static double feed(hps_tm_ctl_t *c, const model_t *m)
     double e = m->curve ? 1.0 : attempts(m, (double)k);
     double cost = m->curve ? m->curve[l] : (O / (double)k + W) * e;
     s.aborts = (uint64_t)((e - 1.0) * (double)chunks + uniform());
-    double noisy = cost * (1.0 + m->noise * (2.0 * uniform() - 1.0));
+    double noisy = noisy_of(m, cost);
     if (m->stall > 0) {
         if (uniform() < stall_p(m, l))
             noisy *= 4.0;
         cost = true_cost(m, l);
     }
-    if (hps_xorshift64(&g_rng) % 100 < m->outlier_pct)
-        noisy *= 3.0 + 7.0 * uniform();
     s.ns = (uint64_t)(noisy * (double)s.iters);
     hps_tm_ctl_epoch(c, &s);
     return cost;
@@ -117,9 +140,12 @@ static void converge(const char *what, hps_tm_ctl_t *c, const model_t *m, unsign
         if (e >= epochs - window)
             sum += cost;
     }
-    double mean = sum / window, b = true_cost(m, best), k1 = true_cost(m, 0);
-    printf("%s: best k %u (cost %.1f), k=1 %.1f; ran at mean cost %.1f (%.3fx best), now k %u, "
-           "%llu moves\n", what, 1u << best, b, k1, mean, mean / b, 1u << hps_tm_ctl_level(c),
+    double mean = sum / window, b = true_cost(m, best), k1 = true_cost(m, 0), ser = serial_cost(m, lmax);
+    if (ser < b)
+        b = ser;
+    printf("%s: best k %u%s (cost %.1f), k=1 %.1f; ran at mean cost %.1f (%.3fx best), now k %u%s, "
+           "%llu moves\n", what, ser <= b ? 1u << lmax : 1u << best, ser <= b ? " serial" : "", b,
+           k1, mean, mean / b, 1u << hps_tm_ctl_level(c), hps_tm_ctl_serial(c) ? " serial" : "",
            (unsigned long long)c->moves);
     HPS_CHECK(mean <= 1.10 * b, "%s: mean cost %.1f is %.3fx the best k=%u's %.1f (target 1.10)", what,
               mean, mean / b, 1u << best, b);
@@ -265,24 +291,51 @@ static void case_scan_third(void)
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
-    static const double costs[] = { 50, 50, 300, 280, 25, 20, 21 };
-    static const unsigned levels[] = { 2, 2, 6, 6, 6, 10, 10 };
+    /* The last two: the serial arm's point, dearer here. */
+    static const double costs[] = { 50, 50, 300, 280, 25, 20, 21, 40, 45 };
+    static const unsigned levels[] = { 2, 2, 6, 6, 6, 10, 10, 10, 10 };
     for (unsigned e = 0; e < sizeof costs / sizeof costs[0]; e++) {
-        HPS_CHECK(hps_tm_ctl_level(&c) == levels[e], "scan epoch %u at k %u, want k %u", e,
-                  1u << hps_tm_ctl_level(&c), 1u << levels[e]);
+        HPS_CHECK(hps_tm_ctl_level(&c) == levels[e] && hps_tm_ctl_serial(&c) == (e >= 7),
+                  "scan epoch %u at k %u%s, want k %u%s", e, 1u << hps_tm_ctl_level(&c),
+                  hps_tm_ctl_serial(&c) ? " serial" : "", 1u << levels[e], e >= 7 ? " serial" : "");
         HPS_CHECK(hps_tm_ctl_valid(&c, 10), "scan epoch %u: not a valid state", e);
         feed_cost(&c, costs[e]);
     }
-    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.level == 10,
-              "after the scan: phase %u, k %u; want the climb from k = 1024", c.phase, 1u << c.level);
-    /* A dearer point whose third epoch is dearer still ends the scan. */
+    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.level == 10 && !c.serial,
+              "after the scan: phase %u, k %u, serial %u; want the climb from k = 1024", c.phase,
+              1u << c.level, c.serial);
+    /* A dearer point whose third epoch is dearer still ends the scan; a
+     * serial arm cheaper by more than the hysteresis wins it. */
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
-    static const double valley[] = { 50, 50, 90, 80, 70 };
+    static const double valley[] = { 50, 50, 90, 80, 70, 47, 49 };
     for (unsigned e = 0; e < sizeof valley / sizeof valley[0]; e++)
         feed_cost(&c, valley[e]);
-    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.level == 2,
-              "valley: phase %u, k %u; want the climb from k = 4", c.phase, 1u << c.level);
+    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.level == 2 && c.serial,
+              "valley: phase %u, k %u, serial %u; want serial, k = 4 the concurrent level", c.phase,
+              1u << c.level, c.serial);
+}
+
+/* The serial arm cheapest (high conflict, where one thread at a time beats
+ * aborting sections): the controller runs it, from a scan or from a level;
+ * and when the conflicts go and concurrent chunks become cheaper again
+ * (the serial arm's cost does not move: the probes of the concurrent level
+ * at the end of each stay find it), it goes back, and back again. */
+static void case_serial(void)
+{
+    static const model_t hi_ser = { 5e-2, 99, 0.15, 10, NULL, 0, 30.0 };
+    static const model_t free_ser = { 0.0, 99, 0.15, 10, NULL, 0, 30.0 };
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    converge("serial: from a scan", &c, &hi_ser, 200, 150);
+    HPS_CHECK(hps_tm_ctl_serial(&c), "serial: the scan did not end serialized");
+    hps_tm_ctl_init(&c, 4, 10);
+    converge("serial: from k = 16", &c, &hi_ser, 800, 300);
+    converge("serial: high -> free", &c, &free_ser, 1200, 300);
+    HPS_CHECK(!hps_tm_ctl_serial(&c), "serial: no conflicts, still serialized");
+    converge("serial: free -> high", &c, &hi_ser, 800, 300);
+    HPS_CHECK(hps_tm_ctl_valid(&c, 10), "serial: not a valid state");
 }
 
 /* The leader ran alone at first (on the bias: a fraction of a shared
@@ -386,6 +439,12 @@ static void case_valid(void)
     bad.cap = 10;
     bad.dir = 1;
     HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "a probe past kmax is valid");
+    bad.level = 4;
+    bad.serial = 1;
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "a serial arm probing a level is valid");
+    bad.serial = 2;
+    bad.dir = 0;
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "arm 2 is valid");
     bad = c;
     memset(&bad, 0xA5, sizeof bad);
     HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "0xA5 bytes make a valid controller");
@@ -401,6 +460,7 @@ static const hps_test_case_t cases[] = {
     { "plateau", .run = case_plateau },
     { "scan", .run = case_scan },
     { "scan_third", .run = case_scan_third },
+    { "serial", .run = case_serial },
     { "joined", .run = case_joined },
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },

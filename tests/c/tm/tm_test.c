@@ -84,6 +84,7 @@ static const hps_test_case_t cases[] = {
     { "cond_abort_signal", .run = case_cond_abort_signal },
     { "coarsen_static", .run = case_coarsen_static },
     { "coarsen_abort", .run = case_coarsen_abort },
+    { "coarsen_serial", .run = case_coarsen_serial },
     { "coarsen_dynamic", .run = case_coarsen_dynamic },
     { "coarsen_capacity", .run = case_coarsen_capacity },
     { "coarsen_leader", .run = case_coarsen_leader },

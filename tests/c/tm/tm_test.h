@@ -66,6 +66,7 @@ void case_cond_handoff(void);
 void case_cond_resume(void);
 void case_cond_stress(void);
 void case_coarsen_abort(void);
+void case_coarsen_serial(void);
 void case_coarsen_bias(void);
 void case_coarsen_capacity(void);
 void case_coarsen_dynamic(void);

@@ -218,7 +218,9 @@ def best_tm(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
 def _coarsening(desc: Mapping[str, Any],
                 measured: Callable[[str], bool]) -> dict[str, tuple[str | None, list[tuple[float, str]]]]:
     """Per backend (the TM variants' group): the controller's variant and
-    the static ones as (k, name), of the variants measured."""
+    the static ones as (k, name), of the variants measured; static
+    serialized chunks count among them, as k = 0 (the controller's serial
+    arm is one of its choices, so the best static choice may be it)."""
     out: dict[str, tuple[str | None, list[tuple[float, str]]]] = {}
     for v in desc.get("variants", []):
         if v.get("kind") != "tm" or not measured(v["name"]):
@@ -228,6 +230,8 @@ def _coarsening(desc: Mapping[str, Any],
             dyn = v["name"]
         elif v.get("granularity") is not None:
             static = static + [(float(v["granularity"]), v["name"])]
+        elif v.get("serial"):
+            static = static + [(0.0, v["name"])]
         out[v.get("group") or ""] = (dyn, static)
     return out
 

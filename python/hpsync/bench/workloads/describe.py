@@ -8,7 +8,7 @@ document (docs/workloads.md, "The workload program's contract"):
   workload      its name (NAME)
   title         one line: what it models
   variants      [{name, kind, arg?, group?, baseline?, default?, quick?, env?,
-                  needs?, restarts?, granularity?, controller?}]
+                  needs?, restarts?, granularity?, controller?, serial?}]
                   arg       the name the program takes in --variants and
                             prints in its rows (default: name); several
                             variants may share one with different env
@@ -25,6 +25,9 @@ document (docs/workloads.md, "The workload program's contract"):
                   restarts  elision restarts (the restarts figure's x)
                   granularity / controller  a static coarsening factor k /
                             the dynamic controller (the granularity figure)
+                  serial    static chunks run serialized (hps_tm_for_serial):
+                            the controller is compared with it as with
+                            the static k
   metrics       [{name, unit, better, speedup?}]: each row gives NAME_reps;
                   speedup (default true) for throughput-like figures
   dims          row fields that name a row beyond variant and threads
@@ -84,6 +87,7 @@ class Variant:
     restarts: int | None = None
     granularity: float | None = None
     controller: bool = False
+    serial: bool = False
 
     @property
     def program_name(self) -> str:
@@ -128,7 +132,7 @@ class Description:
         return {"workload": self.workload, "title": self.title,
                 "variants": [{"name": v.name, "kind": v.kind, "group": v.group, "baseline": v.baseline,
                               "restarts": v.restarts, "granularity": v.granularity,
-                              "controller": v.controller} for v in self.variants],
+                              "controller": v.controller, "serial": v.serial} for v in self.variants],
                 "metrics": [{"name": m.name, "unit": m.unit, "better": m.better,
                              "speedup": m.speedup} for m in self.metrics],
                 "dims": list(self.dims), "allocators": self.allocators,
@@ -174,7 +178,7 @@ def parse(doc: Any, program: str) -> Description:
                                 bool(v.get("baseline", False)),
                                 bool(v.get("default", True)), bool(v.get("quick", True)), dict(env),
                                 tuple(needs), v.get("restarts"), v.get("granularity"),
-                                bool(v.get("controller", False))))
+                                bool(v.get("controller", False)), bool(v.get("serial", False))))
     if not variants:
         raise _bad(program, "no variants")
     if len({v.name for v in variants}) != len(variants):
