@@ -27,11 +27,11 @@
  *   overflowed; every chunk aborting twice or more steps down at once.
  *   Two arms: chunks run concurrently (the levels above) or serialized
  *   (each chunk alone behind the gate, as solo, k = 2^lmax).  The scan
- *   measures the serial arm after its levels; a round that found neither
- *   side better probes the other arm (B with dir 0) before it settles, and
- *   a settled serial arm probes only the concurrent level it left.  An arm
- *   probe whose first epoch costs over twice the current one ends there,
- *   and the next 1, 3, 7 or 15 rounds skip the arm.
+ *   measures the serial arm before its levels; a round that found neither
+ *   side better probes the serial arm (B with dir 0) before it settles, and
+ *   a settled serial arm scans again at the end of each stay.  An arm
+ *   probe whose first epoch costs over 1.5x the current one ends there
+ *   (a scan's level: after one epoch), and the next 1 or 3 rounds skip it.
  */
 #ifndef HPS_TM_COARSEN_INTERNAL_H
 #define HPS_TM_COARSEN_INTERNAL_H
@@ -83,11 +83,11 @@ typedef struct hps_tm_ctl {
 
 enum { HPS_TM_CTL_A, HPS_TM_CTL_B, HPS_TM_CTL_A2, HPS_TM_CTL_SETTLED, HPS_TM_CTL_SCAN };
 
-/* The scan (hps_tm_ctl_scan): HPS_TM_CTL_SCAN_EP epochs at each of three
- * levels spread over the range, k = 4, 64 and 1024 (below the cap), and a
- * third at a point that came out dearer than the one below (the scan
- * stops there); then HPS_TM_CTL_SCAN_EP serialized epochs (scan_i ==
- * HPS_TM_CTL_SCAN_N). */
+/* The scan (hps_tm_ctl_scan): HPS_TM_CTL_SCAN_EP serialized epochs first
+ * (scan_i == HPS_TM_CTL_SCAN_N), then as many at each of three levels
+ * spread over the range, k = 4, 64 and 1024 (below the cap), and a third
+ * at a point that came out dearer than the one below (the scan stops
+ * there); one at a level far dearer than the serial point. */
 #define HPS_TM_CTL_SCAN_N 3
 #define HPS_TM_CTL_SCAN_EP 2
 #define HPS_TM_CTL_SCAN_EP_MAX 3

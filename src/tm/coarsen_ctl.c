@@ -78,9 +78,13 @@
 /* An arm probe (or the scan's serial point) whose first epoch costs this
  * many times the current arm's is answered at once, and the arm's next
  * probes back off: 3 epochs at 4x the settled cost every round added
- * 5-30 % to the model's loops where concurrency pays (tm.ctl). */
-#define ARM_FAR 2.0f
-#define ARM_BACKOFF_MAX 4            /* skip at most 15 rounds */
+ * 5-30 % to the model's loops where concurrency pays (tm.ctl).  1.5, not
+ * 2: a settled serial arm's rescans measured k = 64 and 1024 (1.5 and 3.7x
+ * its cost) in full every round, 14 % of scatter small-low's run under
+ * norec at 2 threads. */
+#define ARM_FAR 1.5f
+#define ARM_BACKOFF_MAX 2            /* skip at most 3 rounds */
+
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
 {
     *c = (hps_tm_ctl_t){ 0 };
@@ -95,8 +99,8 @@ void hps_tm_ctl_scan(hps_tm_ctl_t *c)
 {
     c->phase = HPS_TM_CTL_SCAN;
     c->nep = 0;
-    c->scan_i = 0;
-    c->serial = 0;
+    c->scan_i = HPS_TM_CTL_SCAN_N;   /* the serial arm's point first */
+    c->b = INFINITY;
     for (int i = 0; i < HPS_TM_CTL_SCAN_N; i++)
         c->ep[i] = INFINITY;
 }
@@ -111,7 +115,9 @@ static float median3(const float *e)
 
 /* The arm's backoff: a far dearer answer skips the next 2^e - 1 rounds'
  * arm probes (e grows to ARM_BACKOFF_MAX); a change of arm resets it, a
- * change of the input ends the skipping but keeps e. */
+ * change of the input ends the skipping but keeps e.  At most 3 rounds:
+ * the serial arm's cost says nothing of the levels', so a settled serial
+ * arm learns that concurrent chunks got cheaper only from these probes. */
 static void arm_far(hps_tm_ctl_t *c)
 {
     unsigned e = (c->arm_skip & 15u) + 1u;
@@ -197,6 +203,16 @@ static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
         settle(c, a, ar);
         return;
     }
+    if (!up && !down && c->serial) {
+        /* The serial arm's cost says nothing of the levels': a probe of
+         * the level it left found k = 4-8 dearer for ever after the
+         * conflicts went, while k = 1024 was 3x cheaper (tm.ctl.serial).
+         * So it scans them again (the far rule keeps that short where
+         * they are far dearer). */
+        hps_tm_ctl_scan(c);
+        c->probes++;
+        return;
+    }
     if (!up && !down) {
         c->dir = 0;
         c->bn = ar;                  /* the current arm's, for an early answer */
@@ -274,46 +290,53 @@ static void lr_clear(hps_tm_ctl_t *c)
     memset(c->lr_n, 0, sizeof c->lr_n);
 }
 
-/* A scan epoch: each point keeps the cheapest of its epochs (a preempted
- * epoch is only ever slower, so one of two is enough to discard it).  The
- * points go up, and the scan stops at the first that costs more than the
- * one below it: the long sections are the expensive ones to measure where
- * they are bad (at 8 threads on scatter's large zones two epochs at
- * k = 1024 took a good part of the run), and a curve that rises from
- * k = 4 to 64 does not fall again by 1024 on any row measured.  A point
- * that looks dearer gets a third epoch before the scan stops on its word:
- * at 2 threads under sgl (scatter's 16 large zones) both epochs at k = 64
- * were sometimes ones in which the other thread held the lock, at 4-8x
- * the level's cost; the scan then never saw k = 1024, and the climb from
- * k = 4 took most of the run (the controller at 0.83x k = 256, 0.93x with
- * the third epoch, 24 processes each).  The climb then starts from the
- * cheapest point.  Aborts count by their cost alone here. */
+/* A scan epoch.  The serial arm's point comes first (its epochs are the
+ * cheap ones to measure: a concurrent k = 1024 epoch at 8 threads on
+ * scatter's large zones took 7.5 ms of a 30 ms run, the serialized one
+ * 0.3 ms), then the levels.  Each point keeps the cheapest of its epochs (a
+ * preempted epoch is only ever slower, so one of two is enough to discard
+ * it).  The points go up, and the scan stops at the first that costs more
+ * than the one below it: the long sections are the expensive ones to
+ * measure where they are bad, and a curve that rises from k = 4 to 64 does
+ * not fall again by 1024 on any row measured.  A point that looks dearer
+ * gets a third epoch before the scan stops on its word: at 2 threads under
+ * sgl (scatter's 16 large zones) both epochs at k = 64 were sometimes ones
+ * in which the other thread held the lock, at 4-8x the level's cost; the
+ * scan then never saw k = 1024, and the climb from k = 4 took most of the
+ * run (the controller at 0.83x k = 256, 0.93x with the third epoch, 24
+ * processes each).  A level over ARM_FAR times the serial point's cost has
+ * its answer in one epoch, and the scan stops there unless the level
+ * halved the cost of the one below (histogram's 16 bins under stm at 2
+ * threads: k = 4, 64 and 1024 fall steeply towards the serial arm's
+ * cost; scatter's large zones at 8 threads: k = 4 and 64 both 12x it).
+ * Then the cheaper arm, and the climb from the cheapest level.  A settled
+ * serial arm scans again at the end of its stays.  Aborts count by their
+ * cost alone here. */
 static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s, float cost)
 {
     c->crowded = s->crowded != 0;
     unsigned i = c->scan_i;
     if (i == HPS_TM_CTL_SCAN_N) {
-        /* The serial arm's point: the cheapest of its epochs, in b (one
-         * only if it is far dearer). */
+        /* The serial arm's point: the cheapest of its epochs, in b. */
         if (cost < c->b)
             c->b = cost;
-        if (++c->nep < HPS_TM_CTL_SCAN_EP && c->b <= ARM_FAR * c->a)
+        if (++c->nep < HPS_TM_CTL_SCAN_EP)
             return;
-        if (c->b > ARM_FAR * c->a)
-            arm_far(c);
-        set_arm(c, c->b < c->a * (1.0f - H));
-        remeasure(c, side_bit(0));   /* the other arm was just measured */
+        c->scan_i = 0;
+        c->nep = 0;
         return;
     }
     lr_add(c, run, s);
     if (cost < c->ep[i])
         c->ep[i] = cost;
-    if (++c->nep < HPS_TM_CTL_SCAN_EP)
+    int far = c->ep[i] > ARM_FAR * c->b;
+    if (++c->nep < HPS_TM_CTL_SCAN_EP && !far)
         return;
     int rising = i > 0 && c->ep[i] > c->ep[i - 1];
-    if (rising && c->nep < HPS_TM_CTL_SCAN_EP_MAX)
+    if (rising && c->nep < HPS_TM_CTL_SCAN_EP_MAX && !far)
         return;
-    if (!rising && i + 1 < HPS_TM_CTL_SCAN_N) {
+    int flat = far && i > 0 && c->ep[i] > 0.5f * c->ep[i - 1];
+    if (!rising && !flat && i + 1 < HPS_TM_CTL_SCAN_N) {
         c->scan_i = (uint8_t)(i + 1);
         c->nep = 0;
         return;
@@ -322,16 +345,38 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
     for (unsigned j = 1; j <= i; j++)
         if (c->ep[j] < c->ep[best])
             best = j;
-    set_level(c, hps_tm_ctl_scan_level(c, best));
-    c->a = c->ep[best];
-    c->b = INFINITY;
-    c->scan_i = HPS_TM_CTL_SCAN_N;
-    c->nep = 0;
+    float lv = c->ep[best], ser = c->b;
+    /* Changing arms needs twice the margin of a move, and the hysteresis
+     * favours the arm in use (on pure noise a rescan of a settled serial
+     * arm flipped it back and forth: tm.ctl.flat). */
+    int to_serial = c->serial ? !(lv < ser * (1.0f - 2.0f * H)) : ser < lv * (1.0f - 2.0f * H);
+    if (c->serial) {
+        /* A rescan: the arm holds, and a level that looks cheaper is
+         * probed as the other arm, A-B-A by medians, before the arm
+         * changes (the cheapest of three levels' minima is biased low). */
+        c->level = (uint8_t)hps_tm_ctl_scan_level(c, best);
+        if (!to_serial) {
+            c->a = ser;
+            c->dir = 0;
+            c->bn = 0;
+            c->tried = 0;
+            c->phase = HPS_TM_CTL_B;
+            c->nep = 0;
+            c->ar_sum = 0;
+            return;
+        }
+    } else {
+        set_level(c, hps_tm_ctl_scan_level(c, best));
+        set_arm(c, (unsigned)to_serial);
+    }
+    if (c->serial ? lv > ARM_FAR * ser : ser > ARM_FAR * lv)
+        arm_far(c);                  /* the other arm, far dearer: its probes back off */
+    remeasure(c, side_bit(0));       /* the other arm was just measured */
 }
 
 int hps_tm_ctl_joined(hps_tm_ctl_t *c)
 {
-    if (c->phase != HPS_TM_CTL_SCAN || (c->nep == 0 && c->scan_i == 0))
+    if (c->phase != HPS_TM_CTL_SCAN || (c->nep == 0 && c->scan_i == HPS_TM_CTL_SCAN_N))
         return 0;
     lr_clear(c);                     /* the long runs hold the lone epochs too */
     hps_tm_ctl_scan(c);
@@ -412,7 +457,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
             /* A far probe (two levels) needs twice the margin: on pure
              * noise it is one more chance a round to move. */
             int far = c->dir == 2 || c->dir == -2;
-            float h = far ? 2.0f * H : H;
+            float h = far || c->dir == 0 ? 2.0f * H : H;   /* the other arm: twice, as far */
             int better = c->b < mean * (1.0f - h) && c->b < lo &&
                          (!far || c->b < c->bn * (1.0f - H));
             unsigned nb = (unsigned)(c->level + c->dir);

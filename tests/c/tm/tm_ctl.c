@@ -152,9 +152,9 @@ static void converge(const char *what, hps_tm_ctl_t *c, const model_t *m, unsign
     HPS_CHECK(mean <= k1, "%s: mean cost %.1f worse than k=1's %.1f", what, mean, k1);
 }
 
-static const model_t k_free = { 0.0, 99, 0.15, 10, NULL, 0 };
-static const model_t k_low = { 1e-3, 99, 0.15, 10, NULL, 0 };
-static const model_t k_high = { 5e-2, 99, 0.15, 10, NULL, 0 };
+static const model_t k_free = { 0.0, 99, 0.15, 10, NULL, 0, 0 };
+static const model_t k_low = { 1e-3, 99, 0.15, 10, NULL, 0, 0 };
+static const model_t k_high = { 5e-2, 99, 0.15, 10, NULL, 0, 0 };
 
 static void case_free(void)
 {
@@ -196,7 +196,7 @@ static void case_shift(void)
  * for single probes, and costs stay near the best that fits. */
 static void case_capacity(void)
 {
-    static const model_t m = { 0.0, 5, 0.15, 10, NULL, 0 };
+    static const model_t m = { 0.0, 5, 0.15, 10, NULL, 0, 0 };
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 10, 10);
     converge("capacity", &c, &m, 800, 400);
@@ -238,7 +238,7 @@ static void case_flat(void)
 static void case_plateau(void)
 {
     static const double curve[] = { 60, 40, 32, 28, 26, 25, 25.5, 33, 33, 33, 45 };
-    static const model_t m = { 0.0, 99, 0.02, 2, curve, 0 };
+    static const model_t m = { 0.0, 99, 0.02, 2, curve, 0, 0 };
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 8, 10);
     converge("plateau", &c, &m, 800, 400);
@@ -256,8 +256,8 @@ static void case_scan(void)
 {
     static const double valley[] = { 76, 70, 90, 112, 127, 130, 128, 125, 127, 125, 123 };
     static const double rising[] = { 600, 320, 180, 110, 70, 50, 40, 34, 31, 29.5, 29 };
-    static const model_t mv = { 0.0, 99, 0.15, 10, valley, 0 };
-    static const model_t mr = { 0.0, 99, 0.15, 10, rising, 0 };
+    static const model_t mv = { 0.0, 99, 0.15, 10, valley, 0, 0 };
+    static const model_t mr = { 0.0, 99, 0.15, 10, rising, 0, 0 };
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
@@ -291,13 +291,14 @@ static void case_scan_third(void)
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
-    /* The last two: the serial arm's point, dearer here. */
-    static const double costs[] = { 50, 50, 300, 280, 25, 20, 21, 40, 45 };
-    static const unsigned levels[] = { 2, 2, 6, 6, 6, 10, 10, 10, 10 };
+    /* The first two: the serial arm's point (at k = kmax), dearer here,
+     * but not so dear that the levels get one epoch each. */
+    static const double costs[] = { 200, 210, 50, 50, 300, 280, 25, 20, 21 };
+    static const unsigned levels[] = { 10, 10, 2, 2, 6, 6, 6, 10, 10 };
     for (unsigned e = 0; e < sizeof costs / sizeof costs[0]; e++) {
-        HPS_CHECK(hps_tm_ctl_level(&c) == levels[e] && hps_tm_ctl_serial(&c) == (e >= 7),
+        HPS_CHECK(hps_tm_ctl_level(&c) == levels[e] && hps_tm_ctl_serial(&c) == (e < 2),
                   "scan epoch %u at k %u%s, want k %u%s", e, 1u << hps_tm_ctl_level(&c),
-                  hps_tm_ctl_serial(&c) ? " serial" : "", 1u << levels[e], e >= 7 ? " serial" : "");
+                  hps_tm_ctl_serial(&c) ? " serial" : "", 1u << levels[e], e < 2 ? " serial" : "");
         HPS_CHECK(hps_tm_ctl_valid(&c, 10), "scan epoch %u: not a valid state", e);
         feed_cost(&c, costs[e]);
     }
@@ -308,12 +309,34 @@ static void case_scan_third(void)
      * serial arm cheaper by more than the hysteresis wins it. */
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
-    static const double valley[] = { 50, 50, 90, 80, 70, 47, 49 };
+    static const double valley[] = { 45, 46, 50, 50, 90, 80, 70 };
     for (unsigned e = 0; e < sizeof valley / sizeof valley[0]; e++)
         feed_cost(&c, valley[e]);
     HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.level == 2 && c.serial,
               "valley: phase %u, k %u, serial %u; want serial, k = 4 the concurrent level", c.phase,
               1u << c.level, c.serial);
+    /* Levels far dearer than the serial point get one epoch each, and the
+     * scan stops at the second unless it halved the first's cost. */
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    static const double flat[] = { 20, 22, 240, 230 };
+    for (unsigned e = 0; e < sizeof flat / sizeof flat[0]; e++)
+        feed_cost(&c, flat[e]);
+    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.serial && c.level == 6,
+              "far, flat: phase %u, k %u, serial %u; want serial after 4 epochs", c.phase,
+              1u << c.level, c.serial);
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    static const double falling[] = { 20, 22, 240, 100, 30, 31 };
+    static const unsigned flevels[] = { 10, 10, 2, 6, 10, 10 };
+    for (unsigned e = 0; e < sizeof falling / sizeof falling[0]; e++) {
+        HPS_CHECK(hps_tm_ctl_level(&c) == flevels[e], "far, falling: epoch %u at k %u, want k %u", e,
+                  1u << hps_tm_ctl_level(&c), 1u << flevels[e]);
+        feed_cost(&c, falling[e]);
+    }
+    HPS_CHECK(c.phase != HPS_TM_CTL_SCAN && c.serial && c.level == 10,
+              "far, falling: phase %u, k %u, serial %u; want serial, k = 1024 the concurrent level",
+              c.phase, 1u << c.level, c.serial);
 }
 
 /* The serial arm cheapest (high conflict, where one thread at a time beats
@@ -345,17 +368,17 @@ static void case_serial(void)
 static void case_joined(void)
 {
     static const double rising[] = { 600, 320, 180, 110, 70, 50, 40, 34, 31, 29.5, 29 };
-    static const model_t mr = { 0.0, 99, 0.15, 10, rising, 0 };
+    static const model_t mr = { 0.0, 99, 0.15, 10, rising, 0, 0 };
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
     HPS_CHECK(!hps_tm_ctl_joined(&c), "a scan that measured nothing restarted");
-    feed_cost(&c, 8);
-    feed_cost(&c, 8);
-    HPS_CHECK(hps_tm_ctl_level(&c) == 6, "two epochs at k = 4 left k %u, want 64",
+    for (int e = 0; e < 4; e++)
+        feed_cost(&c, 8);            /* the serial point, then k = 4 */
+    HPS_CHECK(hps_tm_ctl_level(&c) == 6 && !hps_tm_ctl_serial(&c), "two epochs at k = 4 left k %u, want 64",
               1u << hps_tm_ctl_level(&c));
     HPS_CHECK(hps_tm_ctl_joined(&c), "others joined mid-scan: no restart");
-    HPS_CHECK(c.phase == HPS_TM_CTL_SCAN && hps_tm_ctl_level(&c) == 2 && c.lr_n[2] == 0,
+    HPS_CHECK(c.phase == HPS_TM_CTL_SCAN && hps_tm_ctl_serial(&c) && c.lr_n[2] == 0,
               "restart: phase %u, k %u, %u lone epochs kept", c.phase, 1u << hps_tm_ctl_level(&c),
               c.lr_n[2]);
     HPS_CHECK(hps_tm_ctl_valid(&c, 10), "the restarted scan is not a valid state");
@@ -372,13 +395,13 @@ static void case_joined(void)
  * crowded. */
 static void case_crowded(void)
 {
-    static const model_t m = { 0.0, 99, 0.05, 0, NULL, 0.02 };
+    static const model_t m = { 0.0, 99, 0.05, 0, NULL, 0.02, 0 };
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 8, 10);
     converge("crowded", &c, &m, 1600, 800);
     /* Crowded but without stalls (bigger is better): the climb, which then
      * waits for the long run's word at each step up, still gets there. */
-    static const model_t up = { 0.0, 99, 0.05, 0, NULL, 1e-9 };
+    static const model_t up = { 0.0, 99, 0.05, 0, NULL, 1e-9, 0 };
     hps_tm_ctl_init(&c, 4, 10);
     converge("crowded, no stalls", &c, &up, 1600, 800);
 }
@@ -422,7 +445,7 @@ static void case_valid(void)
     hps_tm_ctl_init(&c, 8, 10);
     HPS_CHECK(hps_tm_ctl_valid(&c, 10), "a new controller is not valid");
     HPS_CHECK(!hps_tm_ctl_valid(&c, 12), "valid for another kmax");
-    static const model_t m = { 5e-2, 99, 0.15, 10, NULL, 0 };
+    static const model_t m = { 5e-2, 99, 0.15, 10, NULL, 0, 0 };
     for (int e = 0; e < 3000; e++) {
         feed(&c, &m);
         HPS_CHECK(hps_tm_ctl_valid(&c, 10), "epoch %d: the machine's own state is not valid", e);
