@@ -84,6 +84,12 @@
  * norec at 2 threads. */
 #define ARM_FAR 1.5f
 #define ARM_BACKOFF_MAX 2            /* skip at most 3 rounds */
+/* The scan goes on past a level far dearer than the serial arm only if
+ * that level halved the one below's cost and came within this factor of
+ * the serial arm's: a concurrent k = 1024 epoch at 8 threads on scatter's
+ * large zones (after k = 64 at 7.5x the serial arm's cost, half k = 4's)
+ * took 11 ms, fifty serialized epochs' time, at every rescan. */
+#define SCAN_REACH 4.0f
 
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
 {
@@ -306,9 +312,10 @@ static void lr_clear(hps_tm_ctl_t *c)
  * run (the controller at 0.83x k = 256, 0.93x with the third epoch, 24
  * processes each).  A level over ARM_FAR times the serial point's cost has
  * its answer in one epoch, and the scan stops there unless the level
- * halved the cost of the one below (histogram's 16 bins under stm at 2
- * threads: k = 4, 64 and 1024 fall steeply towards the serial arm's
- * cost; scatter's large zones at 8 threads: k = 4 and 64 both 12x it).
+ * halved the cost of the one below and came within SCAN_REACH of the
+ * serial arm's (histogram's 16 bins under stm at 2 threads: k = 4, 64 and
+ * 1024 fall steeply towards the serial arm's cost; scatter's large zones
+ * at 8 threads: k = 4 and 64 both 8-15x it).
  * Then the cheaper arm, and the climb from the cheapest level.  A settled
  * serial arm scans again at the end of its stays.  Aborts count by their
  * cost alone here. */
@@ -335,7 +342,7 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
     int rising = i > 0 && c->ep[i] > c->ep[i - 1];
     if (rising && c->nep < HPS_TM_CTL_SCAN_EP_MAX && !far)
         return;
-    int flat = far && i > 0 && c->ep[i] > 0.5f * c->ep[i - 1];
+    int flat = far && i > 0 && (c->ep[i] > 0.5f * c->ep[i - 1] || c->ep[i] > SCAN_REACH * c->b);
     if (!rising && !flat && i + 1 < HPS_TM_CTL_SCAN_N) {
         c->scan_i = (uint8_t)(i + 1);
         c->nep = 0;
@@ -376,7 +383,10 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
 
 int hps_tm_ctl_joined(hps_tm_ctl_t *c)
 {
-    if (c->phase != HPS_TM_CTL_SCAN || (c->nep == 0 && c->scan_i == HPS_TM_CTL_SCAN_N))
+    /* A settled serial arm's rescan is no lone start: at 8 threads on 2
+     * CPUs the lead changes hands every few ms, and each new leader, seeing
+     * the others for the first time, restarted the rescan. */
+    if (c->phase != HPS_TM_CTL_SCAN || (c->nep == 0 && c->scan_i == HPS_TM_CTL_SCAN_N) || c->serial)
         return 0;
     lr_clear(c);                     /* the long runs hold the lone epochs too */
     hps_tm_ctl_scan(c);

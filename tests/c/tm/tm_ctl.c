@@ -316,7 +316,8 @@ static void case_scan_third(void)
               "valley: phase %u, k %u, serial %u; want serial, k = 4 the concurrent level", c.phase,
               1u << c.level, c.serial);
     /* Levels far dearer than the serial point get one epoch each, and the
-     * scan stops at the second unless it halved the first's cost. */
+     * scan stops at the second unless it halved the first's cost and came
+     * within 4x the serial point's (70 here; 100 stops it). */
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
     static const double flat[] = { 20, 22, 240, 230 };
@@ -327,7 +328,7 @@ static void case_scan_third(void)
               1u << c.level, c.serial);
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
-    static const double falling[] = { 20, 22, 240, 100, 30, 31 };
+    static const double falling[] = { 20, 22, 240, 70, 30, 31 };
     static const unsigned flevels[] = { 10, 10, 2, 6, 10, 10 };
     for (unsigned e = 0; e < sizeof falling / sizeof falling[0]; e++) {
         HPS_CHECK(hps_tm_ctl_level(&c) == flevels[e], "far, falling: epoch %u at k %u, want k %u", e,
@@ -384,6 +385,13 @@ static void case_joined(void)
     HPS_CHECK(hps_tm_ctl_valid(&c, 10), "the restarted scan is not a valid state");
     converge("others joined after two lone epochs", &c, &mr, 200, 150);
     HPS_CHECK(!hps_tm_ctl_joined(&c), "joined after the scan restarted it");
+    /* A settled serial arm's rescan is not restarted by a new leader's
+     * first sight of the others. */
+    c.serial = 1;
+    hps_tm_ctl_scan(&c);
+    feed_cost(&c, 8);
+    HPS_CHECK(!hps_tm_ctl_joined(&c) && c.phase == HPS_TM_CTL_SCAN && c.nep == 1,
+              "a serial arm's rescan restarted on joined");
 }
 
 /* Threads outnumbering CPUs: a thread preempted inside a section stalls
