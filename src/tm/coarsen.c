@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "coarsen.h"
 #include "hpsync/tm_coarsen.h"
+#include "../common/env.h"
 #include "../prim/clock.h"
 
 #define LMAX_DEFAULT 10              /* k up to 1024 */
@@ -431,6 +432,7 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t token, uint64_t
      * memory) must not hand the controller a level past kmax. */
     if (!ctl_load(site, &s->ctl) || !hps_tm_ctl_valid(&s->ctl, s->lmax)) {
         hps_tm_ctl_init(&s->ctl, w ? word_settled(w) : s->run, s->lmax);
+        s->ctl.no_serial = !hps_settings()->tm_coarsen_serial;
         /* A site that never settled, with no start given: scan first. */
         if (!w && !site->k0)
             hps_tm_ctl_scan(&s->ctl);

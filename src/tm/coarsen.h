@@ -78,6 +78,7 @@ typedef struct hps_tm_ctl {
      * rounds still to skip (high nibble) and the backoff's exponent. */
     uint8_t arm_skip;
     uint32_t stay, stay_len;
+    uint8_t no_serial;               /* the serial arm is off (HPSYNC_TM_COARSEN_SERIAL=0) */
     uint64_t epochs, moves, probes;
 } hps_tm_ctl_t;
 

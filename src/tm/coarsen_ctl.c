@@ -105,7 +105,7 @@ void hps_tm_ctl_scan(hps_tm_ctl_t *c)
 {
     c->phase = HPS_TM_CTL_SCAN;
     c->nep = 0;
-    c->scan_i = HPS_TM_CTL_SCAN_N;   /* the serial arm's point first */
+    c->scan_i = c->no_serial ? 0 : HPS_TM_CTL_SCAN_N;   /* the serial arm's point first */
     c->b = INFINITY;
     for (int i = 0; i < HPS_TM_CTL_SCAN_N; i++)
         c->ep[i] = INFINITY;
@@ -204,7 +204,7 @@ static int far_open(const hps_tm_ctl_t *c, float mean)
 static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
 {
     int up = !c->serial && side_open(c, 1), down = !c->serial && side_open(c, -1);
-    int arm = !(c->tried & side_bit(0)) && !(c->arm_skip >> 4);
+    int arm = !(c->tried & side_bit(0)) && !(c->arm_skip >> 4) && !c->no_serial;
     if (!up && !down && !arm) {
         settle(c, a, ar);
         return;
@@ -266,6 +266,7 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
         c->phase > HPS_TM_CTL_SCAN ||
         c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_EP_MAX : HPS_TM_CTL_EPOCHS) ||
         c->scan_i > HPS_TM_CTL_SCAN_N || c->serial > 1 || (c->arm_skip & 15u) > ARM_BACKOFF_MAX ||
+        c->no_serial > 1 || (c->no_serial && c->serial) ||
         c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
         return 0;

@@ -360,6 +360,20 @@ static void case_serial(void)
     HPS_CHECK(!hps_tm_ctl_serial(&c), "serial: no conflicts, still serialized");
     converge("serial: free -> high", &c, &hi_ser, 800, 300);
     HPS_CHECK(hps_tm_ctl_valid(&c, 10), "serial: not a valid state");
+    /* Off (HPSYNC_TM_COARSEN_SERIAL=0): never a serialized epoch, and the
+     * best concurrent level all the same. */
+    static const model_t hi_k = { 5e-2, 99, 0.15, 10, NULL, 0, 1e9 };
+    hps_tm_ctl_init(&c, 8, 10);
+    c.no_serial = 1;
+    hps_tm_ctl_scan(&c);
+    unsigned ser = 0;
+    for (int e = 0; e < 800; e++) {
+        ser += (unsigned)hps_tm_ctl_serial(&c);
+        feed(&c, &hi_ser);
+        HPS_CHECK(hps_tm_ctl_valid(&c, 10), "serial off: epoch %d, not a valid state", e);
+    }
+    HPS_CHECK(ser == 0, "serial off: %u serialized epochs", ser);
+    converge("serial off: high", &c, &hi_k, 400, 300);
 }
 
 /* The leader ran alone at first (on the bias: a fraction of a shared
