@@ -292,7 +292,7 @@ static unsigned word_run(uint32_t w) { return (w & 0xff) - 1u; }
 static unsigned word_settled(uint32_t w) { return (w >> 8 & 0xff) - 1u; }
 static unsigned word_ser(uint32_t w) { return w >> 16 & 1u; }
 /* What a follower's capacity cap lasts for: the settled level and arm. */
-static uint32_t word_settled_all(uint32_t w) { return w >> 8; }
+static uint32_t word_settled_all(uint32_t w) { return (w >> 8 & 0xffu) | (w >> 17 & 1u) << 8; }
 
 static unsigned log2_floor(uint32_t v)
 {
