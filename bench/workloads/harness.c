@@ -86,26 +86,25 @@ static void add_row(const char *name, void *arg)
     exit(2);
 }
 
-static void add_variant(opts_t *o, const char *name, int id, long k, int dyn)
+/* The variant called name (added once, however often it is asked for). */
+static wl_variant_t *add_variant(opts_t *o, const char *name, int id, long k, int dyn)
 {
+    for (int i = 0; i < o->nv; i++)
+        if (!strcmp(o->v[i].name, name))
+            return &o->v[i];
     if (o->nv == MAX_VARIANTS) {
         hps_bench_log("more than %d variants", MAX_VARIANTS);
         exit(2);
     }
-    for (int i = 0; i < o->nv; i++)
-        if (!strcmp(o->v[i].name, name))
-            return;
-    o->v[o->nv++] = (wl_variant_t){ strdup(name), id, k, dyn ? (hps_tm_coarsen_t *)1 : NULL, 0 };
+    o->v[o->nv] = (wl_variant_t){ strdup(name), id, k, dyn ? (hps_tm_coarsen_t *)1 : NULL, 0 };
+    return &o->v[o->nv++];
 }
 
 /* Serialized chunks of the controller's largest k (its serial arm's). */
 #define WL_SERIAL_K 1024
 static void add_serial(opts_t *o)
 {
-    add_variant(o, "tm-serial", WL_TM, WL_SERIAL_K, 0);
-    for (int i = 0; i < o->nv; i++)
-        if (!strcmp(o->v[i].name, "tm-serial"))
-            o->v[i].serial = 1;
+    add_variant(o, "tm-serial", WL_TM, WL_SERIAL_K, 0)->serial = 1;
 }
 
 static void no_tm(const char *what)

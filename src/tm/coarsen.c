@@ -349,14 +349,6 @@ static unsigned run_level(const slot_t *s)
     return s->ser ? s->lmax : s->run;
 }
 
-/* Iterations every thread has committed in dynamic loops, ever.  The
- * owners write their counters once per chunk; reading them costs one miss
- * per thread that ran since the last look, once per epoch. */
-static uint64_t all_done(void)
-{
-    return hps_tm_desc_sum(offsetof(hps_tm_desc_t, co_done));
-}
-
 /* Publish the leader's level (written only when it changes). */
 static void publish(hps_tm_coarsen_t *site, slot_t *s)
 {
@@ -438,7 +430,7 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t token, uint64_t
             hps_tm_ctl_scan(&s->ctl);
     }
     s->leads = 1;
-    s->done_seen = all_done();
+    s->done_seen = hps_tm_co_done_total();
     s->ep_done = 0;
     publish(site, s);
 }
@@ -494,7 +486,7 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
          * sleeps in a backoff runs alone, twice as fast, so its own cost
          * swung 3.5x between the partner's storms and calm, while the
          * level's real effect was 4-10 %. */
-        uint64_t sum = all_done();
+        uint64_t sum = hps_tm_co_done_total();
         hps_tm_ctl_sample_t site_smp = *smp;
         site_smp.iters = s->ep_done + (sum - s->done_seen);
         site_smp.crowded = (uint32_t)hps_tm_crowded();
@@ -557,7 +549,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
      * twice a call (with 8 threads on 2 CPUs the lead changes hands every
      * few ms, and short calls made most of the scans stale ones). */
     if (still_leads(site, s, token))
-        s->done_seen = all_done();   /* time between calls is not counted: nor what ran in it */
+        s->done_seen = hps_tm_co_done_total();   /* time between calls is not counted: nor what ran in it */
     for (long i = lo; i < hi;) {
         if (!s->leads && hps_load_relaxed(&site->level) != s->seen)
             follow(site, s, NULL);   /* the leader moved: from this chunk on */
@@ -592,7 +584,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
     }
     /* Carry the partial epoch to the next call. */
     if (s->leads) {
-        uint64_t sum = all_done();
+        uint64_t sum = hps_tm_co_done_total();
         s->ep_done += sum - s->done_seen;
         s->done_seen = sum;
     }

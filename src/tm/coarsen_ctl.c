@@ -132,11 +132,6 @@ static void arm_far(hps_tm_ctl_t *c)
     c->arm_skip = (uint8_t)(((1u << e) - 1u) << 4 | e);
 }
 
-static void arm_reset(hps_tm_ctl_t *c)
-{
-    c->arm_skip = 0;
-}
-
 static void settle(hps_tm_ctl_t *c, float cost, float ar)
 {
     if (c->arm_skip >> 4)
@@ -197,6 +192,17 @@ static int far_open(const hps_tm_ctl_t *c, float mean)
     return l >= 0 && l <= c->cap;
 }
 
+/* Measure the neighbour `dir` (0: the other arm) against the current
+ * level's cost a: phase B from its first epoch. */
+static void start_b(hps_tm_ctl_t *c, int dir, float a)
+{
+    c->dir = (int8_t)dir;
+    c->a = a;
+    c->phase = HPS_TM_CTL_B;
+    c->nep = 0;
+    c->ar_sum = 0;
+}
+
 /* With the current level's cost a and abort ratio ar known, probe a side
  * not yet tried (up first, unless the current level already aborts more
  * often than it commits), then the other arm, or settle.  The serial arm
@@ -219,15 +225,9 @@ static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
         c->probes++;
         return;
     }
-    if (!up && !down) {
-        c->dir = 0;
-        c->bn = ar;                  /* the current arm's, for an early answer */
-    } else
-        c->dir = (int8_t)(up && (ar < (c->crowded ? AR_UP_CROWDED : 0.5f) || !down) ? 1 : -1);
-    c->a = a;
-    c->phase = HPS_TM_CTL_B;
-    c->nep = 0;
-    c->ar_sum = 0;
+    int dir = up && (ar < (c->crowded ? AR_UP_CROWDED : 0.5f) || !down) ? 1 : down ? -1 : 0;
+    c->bn = ar;                      /* read by an arm probe's early answer */
+    start_b(c, dir, a);
     c->probes++;
 }
 
@@ -256,7 +256,7 @@ static void set_arm(hps_tm_ctl_t *c, unsigned serial)
         c->serial = (uint8_t)serial;
         c->moves++;
         c->moved = 1;
-        arm_reset(c);
+        c->arm_skip = 0;             /* a new arm: its backoff starts afresh */
     }
 }
 
@@ -364,13 +364,9 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
          * changes (the cheapest of three levels' minima is biased low). */
         c->level = (uint8_t)hps_tm_ctl_scan_level(c, best);
         if (!to_serial) {
-            c->a = ser;
-            c->dir = 0;
             c->bn = 0;
             c->tried = 0;
-            c->phase = HPS_TM_CTL_B;
-            c->nep = 0;
-            c->ar_sum = 0;
+            start_b(c, 0, ser);
             return;
         }
     } else {
@@ -496,8 +492,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 c->dir = (int8_t)dir;
                 c->tried = side_bit(-dir);
                 if (side_open(c, dir)) {
-                    c->a = c->b;
-                    c->phase = HPS_TM_CTL_B;
+                    start_b(c, dir, c->b);
                     c->probes++;
                 } else {
                     settle(c, c->b, mar);
@@ -507,10 +502,8 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                  * slope too gentle to see in one step.  Look one level
                  * further before closing this side. */
                 c->far_tried |= side_bit(c->dir);
-                c->dir = (int8_t)(c->dir * 2);
                 c->bn = c->b;
-                c->a = m;
-                c->phase = HPS_TM_CTL_B;
+                start_b(c, c->dir * 2, m);
                 c->probes++;
             } else {
                 c->tried |= side_bit(c->dir);

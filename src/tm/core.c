@@ -562,7 +562,15 @@ uint64_t hps_tm_commits_total(void)
  * each). */
 uint64_t hps_tm_work_total(void)
 {
-    return hps_tm_commits_total() + hps_tm_desc_sum(offsetof(hps_tm_desc_t, co_done));
+    return hps_tm_commits_total() + hps_tm_co_done_total();
+}
+
+/* Iterations every thread has committed in dynamic loops, ever: the owners
+ * write their counters once per chunk; reading them costs one miss per
+ * thread that ran since the last look. */
+uint64_t hps_tm_co_done_total(void)
+{
+    return hps_tm_desc_sum(offsetof(hps_tm_desc_t, co_done));
 }
 
 static void stats_at_exit(void)

@@ -321,6 +321,7 @@ void hps_tm_wait_long(void);        /* a retry's: yield, or nap while yields com
 int hps_tm_crowded(void);            /* more threads use TM than the process has CPUs (bias.c) */
 uint64_t hps_tm_commits_total(void); /* every thread's committed sections, exited ones included (core.c) */
 uint64_t hps_tm_work_total(void);        /* commits + dynamic loops' iterations (the bias's trial) */
+uint64_t hps_tm_co_done_total(void);     /* dynamic loops' iterations, every thread's (core.c) */
 
 
 /* libhpsync-itm (core.c): make the running norec or stm section irrevocable

@@ -175,10 +175,8 @@ static HPS_NOINLINE void begin_slow(hps_tm_desc_t *d, int hw_tried)
         begin_serial(d);
         return;
     }
-    if (hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d)) {
-        d->want_serial = 0;           /* the bias's owner runs alone already */
-        return;
-    }
+    if (hps_load_relaxed(&hps_tm_g_.bias) == d && begin_biased(d))
+        return;                      /* (alone already: a serial request is moot) */
     if (hps_unlikely(d->want_serial)) {
         /* Another thread's bias is revoked, not only fenced: kept, every
          * serialized chunk of this thread's paid a membarrier for it
