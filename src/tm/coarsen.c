@@ -507,8 +507,10 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
              * the bias, not the levels (scatter's 16 large zones under sgl:
              * k = 4 alone at 31 ns an entry against 43-62 shared, which
              * then beat every shared point). */
-            if (!s->others_ns && hps_tm_ctl_joined(&s->ctl))
+            if (hps_tm_ctl_joined(&s->ctl, !site->k0)) {
                 feed = 0;
+                ctl_save(site, &s->ctl);
+            }
             s->others_ns = now;
         }
         if (feed && (2 * solo <= smp->chunks || !s->others_ns || now - s->others_ns > ALONE_NS)) {

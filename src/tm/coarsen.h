@@ -79,6 +79,7 @@ typedef struct hps_tm_ctl {
     uint8_t arm_skip;
     uint32_t stay, stay_len;
     uint8_t no_serial;               /* the serial arm is off (HPSYNC_TM_COARSEN_SERIAL=0) */
+    uint8_t shared;                  /* an epoch with other threads at the site was seen */
     uint64_t epochs, moves, probes;
 } hps_tm_ctl_t;
 
@@ -119,12 +120,16 @@ static inline int hps_tm_ctl_serial(const hps_tm_ctl_t *c)
     return c->phase == HPS_TM_CTL_B && c->dir == 0 ? !c->serial : c->serial;
 }
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
-/* Other threads began working at the site for the first time.  Epochs the
- * leader ran before that ran alone (on the bias, as a rule) and cost a
- * fraction of shared ones: a scan that measured any of them starts again,
- * and 1 says so (the epoch that saw them, partly alone, is not fed
- * either).  0 otherwise. */
-int hps_tm_ctl_joined(hps_tm_ctl_t *c);
+/* An epoch in which other threads worked at the site too.  The first such
+ * epoch ends the site's lone start: everything the controller measured
+ * before it ran alone (on the bias, as a rule) at a fraction of a shared
+ * epoch's cost, so the search starts again (with a scan if `scan`, else
+ * at the current level), and 1 says so (the epoch that saw them, partly
+ * alone, is not fed either).  0 when there was nothing to forget, and for
+ * every later epoch: the answer is the site's, kept in the controller, not
+ * one leader's (at 8 threads on 2 CPUs the lead changes hands every few
+ * ms, and each new leader's first sight of the others is no news). */
+int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan);
 /* 1 if c is a state this machine can be in with levels up to lmax (a copy
  * read back from a site, coarsen.c, is checked before it is used). */
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax);

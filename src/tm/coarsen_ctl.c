@@ -266,7 +266,7 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
         c->phase > HPS_TM_CTL_SCAN ||
         c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_EP_MAX : HPS_TM_CTL_EPOCHS) ||
         c->scan_i > HPS_TM_CTL_SCAN_N || c->serial > 1 || (c->arm_skip & 15u) > ARM_BACKOFF_MAX ||
-        c->no_serial > 1 || (c->no_serial && c->serial) ||
+        c->no_serial > 1 || (c->no_serial && c->serial) || c->shared > 1 ||
         c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
         return 0;
@@ -378,15 +378,30 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
     remeasure(c, side_bit(0));       /* the other arm was just measured */
 }
 
-int hps_tm_ctl_joined(hps_tm_ctl_t *c)
+int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan)
 {
-    /* A settled serial arm's rescan is no lone start: at 8 threads on 2
-     * CPUs the lead changes hands every few ms, and each new leader, seeing
-     * the others for the first time, restarted the rescan. */
-    if (c->phase != HPS_TM_CTL_SCAN || (c->nep == 0 && c->scan_i == HPS_TM_CTL_SCAN_N) || c->serial)
+    /* Not only a scan in progress: a lone start often ends after the scan
+     * (8 threads on 2 CPUs: one thread ran 2 ms alone, long enough to scan
+     * and choose concurrent k = 1024 at the serial arm's cost, which was
+     * 6x the serial arm's once the others ran; the climb's 1 ms epochs
+     * then took the rest of scatter's run to find the serial arm again). */
+    if (c->shared)
         return 0;
-    lr_clear(c);                     /* the long runs hold the lone epochs too */
-    hps_tm_ctl_scan(c);
+    c->shared = 1;
+    if (c->epochs == 0)
+        return 0;                    /* nothing measured alone: this epoch counts */
+    /* A fresh controller at the level it reached, with what does not
+     * depend on company: the capacity cap, the setting, the counters. */
+    hps_tm_ctl_t old = *c;
+    hps_tm_ctl_init(c, old.level, old.lmax);
+    c->cap = old.cap;
+    c->no_serial = old.no_serial;
+    c->shared = 1;
+    c->epochs = old.epochs;
+    c->moves = old.moves;
+    c->probes = old.probes;
+    if (scan)
+        hps_tm_ctl_scan(c);
     return 1;
 }
 

@@ -387,25 +387,63 @@ static void case_joined(void)
     hps_tm_ctl_t c;
     hps_tm_ctl_init(&c, 8, 10);
     hps_tm_ctl_scan(&c);
-    HPS_CHECK(!hps_tm_ctl_joined(&c), "a scan that measured nothing restarted");
+    HPS_CHECK(!hps_tm_ctl_joined(&c, 1), "a scan that measured nothing restarted");
+    c.shared = 0;                    /* that epoch was the site's first: as if it had run alone */
     for (int e = 0; e < 4; e++)
         feed_cost(&c, 8);            /* the serial point, then k = 4 */
     HPS_CHECK(hps_tm_ctl_level(&c) == 6 && !hps_tm_ctl_serial(&c), "two epochs at k = 4 left k %u, want 64",
               1u << hps_tm_ctl_level(&c));
-    HPS_CHECK(hps_tm_ctl_joined(&c), "others joined mid-scan: no restart");
+    HPS_CHECK(hps_tm_ctl_joined(&c, 1), "others joined mid-scan: no restart");
     HPS_CHECK(c.phase == HPS_TM_CTL_SCAN && hps_tm_ctl_serial(&c) && c.lr_n[2] == 0,
               "restart: phase %u, k %u, %u lone epochs kept", c.phase, 1u << hps_tm_ctl_level(&c),
               c.lr_n[2]);
     HPS_CHECK(hps_tm_ctl_valid(&c, 10), "the restarted scan is not a valid state");
     converge("others joined after two lone epochs", &c, &mr, 200, 150);
-    HPS_CHECK(!hps_tm_ctl_joined(&c), "joined after the scan restarted it");
+    HPS_CHECK(!hps_tm_ctl_joined(&c, 1), "joined after the scan restarted it");
     /* A settled serial arm's rescan is not restarted by a new leader's
-     * first sight of the others. */
+     * first sight of the others: the site has seen them. */
     c.serial = 1;
     hps_tm_ctl_scan(&c);
     feed_cost(&c, 8);
-    HPS_CHECK(!hps_tm_ctl_joined(&c) && c.phase == HPS_TM_CTL_SCAN && c.nep == 1,
+    HPS_CHECK(!hps_tm_ctl_joined(&c, 1) && c.phase == HPS_TM_CTL_SCAN && c.nep == 1,
               "a serial arm's rescan restarted on joined");
+
+    /* A lone start long enough to finish the scan and settle: the lone
+     * epochs made concurrent k = 1024 as cheap as the serial arm (the
+     * others' arrival made it 6x dearer).  Joined forgets all of it but the
+     * capacity cap, and scans again; without a scan (a site with k0), it
+     * measures the current level afresh. */
+    static const double lone[] = { 600, 320, 180, 110, 70, 50, 40, 34, 31, 29.5, 29 };
+    static const model_t ml = { 0.0, 99, 0.15, 10, lone, 0, 29 };
+    static const double crowd[] = { 900, 600, 400, 250, 160, 110, 90, 80, 75, 78, 85 };
+    static const model_t mc = { 0.0, 99, 0.15, 10, crowd, 0, 30 };
+    for (int scan = 1; scan >= 0; scan--) {
+        hps_tm_ctl_init(&c, 8, 10);
+        hps_tm_ctl_scan(&c);
+        for (int e = 0; e < 200; e++)
+            feed(&c, &ml);
+        c.cap = c.level;             /* as if the level above had overflowed */
+        unsigned cap = c.cap;
+        HPS_CHECK(hps_tm_ctl_joined(&c, scan), "others joined after a settled lone start: no restart");
+        HPS_CHECK(c.shared && c.cap == cap && c.lr_n[hps_tm_ctl_level(&c)] == 0 && !c.serial &&
+                  c.phase == (scan ? HPS_TM_CTL_SCAN : HPS_TM_CTL_A) && c.epochs > 0,
+                  "restart (scan %d): shared %u, cap %u, phase %u, serial %u", scan, c.shared, c.cap,
+                  c.phase, c.serial);
+        HPS_CHECK(hps_tm_ctl_valid(&c, 10), "the restarted controller is not a valid state");
+        HPS_CHECK(!hps_tm_ctl_joined(&c, scan), "joined twice restarted twice");
+        if (!scan)
+            continue;
+        /* Then the shared curve: concurrent chunks 2.5x the serial arm at
+         * best.  Serialized from the restarted scan on, but for the
+         * rescans (3 epochs each, after stays of 8, 16, 32, ... epochs). */
+        unsigned ser = 0;
+        for (int e = 0; e < 200; e++) {
+            ser += e >= 10 && hps_tm_ctl_serial(&c);
+            feed(&c, &mc);
+        }
+        HPS_CHECK(ser >= 160, "others joined after a lone start: %u of 190 epochs serialized, want 160+",
+                  ser);
+    }
 }
 
 /* Threads outnumbering CPUs: a thread preempted inside a section stalls
