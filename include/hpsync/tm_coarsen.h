@@ -92,7 +92,9 @@ typedef struct hps_tm_coarsen {
 /* Iterations [lo, hi) in sections of k iterations, k chosen and adapted at
  * run time by the site's controller, which also measures serialized
  * chunks (as hps_tm_for_serial, at k = kmax) and runs them where they
- * cost less per iteration than any concurrent k it found. */
+ * cost less per iteration than any concurrent k it found.  Under a backend
+ * that runs one section at a time (sgl) there is nothing to choose: it
+ * runs k = kmax. */
 void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps_tm_iter_fn fn, void *arg);
 
 /* What this thread does at a site (zeros if the thread has not used it). */
@@ -107,6 +109,8 @@ typedef struct hps_tm_coarsen_info {
     uint64_t iterations;             /* iterations it ran through the site */
     uint64_t ctl_epochs;             /* leading: epochs the site's controller was fed, by every leader so far */
     uint32_t serial;                 /* 1: its chunks run serialized (k is then kmax) */
+    uint32_t pinned;                 /* 1: the backend runs one section at a time (sgl): k is
+                                      * kmax, and the controller waits for another backend */
 } hps_tm_coarsen_info_t;
 void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out);
 

@@ -247,6 +247,7 @@ typedef struct slot {
      * counted). */
     uint64_t ep_iters, ep_chunks, ep_ns, ep_aborts, ep_cap, ep_target;
     uint64_t ep_solo;                /* of ep_chunks, those that ran on the bias */
+    uint8_t ep_one;                  /* a chunk of the epoch ran one at a time (one_at_a_time) */
     uint64_t others_ns;              /* leading: when another thread last worked at the site (0: never) */
 } slot_t;
 struct hps_tm_co_slots {
@@ -347,6 +348,23 @@ static void set_run(slot_t *s, unsigned level, unsigned ser)
 static unsigned run_level(const slot_t *s)
 {
     return s->ser ? s->lmax : s->run;
+}
+
+/* 1 while the backend runs one section at a time (sgl, and auto's solo for
+ * a lone thread: ops.free_at_once).  There the controller has nothing to
+ * find: sections cannot conflict, nothing overflows, a restart keeps the
+ * iterations before it, so longer sections only save begins and commits
+ * (and serializing them saves nothing more).  Chunks then run at kmax,
+ * unserialized, and their epochs are not fed; the search goes on where it
+ * stood when the backend changes (auto).  Searching there cost: at 8
+ * threads on 2 CPUs, the scan's k = 4 and 64 hand the lock over every few
+ * iterations among threads that are mostly descheduled, and the climb
+ * back up needs the long run's word (crowded); the controller ran 0.74-0.88x
+ * sgl's best static k (run 62, 3 rounds), which was k = 1024 or serialized
+ * chunks on 11 rows of 13, and within 6 % of k = 1024 on the other two. */
+static int one_at_a_time(void)
+{
+    return hps_tm_ops_now()->free_at_once;
 }
 
 /* Publish the leader's level (written only when it changes). */
@@ -474,7 +492,7 @@ static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
 /* An epoch ended: the leader feeds its controller, a follower rereads the
  * site's level. */
 static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
-                      const hps_tm_ctl_sample_t *smp, uint64_t solo, uint64_t now)
+                      const hps_tm_ctl_sample_t *smp, uint64_t solo, int one, uint64_t now)
 {
     s->epochs++;
     s->last_ep_ns = smp->ns;
@@ -500,7 +518,7 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
          * the bias, not the level, and mixed with shared epochs it let the
          * noise pick the level.  A thread alone at the site runs every
          * epoch on the bias: those are comparable, and fed. */
-        int feed = 1;
+        int feed = !one;             /* a chunk at kmax one at a time measured no level */
         if (site_smp.iters > smp->iters) {
             /* Others arrived: a scan of the leader's lone start (a thread
              * started 2-3 ms before its partner is common here) measured
@@ -555,9 +573,11 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
     for (long i = lo; i < hi;) {
         if (!s->leads && hps_load_relaxed(&site->level) != s->seen)
             follow(site, s, NULL);   /* the leader moved: from this chunk on */
-        long k = 1L << run_level(s);
+        int one = one_at_a_time();
+        long k = 1L << (one ? s->lmax : run_level(s));
         uint32_t capacity = 0;
-        long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity, s->ser);
+        long end = run_chunk(d, i, chunk_end(i, hi, k), fn, arg, &capacity, one ? 0 : s->ser);
+        s->ep_one |= (uint8_t)one;
         hps_store_relaxed(&d->co_done, hps_load_relaxed(&d->co_done) + (uint64_t)(end - i));
         tick_by_iterations(d, &since, end - i);
         s->ep_iters += (uint64_t)(end - i);
@@ -579,9 +599,10 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         uint64_t so = d->st.solo;
         a0 = a;
         c0 = c;
-        epoch_end(site, s, token, &smp, s->ep_solo + (so - so0), t);
+        epoch_end(site, s, token, &smp, s->ep_solo + (so - so0), s->ep_one, t);
         so0 = so;
         s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = s->ep_solo = 0;
+        s->ep_one = 0;
         s->ep_target = ep_target(run_level(s));
     }
     /* Carry the partial epoch to the next call. */
@@ -605,8 +626,9 @@ HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen
     slot_t *s = slot_find(d->co_slots, site);
     if (s->site != site)
         return;
-    out->k = 1u << run_level(s);
-    out->serial = s->ser;
+    out->pinned = (uint32_t)one_at_a_time();
+    out->k = 1u << (out->pinned ? s->lmax : run_level(s));
+    out->serial = out->pinned ? 0 : s->ser;
     out->leads = s->leads;
     if (s->leads) {
         out->k_cap = 1u << s->ctl.cap;
