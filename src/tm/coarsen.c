@@ -359,9 +359,11 @@ static unsigned run_level(const slot_t *s)
  * stood when the backend changes (auto).  Searching there cost: at 8
  * threads on 2 CPUs, the scan's k = 4 and 64 hand the lock over every few
  * iterations among threads that are mostly descheduled, and the climb
- * back up needs the long run's word (crowded); the controller ran 0.74-0.88x
- * sgl's best static k (run 62, 3 rounds), which was k = 1024 or serialized
- * chunks on 11 rows of 13, and within 6 % of k = 1024 on the other two. */
+ * back up needs the long run's word (crowded); on histogram and scatter
+ * the controller ran 0.74-0.88x sgl's best static choice (run 62, 3
+ * rounds), which was k = 1024 or serialized chunks on 12 rows of 13 there
+ * and 9 of 13 in run 61; where a smaller k won (scatter's large zones),
+ * k = 1024 was within 6 % of it in an A/B of 8 processes. */
 static int one_at_a_time(void)
 {
     return hps_tm_ops_now()->free_at_once;

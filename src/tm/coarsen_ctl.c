@@ -382,8 +382,8 @@ int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan)
 {
     /* Not only a scan in progress: a lone start often ends after the scan
      * (8 threads on 2 CPUs: one thread ran 2 ms alone, long enough to scan
-     * and choose concurrent k = 1024 at the serial arm's cost, which was
-     * 6x the serial arm's once the others ran; the climb's 1 ms epochs
+     * and choose concurrent k = 1024 at the serial arm's cost, 6x dearer
+     * than the serial arm once the others ran; the climb's 1 ms epochs
      * then took the rest of scatter's run to find the serial arm again). */
     if (c->shared)
         return 0;
