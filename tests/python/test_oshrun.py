@@ -41,6 +41,16 @@ def clean_env() -> dict[str, str]:
             if not k.startswith(("HPSYNC_", "PMIX_", "OMPI_")) and k != "LD_PRELOAD"}
 
 
+def signals_default() -> None:
+    """The job's signals as a terminal would leave them (a Popen preexec_fn).
+    A test runner started in the background of a script without job control
+    (`make test &`, `nohup`) ignores SIGINT, its children inherit that, and
+    oshrun keeps a signal it was started ignoring (by design: nohup), so the
+    tests that send SIGINT waited out their timeout."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def oshrun(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(OSHRUN), *args], input=stdin, capture_output=True, text=True,
                           env=clean_env(), timeout=60, check=False)
@@ -203,7 +213,8 @@ def start_hanging_job(np: int) -> tuple[subprocess.Popen[str], list[int]]:
     """A job whose PEs all joined and sleep; returns it and the PEs' pids."""
     p = subprocess.Popen([str(OSHRUN), "-np", str(np), str(RT_TEST), "hang"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, text=True, env=clean_env())
+                         stdin=subprocess.DEVNULL, text=True, env=clean_env(),
+                         preexec_fn=signals_default)
     assert p.stdout is not None
     pids = [int(p.stdout.readline().split()[4]) for _ in range(np)]
     # The job's files exist while it runs, so their absence later means something.
@@ -236,7 +247,8 @@ def test_pes_ignoring_signals_are_killed_after_the_grace() -> None:
     p = subprocess.Popen([str(OSHRUN), "-np", "2", "sh", "-c",
                           "trap '' INT TERM; echo up; exec sleep 30"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, text=True, env=clean_env())
+                         stdin=subprocess.DEVNULL, text=True, env=clean_env(),
+                         preexec_fn=signals_default)
     assert p.stdout is not None
     assert [p.stdout.readline() for _ in range(2)] == ["up\n", "up\n"]
     t = time.monotonic()
