@@ -248,7 +248,8 @@ typedef struct slot {
     uint64_t ep_iters, ep_chunks, ep_ns, ep_aborts, ep_cap, ep_target;
     uint64_t ep_solo;                /* of ep_chunks, those that ran on the bias */
     uint8_t ep_one;                  /* a chunk of the epoch ran one at a time (one_at_a_time) */
-    uint64_t others_ns;              /* leading: when another thread last worked at the site (0: never) */
+    uint64_t others_ns;              /* leading: when another thread last worked at the site, or
+                                      * when this one took the lead of a site that has company */
 } slot_t;
 struct hps_tm_co_slots {
     slot_t s[SLOTS];
@@ -450,6 +451,14 @@ static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t token, uint64_t
             hps_tm_ctl_scan(&s->ctl);
     }
     s->leads = 1;
+    /* Whether the site has company is the controller's word, not this
+     * thread's: a new leader that had not yet seen the others itself fed
+     * its epochs on the bias as a lone thread's (physics b256 under stm, 8
+     * threads: a restarted scan measured concurrent k = 1024 on the bias at
+     * the serial arm's cost, 16 ns a pair, then ran it at 70-90 for most of
+     * the run).  It counts as having seen them now; 50 ms without them
+     * (ALONE_NS) makes it alone again. */
+    s->others_ns = s->ctl.shared ? now : 0;
     s->done_seen = hps_tm_co_done_total();
     s->ep_done = 0;
     publish(site, s);
@@ -533,7 +542,7 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
             }
             s->others_ns = now;
         }
-        if (feed && (2 * solo <= smp->chunks || !s->others_ns || now - s->others_ns > ALONE_NS)) {
+        if (feed && (2 * solo <= smp->chunks || !s->ctl.shared || now - s->others_ns > ALONE_NS)) {
             uint64_t p = s->ctl.probes;
             hps_tm_ctl_epoch(&s->ctl, &site_smp);
             s->probes += s->ctl.probes - p;
