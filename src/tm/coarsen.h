@@ -130,6 +130,11 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
  * one leader's (at 8 threads on 2 CPUs the lead changes hands every few
  * ms, and each new leader's first sight of the others is no news). */
 int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan);
+/* The loop ran at kmax, one section at a time (a backend such as sgl: see
+ * coarsen.c), feeding nothing.  When the backend changes, the search goes
+ * on from the k that ran (the cap's), afresh; a scan not yet made stays
+ * to be made.  1 if the state changed. */
+int hps_tm_ctl_pinned(hps_tm_ctl_t *c);
 /* 1 if c is a state this machine can be in with levels up to lmax (a copy
  * read back from a site, coarsen.c, is checked before it is used). */
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax);

@@ -405,6 +405,18 @@ int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan)
     return 1;
 }
 
+int hps_tm_ctl_pinned(hps_tm_ctl_t *c)
+{
+    if (c->phase == HPS_TM_CTL_SCAN)
+        return 0;                    /* never measured: the scan is still to come */
+    if (c->level == c->cap && !c->serial && c->phase == HPS_TM_CTL_A && c->nep == 0 && !c->tried)
+        return 0;
+    set_arm(c, 0);
+    set_level(c, c->cap);
+    remeasure(c, 0);
+    return 1;
+}
+
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
 {
     c->epochs++;

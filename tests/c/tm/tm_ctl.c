@@ -446,6 +446,26 @@ static void case_joined(void)
     }
 }
 
+/* A backend that runs one section at a time pinned the loop at kmax: the
+ * search goes on from there, afresh, when the backend changes; a fresh
+ * site's scan is still to be made. */
+static void case_pinned(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    HPS_CHECK(!hps_tm_ctl_pinned(&c) && c.phase == HPS_TM_CTL_SCAN, "pinned before the scan: phase %u",
+              c.phase);
+    converge("before the pin", &c, &k_high, 400, 200);   /* settles low, or serialized */
+    c.cap = 9;
+    HPS_CHECK(hps_tm_ctl_pinned(&c), "pinned: no change");
+    HPS_CHECK(c.level == 9 && !hps_tm_ctl_serial(&c) && c.phase == HPS_TM_CTL_A && c.nep == 0 &&
+              hps_tm_ctl_valid(&c, 10), "pinned: k %u, serial %d, phase %u", 1u << c.level,
+              hps_tm_ctl_serial(&c), c.phase);
+    HPS_CHECK(!hps_tm_ctl_pinned(&c), "pinned twice: changed again");
+    converge("after the pin, high conflict", &c, &k_high, 800, 400);
+}
+
 /* Threads outnumbering CPUs: a thread preempted inside a section stalls
  * the others, more often the longer the sections (an epoch's chance 2 % at
  * k = 16, doubling with k; a stall makes the epoch 4x).  Without stalls
@@ -545,6 +565,7 @@ static const hps_test_case_t cases[] = {
     { "scan_third", .run = case_scan_third },
     { "serial", .run = case_serial },
     { "joined", .run = case_joined },
+    { "pinned", .run = case_pinned },
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },
     { "valid", .run = case_valid },
