@@ -218,12 +218,11 @@ HPS_EXPORT void hps_tm_for_serial(long lo, long hi, long k, hps_tm_iter_fn fn, v
  *
  * A leader that stops (its thread ended, or left the loop while others
  * go on) is replaced by the first follower to find its heartbeat older
- * than 8 of its own epochs (its typical ones: ep_typical; at least 1 ms):
- * no write at thread exit, so a
- * site that has gone away is never touched.  A leader that was only
- * preempted finds at its next epoch that another thread leads, and
- * follows.  The new leader goes on with the controller where the last
- * one left it (the site keeps a copy, below).
+ * than 8 of its own typical epochs (ep_typical; at least 1 ms): no write
+ * at thread exit, so a site that has gone away is never touched.  A leader
+ * that was only preempted finds at its next epoch that another thread
+ * leads, and follows.  The new leader goes on with the controller where
+ * the last one left it (the site keeps a copy, below).
  */
 #define SLOTS 16
 #define STALE_EPOCHS 8
@@ -357,8 +356,9 @@ static unsigned run_level(const slot_t *s)
  * find: sections cannot conflict, nothing overflows, a restart keeps the
  * iterations before it, so longer sections only save begins and commits
  * (and serializing them saves nothing more).  Chunks then run at kmax,
- * unserialized, and their epochs are not fed; the search goes on where it
- * stood when the backend changes (auto).  Searching there cost: at 8
+ * unserialized, their epochs are not fed, and the controller moves to the
+ * k that ran (hps_tm_ctl_pinned): the search resumes from there when the
+ * backend changes (auto).  Searching there cost: at 8
  * threads on 2 CPUs, the scan's k = 4 and 64 hand the lock over every few
  * iterations among threads that are mostly descheduled, and the climb
  * back up needs the long run's word (crowded); on histogram and scatter
