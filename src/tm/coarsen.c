@@ -102,7 +102,11 @@ static HPS_NOINLINE long run_chunk(hps_tm_desc_t *d, long lo, long end, hps_tm_i
 {
     volatile chunk_t c = { .lo = lo, .end = end, .cur = lo };
     snapshot(d, &c);
+    /* The request is read on begin's slow path, which a tick due sends it
+     * to: begin's fast check stays the two words it was. */
     d->want_serial = (uint32_t)serial;
+    if (hps_unlikely(serial))
+        hps_tm_tick_soon(d);
     HPS_TM_BEGIN();
     d->want_serial = 0;              /* taken, or not needed (the bias's owner) */
     if (hps_unlikely(d->st.aborts != c.aborts))

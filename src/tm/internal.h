@@ -77,8 +77,9 @@ typedef struct hps_tm_desc {
     uint32_t irrev, want_irrev;      /* 1 alone behind the gate, 2 sgl; restart into 1 */
     /* Serialized after HPSYNC_TM_RETRIES conflicts in a row, or on request
      * (want_serial: the next section's first attempt; a coarsened loop's
-     * serial chunk): alone behind the gate, but as solo (undo log), so that
-     * it can still restart. */
+     * serial chunk, which also makes a tick due, so that begin takes its
+     * slow path, where the request is read): alone behind the gate, but as
+     * solo (undo log), so that it can still restart. */
     uint32_t serial, want_serial;
     uint32_t aborts_in_row;          /* conflicts: serialized fallback, backoff */
     uint32_t aborted;                /* this section aborted at least once */

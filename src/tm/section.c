@@ -146,7 +146,7 @@ HPS_EXPORT void hps_tm_begin_(hps_tm_fast_t *f, int ro)
     f->slowc = 1;                     /* END calls hps_tm_commit_ */
     f->fastgo = 0;                    /* unless run_biased sets it again */
     d->ro = ro && !d->ro_failed;
-    if (hps_likely(--d->tick != 0) && hps_likely((d->want_irrev | d->aborts_in_row | d->want_serial) == 0)) {
+    if (hps_likely(--d->tick != 0) && hps_likely((d->want_irrev | d->aborts_in_row) == 0)) {
         void *b = hps_load_relaxed(&hps_tm_g_.bias);
         if (b == d) {
             if (begin_biased(d))
