@@ -8,11 +8,14 @@
 #    such line matches REGEX (the error's one line; each PE that hit it may
 #    say so), and no line reports a crash;
 #  - nothing of the job is left in /dev/shm (oshrun names its jobs
-#    o<its pid>x..., so the job's files are hpsync-shmem-o<pid>x*).
+#    o<its pid>x..., so the job's files are hpsync-shmem-o<pid>x*; names
+#    there before the job are a killed job's of old whose pid came round
+#    again, not this one's: a fresh-clone run failed on one).
 oshrun=$1 np=$2 want=$3 regex=$4
 shift 4
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
+before=$(ls /dev/shm 2>/dev/null | grep '^hpsync-shmem-o')
 "$oshrun" -np "$np" "$@" 2>"$err" &
 pid=$!
 wait $pid
@@ -33,6 +36,6 @@ if [ "$regex" != - ]; then
         fail "a PE crashed instead of reporting"
     grep -q 'was not caught' "$err" && fail "a PE went on past the error"
 fi
-left=$(ls /dev/shm 2>/dev/null | grep "^hpsync-shmem-o${pid}x")
+left=$(ls /dev/shm 2>/dev/null | grep "^hpsync-shmem-o${pid}x" | grep -vxF -e "$before")
 [ -z "$left" ] || fail "left in /dev/shm: $left"
 exit 0
