@@ -6,7 +6,7 @@ needed)."""
 from __future__ import annotations
 
 import io
-from typing import Any, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol, Sequence
 
 from .errors import CliError
 
@@ -293,20 +293,43 @@ def measurement_bars(labels: Sequence[str], points: Sequence[tuple[float, float,
     return _png(fig)
 
 
-def marked_lines(series: Sequence[SeriesLike], marks: Sequence[tuple[str, float | None, float]],
+class Mark(NamedTuple):
+    """A marked point of marked_lines: a star at (x, y), or, with x None, a
+    dashed level at y (a figure with no x of its own).  `series` names the
+    line whose colour it takes (red without one); a hollow star is a point
+    that is not quite on the x axis's scale (a controller that ended on
+    serialized chunks of its largest k)."""
+    label: str
+    x: float | None
+    y: float
+    series: str | None = None
+    hollow: bool = False
+
+
+MARK_RED = "#c0392b"
+
+
+def marked_lines(series: Sequence[SeriesLike], marks: Sequence[tuple[Any, ...]],
                  title: str, xlabel: str, ylabel: str) -> bytes:
-    """measurement_lines plus marked points: (label, x, y) a star at (x, y),
-    or, with x None, a dashed level at y (a point whose x is not known)."""
+    """measurement_lines plus marked points (Mark, or (label, x, y))."""
     require()
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    # Wider, the legend beside the axes: the marks sit at the top right,
+    # where a legend inside would cover them.
+    fig, ax = plt.subplots(figsize=(8.4, 3.8))
+    colour: dict[str, str] = {}
     for s in series:
-        ax.errorbar(s.xs, s.ys, yerr=[s.lo, s.hi], marker="o", capsize=3, label=s.label)
-    for label, x, y in marks:
-        if x is None:
-            ax.axhline(y, linestyle="--", color="#c0392b", label=label)
+        bars = ax.errorbar(s.xs, s.ys, yerr=[s.lo, s.hi], marker="o", capsize=3, label=s.label)
+        colour[s.label] = bars.lines[0].get_color()
+    for m in (Mark(*t) for t in marks):
+        col = colour.get(m.series or "", MARK_RED)
+        if m.x is None:
+            ax.axhline(m.y, linestyle="--", color=col, label=m.label)
         else:
-            ax.plot([x], [y], marker="*", markersize=16, color="#c0392b", linestyle="none",
-                    label=label)
+            # A black edge: a star in its line's colour still stands out on the line;
+            # a hollow one is white inside its colour.
+            ax.plot([m.x], [m.y], marker="*", markersize=16, linestyle="none", label=m.label,
+                    markerfacecolor="white" if m.hollow else col,
+                    markeredgecolor=col if m.hollow else "black", markeredgewidth=2 if m.hollow else 1)
     xs = [x for s in series for x in s.xs]
     if _wide(xs):
         ax.set_xscale("log", base=2)
@@ -315,7 +338,7 @@ def marked_lines(series: Sequence[SeriesLike], marks: Sequence[tuple[str, float 
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _png(fig)
 
 

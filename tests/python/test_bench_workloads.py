@@ -373,11 +373,8 @@ def test_report_draws_the_papers_shapes(tmp_path: Path) -> None:
     assert "art: art" in text and "2.50x mutex" in text
 
 
-def test_granularity_marks_the_controller() -> None:
-    run = suite_run()
-    figs = render.figures(run)
-    assert [t for k, t, _ in figs if k == "granularity"] == ["scatter: updates_per_sec vs granularity"]
-    # The controller's point: its chosen k (6) at its own figure.
+def granularity_marks(run: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The lines and marks the scatter granularity figure is drawn from."""
     samples = [s for s in run["extra"]["samples"] if s["workload"] == "scatter"]
     desc = run["extra"]["workloads"]["scatter"]
     captured: list[Any] = []
@@ -390,9 +387,38 @@ def test_granularity_marks_the_controller() -> None:
     finally:
         render.plots.marked_lines = orig  # type: ignore
     (lines, marks), = captured
+    return lines, {m.label: m for m in marks}
+
+
+def test_granularity_marks_the_controller() -> None:
+    run = suite_run()
+    figs = render.figures(run)
+    assert [t for k, t, _ in figs if k == "granularity"] == ["scatter: updates_per_sec vs granularity"]
+    lines, marks = granularity_marks(run)
     assert [ln.xs for ln in lines] == [[1.0, 8.0], [1.0, 8.0]]
-    assert marks[0][0] == "tm-auto 1T" and marks[0][1] == 6.0
-    assert marks[0][2] == pytest.approx(100 * 1.2 * 0.95 * 1.02)
+    assert [ln.label for ln in lines] == ["1T", "2T"]
+    # The controller's point: its chosen k (6) at its own figure, in its line's colour.
+    auto = marks["tm-auto 1T"]
+    assert auto.x == 6.0 and auto.series == "1T" and not auto.hollow
+    assert auto.y == pytest.approx(100 * 1.2 * 0.95 * 1.02)
+    # Serialized chunks have no k on the axis: a level at their median, per line.
+    ser = marks["tm-ser 2T"]
+    assert ser.x is None and ser.series == "2T"
+    assert ser.y == pytest.approx(100 * 0.4 * 2 ** 0.5 * 1.02)
+    assert sorted(marks) == ["tm-auto 1T", "tm-auto 2T", "tm-ser 1T", "tm-ser 2T"]
+
+
+def test_granularity_marks_a_serialized_controller() -> None:
+    """A controller that ended on serialized chunks in most of its threads
+    in most rounds is a hollow star, labelled so; a minority is not."""
+    run = suite_run()
+    for s in run["extra"]["samples"]:
+        if s["variant"] == "tm-auto":
+            # 2 threads: both serialized in rounds 0 and 1; 1 thread: in round 0 only.
+            s["tm"]["serial_end"] = s["threads"] if s["round"] < (2 if s["threads"] == 2 else 1) else 0
+    _, marks = granularity_marks(run)
+    assert marks["tm-auto 2T (serialized)"].hollow
+    assert not marks["tm-auto 1T"].hollow
 
 
 def test_compare_across_two_machines(tmp_path: Path) -> None:

@@ -149,6 +149,12 @@ def curve_figures(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[str
     return out[:MAX_PER_SHAPE]
 
 
+def _ended_serial(s: Mapping[str, Any]) -> bool:
+    tm = s.get("tm") if isinstance(s.get("tm"), dict) else {}
+    n = tm.get("serial_end")
+    return isinstance(n, int) and not isinstance(n, bool) and 2 * n > int(s["threads"])
+
+
 def _by_variant_attr(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[str, Any]],
                      spec: Mapping[str, Any], attr: str, shape: str) -> list[FigureSpec]:
     """metric against a numeric attribute of the variants (restarts,
@@ -157,6 +163,8 @@ def _by_variant_attr(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[
     xs = {v["name"]: v[attr] for v in desc.get("variants", []) if isinstance(v.get(attr), (int, float))}
     group = {v["name"]: v.get("group") or "" for v in desc.get("variants", [])}
     ctl = [v["name"] for v in desc.get("variants", []) if v.get("controller")] if shape == "granularity" else []
+    # Serialized static chunks (one k, no place on the axis): a level in their line's colour.
+    ser = [v["name"] for v in desc.get("variants", []) if v.get("serial")] if shape == "granularity" else []
     out: list[FigureSpec] = []
     for pt in _points(samples):
         for m in _metrics(desc, spec):
@@ -168,16 +176,26 @@ def _by_variant_attr(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[
                 if s["variant"] in xs:
                     lines.setdefault((group[s["variant"]], int(s["threads"])), {}).setdefault(float(xs[s["variant"]]), []).append(
                         float(s["metrics"][m["name"]]))
-            for c in ctl:
+            for c in ser + ctl:
                 for g, t in sorted(lines):
                     if g != group.get(c, ""):
                         continue
                     mine = [s for s in samples if A.point(s) == pt and s["variant"] == c
                             and int(s["threads"]) == t]
-                    if mine:
-                        y = stats.strict_median(float(s["metrics"][m["name"]]) for s in mine)
-                        ks = [float(s["granularity"]) for s in mine if "granularity" in s]
-                        marks.append((f"{c} {t}T", stats.median(ks), y))
+                    if not mine:
+                        continue
+                    y = stats.strict_median(float(s["metrics"][m["name"]]) for s in mine)
+                    line = f"{g} {t}T".strip()
+                    if c in ser:
+                        marks.append(plots.Mark(f"{c} {t}T", None, y, line))
+                        continue
+                    ks = [float(s["granularity"]) for s in mine if "granularity" in s]
+                    # Ended on serialized chunks in most of its threads (the harness's
+                    # serial_end), in most rounds: its k is kmax, serialized.
+                    serial = [_ended_serial(s) for s in mine]
+                    hollow = sum(serial) * 2 > len(serial)
+                    marks.append(plots.Mark(f"{c} {t}T" + (" (serialized)" if hollow else ""),
+                                            stats.median(ks), y, line, hollow))
             if not any(len(p) > 1 for p in lines.values()):
                 continue
             title = f"{w}: {m['name']} vs {attr}{_where(pt[1], dict(pt[2]))}"
