@@ -42,6 +42,22 @@
 #define EP_CHUNKS 8
 #define EP_ITERS 128
 #define EP_NS 20000
+/* While threads outnumber the CPUs, a leader's epoch that costs near what
+ * the controller already holds (hps_tm_ctl_near: within 3x) lasts at
+ * least this long.  In 20 us the site's sum counts whatever the other
+ * CPUs happen to run: 8 threads on 2 CPUs, histogram's 1 Mi bins under
+ * norec, the epochs at k = 64 right after the serial arm's held the
+ * leader's iterations alone (95-110 ns a key against 42-54 for the serial
+ * arm, whose leader runs its chunks back to back while the followers are
+ * parked), so the scan chose the serial arm, at half of static k = 64's
+ * throughput; later in the same run concurrent k = 64-1024 measured 12-13.
+ * Only near ones: a level far dearer is answered in 20 us as before (every
+ * epoch at 200 us cost scatter's large zones, whose rescans from the serial
+ * arm start at k = 4 at 3-10x its cost, 18-25 %).  A/B against the rule's
+ * absence, 16 processes each, 8 threads: histogram b1m norec 1.54x, the
+ * other 17 row-backends of histogram and scatter 0.93-1.08x, within their
+ * quartiles (2026-11-29). */
+#define EP_NS_CROWDED 200000
 
 typedef struct chunk {
     long lo, end, cur;
@@ -631,6 +647,11 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         s->ep_ns += t - t0;
         t0 = t;
         if (s->ep_ns < EP_NS && !capacity) {
+            s->ep_target *= 2;
+            continue;
+        }
+        if (s->leads && !capacity && s->ep_ns < EP_NS_CROWDED && hps_tm_crowded() &&
+            hps_tm_ctl_near(&s->ctl, s->ep_ns, s->ep_done + (hps_tm_co_done_total() - s->done_seen))) {
             s->ep_target *= 2;
             continue;
         }

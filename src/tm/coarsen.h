@@ -135,6 +135,13 @@ int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan);
  * on from the k that ran (the cap's), afresh; a scan not yet made stays
  * to be made.  1 if the state changed. */
 int hps_tm_ctl_pinned(hps_tm_ctl_t *c);
+/* While threads outnumber the CPUs, a leader's epoch that costs near what
+ * the controller already holds runs longer (coarsen.c): 1 if ns over iters
+ * is under HPS_TM_CTL_NEAR times the cheapest cost it holds now (the
+ * current level's, the serial arm's in a scan, the settled baseline); 0
+ * when it holds none, or for no iterations. */
+#define HPS_TM_CTL_NEAR 3.0f
+int hps_tm_ctl_near(const hps_tm_ctl_t *c, uint64_t ns, uint64_t iters);
 /* 1 if c is a state this machine can be in with levels up to lmax (a copy
  * read back from a site, coarsen.c, is checked before it is used). */
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax);

@@ -405,6 +405,16 @@ int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan)
     return 1;
 }
 
+int hps_tm_ctl_near(const hps_tm_ctl_t *c, uint64_t ns, uint64_t iters)
+{
+    const float held[] = { c->a, c->b, c->base };
+    float ref = INFINITY;
+    for (unsigned i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i] > 0 && held[i] < ref)
+            ref = held[i];
+    return iters && ref < INFINITY && (float)ns < HPS_TM_CTL_NEAR * ref * (float)iters;
+}
+
 int hps_tm_ctl_pinned(hps_tm_ctl_t *c)
 {
     if (c->phase == HPS_TM_CTL_SCAN)

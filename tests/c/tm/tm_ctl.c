@@ -553,6 +553,34 @@ static void case_valid(void)
     HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "0xA5 bytes make a valid controller");
 }
 
+/* The crowded epoch's length rule (hps_tm_ctl_near): near means under 3x
+ * the cheapest cost the controller holds; with nothing held, nothing is. */
+static void case_near(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    HPS_CHECK(!hps_tm_ctl_near(&c, 100, 100), "a fresh controller holds a cost");
+    hps_tm_ctl_scan(&c);
+    HPS_CHECK(!hps_tm_ctl_near(&c, 100, 100), "a scan's start holds a cost");
+    /* The scan's serial point: two epochs, the cheaper 50 ns an iteration. */
+    feed_cost(&c, 60);
+    feed_cost(&c, 50);
+    HPS_CHECK(c.scan_i == 0, "the scan did not move on to the levels: point %u", c.scan_i);
+    HPS_CHECK(hps_tm_ctl_near(&c, 140 * 1000, 1000), "140 ns is not near 50");
+    HPS_CHECK(!hps_tm_ctl_near(&c, 160 * 1000, 1000), "160 ns is near 50");
+    HPS_CHECK(!hps_tm_ctl_near(&c, 1, 0), "no iterations are near");
+    /* Settled at a level: its baseline is the reference (here the cheapest). */
+    static const double flat[] = { 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30 };
+    static const model_t m = { 0.0, 99, 0.0, 10, flat, 0, 0 };
+    hps_tm_ctl_init(&c, 4, 10);
+    for (int e = 0; e < 60 && c.phase != HPS_TM_CTL_SETTLED; e++)
+        feed(&c, &m);
+    HPS_CHECK(c.phase == HPS_TM_CTL_SETTLED, "not settled on a flat curve: phase %u", c.phase);
+    HPS_CHECK(hps_tm_ctl_near(&c, 85 * 100, 100) && !hps_tm_ctl_near(&c, 95 * 100, 100),
+              "near a baseline of %.1f: 85 %d, 95 %d", (double)c.base, hps_tm_ctl_near(&c, 8500, 100),
+              hps_tm_ctl_near(&c, 9500, 100));
+}
+
 static const hps_test_case_t cases[] = {
     { "free", .run = case_free },
     { "low", .run = case_low },
@@ -569,6 +597,7 @@ static const hps_test_case_t cases[] = {
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },
     { "valid", .run = case_valid },
+    { "near", .run = case_near },
 };
 static const hps_test_suite_t suite = HPS_TEST_SUITE("tm_ctl", cases, 60, 0);
 
