@@ -309,9 +309,9 @@ class Mark(NamedTuple):
 MARK_RED = "#c0392b"
 
 
-def marked_lines(series: Sequence[SeriesLike], marks: Sequence[tuple[Any, ...]],
+def marked_lines(series: Sequence[SeriesLike], marks: Sequence[Mark],
                  title: str, xlabel: str, ylabel: str) -> bytes:
-    """measurement_lines plus marked points (Mark, or (label, x, y))."""
+    """measurement_lines plus marked points."""
     require()
     # Wider, the legend beside the axes: the marks sit at the top right,
     # where a legend inside would cover them.
@@ -320,7 +320,7 @@ def marked_lines(series: Sequence[SeriesLike], marks: Sequence[tuple[Any, ...]],
     for s in series:
         bars = ax.errorbar(s.xs, s.ys, yerr=[s.lo, s.hi], marker="o", capsize=3, label=s.label)
         colour[s.label] = bars.lines[0].get_color()
-    for m in (Mark(*t) for t in marks):
+    for m in marks:
         col = colour.get(m.series or "", MARK_RED)
         if m.x is None:
             ax.axhline(m.y, linestyle="--", color=col, label=m.label)

@@ -469,6 +469,13 @@ static void ep_record(slot_t *s, uint64_t ns)
     }
 }
 
+/* Leading: every thread's iterations at the site in the epoch so far,
+ * given the sum of their counters now. */
+static uint64_t site_done(const slot_t *s, uint64_t sum)
+{
+    return s->ep_done + (sum - s->done_seen);
+}
+
 /* Lead the site if nobody does, or if its leader's heartbeat is stale. */
 static void try_lead(hps_tm_coarsen_t *site, slot_t *s, uint64_t token, uint64_t now)
 {
@@ -561,7 +568,7 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
          * level's real effect was 4-10 %. */
         uint64_t sum = hps_tm_co_done_total();
         hps_tm_ctl_sample_t site_smp = *smp;
-        site_smp.iters = s->ep_done + (sum - s->done_seen);
+        site_smp.iters = site_done(s, sum);
         site_smp.crowded = (uint32_t)hps_tm_crowded();
         s->done_seen = sum;
         s->ep_done = 0;
@@ -651,7 +658,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
             continue;
         }
         if (s->leads && !capacity && s->ep_ns < EP_NS_CROWDED && hps_tm_crowded() &&
-            hps_tm_ctl_near(&s->ctl, s->ep_ns, s->ep_done + (hps_tm_co_done_total() - s->done_seen))) {
+            hps_tm_ctl_near(&s->ctl, s->ep_ns, site_done(s, hps_tm_co_done_total()))) {
             s->ep_target *= 2;
             continue;
         }

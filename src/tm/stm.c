@@ -59,6 +59,7 @@
 #define OWNER(o) ((uint32_t)((o) >> 1) & 0xffff)
 #define LOCK_IDX(o) ((uint32_t)((o) >> 17))
 #define LOCK_WORD(d, idx) (((uint64_t)(idx) << 17) | ((uint64_t)(d)->tid << 1) | 1)
+#define MINE(d, o) (LOCKED(o) && OWNER(o) == (d)->tid)   /* orec word o: held by d */
 /* Rounds a section waits for a locked orec before it aborts (the holder is
  * committing; when it was preempted, aborting and backing off is better). */
 #define LOCKED_WAIT 12
@@ -115,7 +116,7 @@ static inline int still_valid(hps_tm_desc_t *d, hps_au64 *orec, uint64_t seen)
     uint64_t o = hps_load_acquire(orec);
     if (o == seen)
         return 1;
-    return LOCKED(o) && OWNER(o) == d->tid && d->ulog.e[LOCK_IDX(o)].v == seen;
+    return MINE(d, o) && d->ulog.e[LOCK_IDX(o)].v == seen;
 }
 
 static int validate(hps_tm_desc_t *d)
@@ -248,8 +249,8 @@ static int stm_commit(hps_tm_desc_t *d)
             if (orec == last)
                 continue;
             last = orec;
-            uint64_t o = hps_load_relaxed(orec);   /* ours: only we write it */
-            if (LOCKED(o) && OWNER(o) == d->tid)
+            /* Relaxed: while an orec is ours, only we write it. */
+            if (MINE(d, hps_load_relaxed(orec)))
                 continue;
             if (!lock_orec(d, orec, 0))
                 return HPS_TM_CAUSE_CONFLICT;

@@ -149,6 +149,10 @@ def curve_figures(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[str
     return out[:MAX_PER_SHAPE]
 
 
+def _line_label(group: str, threads: int) -> str:
+    return f"{group} {threads}T".strip()
+
+
 def _ended_serial(s: Mapping[str, Any]) -> bool:
     tm = s.get("tm") if isinstance(s.get("tm"), dict) else {}
     n = tm.get("serial_end")
@@ -185,21 +189,19 @@ def _by_variant_attr(w: str, desc: Mapping[str, Any], samples: Sequence[Mapping[
                     if not mine:
                         continue
                     y = stats.strict_median(float(s["metrics"][m["name"]]) for s in mine)
-                    line = f"{g} {t}T".strip()
                     if c in ser:
-                        marks.append(plots.Mark(f"{c} {t}T", None, y, line))
+                        marks.append(plots.Mark(f"{c} {t}T", None, y, _line_label(g, t)))
                         continue
                     ks = [float(s["granularity"]) for s in mine if "granularity" in s]
                     # Ended on serialized chunks in most of its threads (the harness's
                     # serial_end), in most rounds: its k is kmax, serialized.
-                    serial = [_ended_serial(s) for s in mine]
-                    hollow = sum(serial) * 2 > len(serial)
+                    hollow = 2 * sum(map(_ended_serial, mine)) > len(mine)
                     marks.append(plots.Mark(f"{c} {t}T" + (" (serialized)" if hollow else ""),
-                                            stats.median(ks), y, line, hollow))
+                                            stats.median(ks), y, _line_label(g, t), hollow))
             if not any(len(p) > 1 for p in lines.values()):
                 continue
             title = f"{w}: {m['name']} vs {attr}{_where(pt[1], dict(pt[2]))}"
-            ln = [_line(f"{g} {t}T".strip(), p) for (g, t), p in sorted(lines.items())]
+            ln = [_line(_line_label(g, t), p) for (g, t), p in sorted(lines.items())]
             out.append((shape, title, lambda ln=ln, mk=marks, t=title, xl=attr, yl=m["unit"] or m["name"]:
                         plots.marked_lines(ln, mk, t, xl, yl)))
     return out[:MAX_PER_SHAPE]
