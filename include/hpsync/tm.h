@@ -256,11 +256,31 @@ void hps_tm_begin_(hps_tm_fast_t *f, int ro);
  * call in memory, but every local live across any call in a function with
  * __builtin_setjmp's non-local label, so a loop inside a section would load
  * and store its counters on every iteration. */
-#if defined(__x86_64__)
+/* Under ThreadSanitizer the checkpoint is glibc's _setjmp into a buffer of
+ * the descriptor's (hps_tm_tsan_jb_), and the jb's last word, which a real
+ * checkpoint fills with a return address, is NULL: the library then leaves
+ * through longjmp.  TSan keeps a shadow call stack that it unwinds only at
+ * a longjmp it intercepts; every abort through the out-of-line jump left
+ * the aborted frames on it, and a thread that aborted ~30 000 times (two
+ * frames each) overflowed it: a SEGV in TSan's runtime (tm.tsan_aborts). */
+#if defined(__SANITIZE_THREAD__)
+#define HPS_TM_TSAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HPS_TM_TSAN_ 1
+#endif
+#endif
+#define HPS_TM_JB_LAST_ 7            /* the word a real checkpoint never leaves NULL */
+#if defined(HPS_TM_TSAN_)
+#include <setjmp.h>
+void *hps_tm_tsan_jb_(void);        /* the calling thread's jmp_buf */
+#define HPS_TM_CKPT_(jb) ((jb)[HPS_TM_JB_LAST_] = (void *)0, _setjmp(*(jmp_buf *)hps_tm_tsan_jb_()))
+#elif defined(__x86_64__)
 int hps_tm_ckpt_(void **jb) __attribute__((returns_twice));
 #define HPS_TM_CKPT_(jb) hps_tm_ckpt_(jb)
 #else
-#define HPS_TM_CKPT_(jb) __builtin_setjmp(jb)
+/* __builtin_setjmp uses the first five words. */
+#define HPS_TM_CKPT_(jb) ((jb)[HPS_TM_JB_LAST_] = (void *)(jb), __builtin_setjmp(jb))
 #endif
 void hps_tm_commit_(hps_tm_fast_t *f);
 

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include "hpsync/tm.h"
 #include "hpsync/lock.h"
@@ -115,6 +116,10 @@ typedef struct hps_tm_desc {
      * per thread, summed for the summary line, so that the readers share
      * no counter. */
     hps_au64 plain_ro_n;
+    /* The checkpoint of a program built with ThreadSanitizer (hpsync/tm.h,
+     * HPS_TM_CKPT_), in every build: such a program may run on a library
+     * built without it. */
+    jmp_buf tsan_jb;
 } hps_tm_desc_t;
 
 typedef struct hps_tm_ops {

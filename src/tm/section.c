@@ -6,7 +6,12 @@
  * backends behind d->ops are their own files.
  */
 #define _GNU_SOURCE
+/* The jump back to a checkpoint taken under ThreadSanitizer must be the
+ * longjmp that TSan intercepts; fortified, glibc's would be __longjmp_chk,
+ * which it does not. */
+#undef _FORTIFY_SOURCE
 #include <sched.h>
+#include <setjmp.h>
 #include "hw.h"
 
 /* Enter a section alone behind the gate (irrevocable or serialized). */
@@ -367,6 +372,8 @@ void hps_tm_abort(hps_tm_desc_t *d, int cause)
         hps_tm_wait_long();
     }
     d->fast.depth = 0;
+    if (d->fast.jb[HPS_TM_JB_LAST_] == NULL)
+        longjmp(d->tsan_jb, 1);      /* a checkpoint taken under TSan (hpsync/tm.h) */
 #if defined(__x86_64__)
     hps_tm_longjmp_(d->fast.jb, 1);
 #else
@@ -380,6 +387,13 @@ void hps_tm_nolog_abort(hps_tm_desc_t *d)
     d->nolog_wait = w < NOLOG_WAIT_MAX ? w : NOLOG_WAIT_MAX;
     d->nolog_skip = d->nolog_wait;
     hps_tm_abort(d, HPS_TM_CAUSE_VALIDATION);
+}
+
+/* The buffer a section's checkpoint fills under ThreadSanitizer (HPS_TM_CKPT_):
+ * per descriptor, as one thread has one outermost section at a time. */
+HPS_EXPORT void *hps_tm_tsan_jb_(void)
+{
+    return ((hps_tm_desc_t *)hps_tm_self_)->tsan_jb;
 }
 
 HPS_EXPORT void hps_tm_restart(void)

@@ -66,6 +66,7 @@ static const hps_test_case_t cases[] = {
     { "privatize", .run = case_privatize },
     { "irrevocable", .run = case_irrevocable },
     { "restart", .run = case_restart },
+    { "abort_many", .run = case_abort_many },
     { "serial_restart", .run = case_serial_restart },
     { "actions", .run = case_actions },
     { "nesting", .run = case_nesting },

@@ -87,6 +87,7 @@ void case_opacity_div(void);
 void case_opacity_sum(void);
 void case_privatize(void);
 void case_restart(void);
+void case_abort_many(void);
 void case_serial_restart(void);
 void case_stats(void);
 void case_subword(void);
