@@ -517,6 +517,7 @@ static const wl_workload_t k_graph = {
     .variant_json = variant_json,
     .tm_k = k_tm_k,
     .ntm_k = WL_COUNT(k_tm_k),
+    .whole_input = 1,                /* --scale scales the graph (setup) */
 };
 
 int main(int argc, char **argv)

@@ -631,6 +631,9 @@ static int describe(const wl_workload_t *w)
     if (w->allocators)
         hps_json_bool("allocators", 1);
     hps_json_bool("scale", 1);       /* takes --scale (the runner's --scale) */
+    /* A run of scale X equals S runs of scale X / S on the same input:
+     * the runner may interleave its variants in S slices (measure.py). */
+    hps_json_bool("slices", !w->whole_input);
     hps_json_begin_object("args");
     hps_json_begin_array("default");
     hps_json_end_array();

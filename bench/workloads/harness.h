@@ -164,6 +164,10 @@ typedef struct wl_workload {
      * against the smallest) then see the machine's slow phases alike.  All
      * rows' inputs are set up at once. */
     int interleave_rows;
+    /* --scale changes the input itself, not only the work done on it (the
+     * graph's vertices grow with its edges): a run cannot be split into
+     * slices of a smaller run (--describe's "slices": false). */
+    int whole_input;
     int threads[4];                  /* default --threads (0-terminated; none: 1,2) */
 
     /* More of the document. */

@@ -8,11 +8,22 @@ import argparse
 from typing import Container, Sequence
 
 
-def positive_int(text: str) -> int:
+def _whole(text: str) -> int:
     try:
-        value = int(text, 10)
+        return int(text, 10)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+
+
+def _whole_in(text: str, lo: int, hi: int) -> int:
+    value = _whole(text)
+    if value < lo or value > hi:
+        raise argparse.ArgumentTypeError(f"must be from {lo} to {hi}, got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = _whole(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -20,13 +31,12 @@ def positive_int(text: str) -> int:
 
 def small_count(text: str) -> int:
     """A whole number from 0 to 64 (busy loops, say)."""
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0 or value > 64:
-        raise argparse.ArgumentTypeError(f"must be from 0 to 64, got {value}")
-    return value
+    return _whole_in(text, 0, 64)
+
+
+def slice_count(text: str) -> int:
+    """Slices of a run: 1 to 32 (the harness keeps 32 repetitions' k)."""
+    return _whole_in(text, 1, 32)
 
 
 def work_scale(text: str) -> float:

@@ -6,6 +6,7 @@ the report's figures and compare across two runs."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -76,6 +77,49 @@ def test_scale_multiplies_the_modes_own() -> None:
     assert measure.scaled(takes, takes.args["default"], 2.5) == ["--scale", "2.5"]
     assert measure.scaled(takes, takes.args["default"], 1.0) == []
     assert measure.scaled(fixed, fixed.args["quick"], 4.0) == ["--quick"]
+
+
+def test_slices_split_a_run_where_the_input_stays() -> None:
+    """--slices S: S repetitions at 1/S of the work each (times the mode's
+    and the user's --scale), for a program whose input does not change with
+    --scale; the graph's does (slices false): it runs whole."""
+    args = {"quick": ["--quick", "--scale", "0.25"], "default": []}
+    sliced = describe.Description("w", "t", "p", (), (), scale=True, slices=True, args=args)
+    whole = describe.Description("w", "t", "p", (), (), scale=True, args=args)
+    tail = lambda d, quick, scale, n: measure.Step(0, d, [], [1], None, {}, 1.0).argv(  # noqa: E731
+        Path("/p"), quick, scale, n)[1:]
+    assert tail(sliced, False, 1.0, 8) == ["--scale", "0.125", "--threads", "1", "--variants", "", "--reps", "8"]
+    assert tail(sliced, True, 2.0, 4) == ["--quick", "--scale", "0.125", "--threads", "1", "--variants", "",
+                                          "--reps", "4"]
+    assert tail(sliced, False, 1.0, 1)[-2:] == ["--reps", "1"] and "--scale" not in tail(sliced, False, 1.0, 1)
+    assert tail(whole, False, 1.0, 8) == ["--threads", "1", "--variants", "", "--reps", "1"]
+    def params(**given: Any) -> measure.Params:
+        args = {"names": [], "threads": None, "reps": None, "quick": False, "scale": None, "slices": None}
+        return measure.make_params(argparse.Namespace(**{**args, **given}))
+    assert params().slices == 8 and params(quick=True).slices == 1 and params(slices=3).slices == 3
+    assert describe.parse(fake_describe(scale=True, slices=True), "hps-workload-fake").slices
+    assert not describe.parse(fake_describe(slices=True), "hps-workload-fake").slices  # no --scale
+
+
+def test_slices_pool_into_one_figure() -> None:
+    """A variant's slices did equal work: its figure is all the work over
+    all the time (a rate's harmonic mean, a time per operation's mean),
+    not the median of the slices, which would drop the controller's climb
+    in the first."""
+    row = {"ops_per_sec_reps": [10.0, 30.0, 30.0], "ns_per_node_reps": [10.0, 30.0, 50.0]}
+    assert measure._figure(row, "ops_per_sec", "higher") == pytest.approx(3 / (1 / 10 + 2 / 30))
+    assert measure._figure(row, "ns_per_node", "lower") == pytest.approx(30.0)
+    assert measure._figure({"ops_per_sec_reps": [7.0]}, "ops_per_sec", "higher") == 7.0
+    assert measure._figure({"ops_per_sec": 5.0}, "ops_per_sec", "higher") == 5.0
+
+
+@pytest.mark.parametrize("name, sliced", [("histogram", True), ("scatter", True), ("ring", True),
+                                          ("graph", False)])
+def test_real_programs_say_whether_they_slice(name: str, sliced: bool) -> None:
+    prog = BUILD / "bin" / f"hps-workload-{name}"
+    if not prog.is_file():
+        pytest.fail(f"{prog} missing: run make first")
+    assert describe.describe(prog).slices is sliced
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "65", "abc", "nan", "inf"])
@@ -468,9 +512,11 @@ def test_real_quick_run_of_scatter(tmp_path: Path) -> None:
     the per-backend processes and the controller's point."""
     if not (BUILD / "bin" / "hps-workload-scatter").is_file():
         pytest.fail("build/bin/hps-workload-scatter missing: run make first")
-    p = run_cli(BUILD, tmp_path, "bench", "workloads", "scatter", "--quick", "--json", "--no-store")
+    p = run_cli(BUILD, tmp_path, "bench", "workloads", "scatter", "--quick", "--slices", "2", "--json",
+                "--no-store")
     assert p.returncode == 0, p.stderr
     run = json.loads(p.stdout)
+    assert run["params"]["slices"] == 2
     samples = run["extra"]["samples"]
     assert {"critical", "norec:tm-dyn", "stm:tm-k1"} <= {s["variant"] for s in samples}
     assert all(s.get("granularity", 0) >= 1 for s in samples if s["variant"].endswith("tm-dyn"))

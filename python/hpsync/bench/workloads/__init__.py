@@ -29,6 +29,9 @@ OPTIONS = (
            "workloads to run (default every one built: " + ", ".join(describe.ORDER) + ")", nargs="*"),
     Option("--threads", argtypes.thread_list, "LIST", "thread counts (default each workload's, else 1,2,8)"),
     Option("--reps", argtypes.positive_int, "N", "interleaved rounds, one process each (default 3; 1 with --quick)"),
+    Option("--slices", argtypes.slice_count, "S",
+           "each process runs a variant's work in S interleaved slices and pools them (default 8; "
+           "1 with --quick; workloads on the shared harness but the graph)"),
     Option("--scale", argtypes.work_scale, "X",
            "each run does X times its work (0 < X <= 64; longer runs for what a run pays once, "
            "like the granularity controller's climb; workloads on the shared harness)"),

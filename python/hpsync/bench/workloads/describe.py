@@ -34,6 +34,9 @@ document (docs/workloads.md, "The workload program's contract"):
   allocators    true: run once per allocator (LD_PRELOAD), as bench malloc
   scale         true: the program takes --scale X (X times each run's work,
                   0 < X <= 64; the shared harness's programs)
+  slices        true: a run at --scale X equals S runs at X / S on the same
+                  input (--reps S), so the runner may slice it (measure.py);
+                  false where --scale changes the input (the graph)
   threads       {"default": [..], "quick": [..]}   (optional)
   args          {"default": [..], "quick": [..]}   extra arguments
   seconds       {"default": s, "quick": s}: one variant at one thread count
@@ -112,6 +115,7 @@ class Description:
     dims: tuple[str, ...] = ()
     allocators: bool = False
     scale: bool = False
+    slices: bool = False
     threads: Mapping[str, list[int]] = field(default_factory=dict)
     args: Mapping[str, list[str]] = field(default_factory=dict)
     seconds: Mapping[str, float] = field(default_factory=dict)
@@ -135,7 +139,7 @@ class Description:
                               "controller": v.controller, "serial": v.serial} for v in self.variants],
                 "metrics": [{"name": m.name, "unit": m.unit, "better": m.better,
                              "speedup": m.speedup} for m in self.metrics],
-                "dims": list(self.dims), "allocators": self.allocators,
+                "dims": list(self.dims), "allocators": self.allocators, "slices": self.slices,
                 "figures": [dict(f) for f in self.figures]}
 
 
@@ -204,7 +208,8 @@ def parse(doc: Any, program: str) -> Description:
     return Description(
         workload=name, title=str(doc.get("title", name)), program=program,
         variants=tuple(variants), metrics=tuple(metrics), dims=tuple(dims),
-        allocators=bool(doc.get("allocators", False)), scale=doc.get("scale") is True, threads=threads,
+        allocators=bool(doc.get("allocators", False)), scale=doc.get("scale") is True,
+        slices=doc.get("scale") is True and doc.get("slices") is True, threads=threads,
         args=_modes(doc, "args", _str_list, program),
         seconds=_modes(doc, "seconds", lambda v: isinstance(v, (int, float)) and v >= 0, program),
         figures=tuple(figures))

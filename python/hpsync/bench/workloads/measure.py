@@ -4,11 +4,24 @@ it offers (describe.py), plans one process per (round, workload, allocator,
 group of variants that can share an environment), runs them with a
 progress bar, checks every document and collects samples.
 
-A process runs `--reps 1`: rounds are separate processes, and within a
-round the allocators and the variants run in the interleaved order
-(base.interleaved), so a round's figures pair up.  A wrong result (or any
-failure) of any process ends the whole run with the workload and variant
-named: nothing of it is stored.
+Rounds are separate processes, and within a round the allocators and the
+variants run in the interleaved order (base.interleaved), so a round's
+figures pair up.  Within a process a run is cut into slices (--slices S,
+default 8): the program runs S repetitions at 1/S of the work (--reps S,
+--scale X/S) on the same input, every variant once per repetition, and a
+variant's figure pools its slices (all its work over all its time).  On
+the 2-vCPU guest the speed of identical work drifts 2-4x within seconds,
+so one long run per variant put each variant in a different stretch of
+that drift; slices put every variant in all of them.  histogram b1m, one
+thread, sgl (tm-dyn runs exactly tm-k1024's chunks there), 10 processes of
+the suite's 11 variants each: tm-dyn over tm-k1024 spread 0.83-1.46x (sd
+of its log 0.197) in one run each, 0.91-1.13x (0.056) in 8 slices; scatter
+large-low, 8 threads, norec, tm-dyn over tm-k16: sd 0.369 -> 0.145.  The
+controller's site lives through a row's slices, as through the repeated
+calls of a time-stepped program, so its climb is paid once, as in one run.
+A program whose --scale changes the input (the graph's) runs whole.
+A wrong result (or any failure) of any process ends the whole run with
+the workload and variant named: nothing of it is stored.
 
 Sample (one per row of a document):
   {"workload", "variant", "threads", "round", "allocator" (or null),
@@ -34,6 +47,7 @@ from . import describe as D
 
 DEFAULT_THREADS = [1, 2, 8]
 DEFAULT_SECONDS = {"default": 5.0, "quick": 1.0}
+DEFAULT_SLICES = {"default": 8, "quick": 1}
 
 
 @dataclass(frozen=True)
@@ -44,18 +58,21 @@ class Params:
     allocators: list[str] = field(default_factory=lambda: list(malloc_names.ALLOCATORS))
     quick: bool = False
     scale: float = 1.0            # --scale: times each run's work, where the program takes it
+    slices: int = 1               # --slices: a run's work in this many interleaved repetitions
 
 
 def make_params(args: argparse.Namespace) -> Params:
-    """Defaults: 3 rounds, 1 with --quick; each workload's own threads
-    (1,2,8 when it names none) and sizes."""
+    """Defaults: 3 rounds and 8 slices, 1 and 1 with --quick; each
+    workload's own threads (1,2,8 when it names none) and sizes."""
     quick = bool(args.quick)
+    mode = "quick" if quick else "default"
     return Params(workloads=list(dict.fromkeys(args.names or [])),
                   threads=sorted(set(args.threads)) if args.threads else None,
                   rounds=args.reps or (1 if quick else 3),
                   allocators=list(args.allocators) if getattr(args, "allocators", None)
                   else list(malloc_names.ALLOCATORS), quick=quick,
-                  scale=float(getattr(args, "scale", None) or 1.0))
+                  scale=float(getattr(args, "scale", None) or 1.0),
+                  slices=int(getattr(args, "slices", None) or DEFAULT_SLICES[mode]))
 
 
 @dataclass(frozen=True)
@@ -73,11 +90,12 @@ class Step:
         return (f"round {self.rnd + 1}: {self.desc.workload}{at}: "
                 f"{','.join(v.name for v in self.variants)}")
 
-    def argv(self, path: Path, quick: bool, scale: float = 1.0) -> list[str]:
+    def argv(self, path: Path, quick: bool, scale: float = 1.0, slices: int = 1) -> list[str]:
         mode = "quick" if quick else "default"
-        return [str(path), *scaled(self.desc, self.desc.args.get(mode, []), scale), "--threads",
+        n = slices if self.desc.slices else 1
+        return [str(path), *scaled(self.desc, self.desc.args.get(mode, []), scale / n), "--threads",
                 ",".join(map(str, self.threads)), "--variants",
-                ",".join(v.program_name for v in self.variants), "--reps", "1"]
+                ",".join(v.program_name for v in self.variants), "--reps", str(n)]
 
 
 def scaled(desc: D.Description, args: Sequence[str], scale: float) -> list[str]:
@@ -169,10 +187,17 @@ def _wrong(desc: D.Description, variants: Sequence[D.Variant], why: str) -> CliE
     return CliError(f"workload {desc.workload}, variant {variant}: {what}: {why}; nothing stored")
 
 
-def _figure(row: Mapping[str, Any], metric: str) -> float | None:
+def _figure(row: Mapping[str, Any], metric: str, better: str = "higher") -> float | None:
+    """A variant's figure from its repetitions (the slices of one run, of
+    equal work): pooled, all the work over all the time: for a rate
+    (higher is better) their harmonic mean, for a time per operation
+    (lower) their mean."""
     reps = row.get(f"{metric}_reps", row.get(metric))
     if isinstance(reps, list) and reps:
-        return stats.median(float(x) for x in reps)
+        xs = [float(x) for x in reps]
+        if better == "lower":
+            return sum(xs) / len(xs)
+        return len(xs) / sum(1.0 / x for x in xs) if all(x > 0 for x in xs) else stats.median(xs)
     val = row.get(metric)
     return float(val) if isinstance(val, (int, float)) and not isinstance(val, bool) else None
 
@@ -218,7 +243,7 @@ def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict
         if arg not in asked or t not in step.threads:
             raise CliError(f"{where}: a row for variant {arg!r} at {t!r} threads, which was not asked for")
         v = asked[arg]
-        figs = {m.name: _figure(row, m.name) for m in desc.metrics}
+        figs = {m.name: _figure(row, m.name, m.better) for m in desc.metrics}
         if any(f is None for f in figs.values()):
             raise CliError(f"{where}, variant {v}: row without "
                            + ", ".join(k for k, f in figs.items() if f is None))
@@ -266,7 +291,8 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
     try:
         for step in steps:
             bar.step(step.label())
-            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale)
+            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale,
+                             params.slices)
             doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
             if doc is None:
                 raise _wrong(step.desc, step.variants, why or "no document")

@@ -247,6 +247,7 @@ def render(run: Mapping[str, Any]) -> str:
     params = run.get("params", {})
     out = [f"hpsync bench workloads: {text.context_line(schema.first_context(run))}",
            f"  median of {params.get('rounds', '?')} round(s){', quick sizes' if params.get('quick') else ''}"
+           + (f", {params['slices']} slices a run (--slices)" if params.get("slices", 1) > 1 else "")
            + (f", work x{params['scale']:g} (--scale)" if params.get("scale", 1.0) != 1.0 else "")]
     out += [f"  {line}" for line in A.not_measured(extra)]
     workloads = extra.get("workloads", {})
