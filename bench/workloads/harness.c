@@ -634,6 +634,21 @@ static int describe(const wl_workload_t *w)
     /* A run of scale X equals S runs of scale X / S on the same input:
      * the runner may interleave its variants in S slices (measure.py). */
     hps_json_bool("slices", !w->whole_input);
+    /* The rows of each mode, and those the runner must not slice. */
+    hps_json_begin_object("rows");
+    for (int quick = 0; quick < 2; quick++) {
+        hps_json_begin_array(quick ? "quick" : "default");
+        for (int i = 0; i < w->nrows; i++)
+            if (!quick || w->rows[i].quick)
+                hps_json_str(NULL, w->rows[i].name);
+        hps_json_end_array();
+    }
+    hps_json_end_object();
+    hps_json_begin_array("whole_rows");
+    for (int i = 0; i < w->nrows; i++)
+        if (w->whole_row && w->whole_row(&w->rows[i]))
+            hps_json_str(NULL, w->rows[i].name);
+    hps_json_end_array();
     hps_json_begin_object("args");
     hps_json_begin_array("default");
     hps_json_end_array();

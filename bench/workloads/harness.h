@@ -168,6 +168,11 @@ typedef struct wl_workload {
      * graph's vertices grow with its edges): a run cannot be split into
      * slices of a smaller run (--describe's "slices": false). */
     int whole_input;
+    /* Non-zero for a row whose input changes partway through a run
+     * (histogram's b1m-b16 turns hot halfway): slices of it would repeat
+     * the change, so the runner runs it whole (--describe's "whole_rows").
+     * NULL: none. */
+    int (*whole_row)(const wl_row_t *row);
     int threads[4];                  /* default --threads (0-terminated; none: 1,2) */
 
     /* More of the document. */

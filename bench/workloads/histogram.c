@@ -184,6 +184,12 @@ static void teardown(void *ctx)
     free(h);
 }
 
+/* A row with hot bins turns hot halfway through each thread's share. */
+static int whole_row(const wl_row_t *row)
+{
+    return row->b != 0;
+}
+
 static const wl_workload_t k_histogram = {
     .name = "histogram",
     .seconds = 1.26,
@@ -191,6 +197,7 @@ static const wl_workload_t k_histogram = {
     WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
     WL_HOOKS,
+    .whole_row = whole_row,
 };
 
 int main(int argc, char **argv)

@@ -262,7 +262,7 @@ void hps_tm_begin_(hps_tm_fast_t *f, int ro);
  * through longjmp.  TSan keeps a shadow call stack that it unwinds only at
  * a longjmp it intercepts; every abort through the out-of-line jump left
  * the aborted frames on it, and a thread that aborted ~30 000 times (two
- * frames each) overflowed it: a SEGV in TSan's runtime (tm.tsan_aborts). */
+ * frames each) overflowed it: a SEGV in TSan's runtime (tm.abort_many). */
 #if defined(__SANITIZE_THREAD__)
 #define HPS_TM_TSAN_ 1
 #elif defined(__has_feature)

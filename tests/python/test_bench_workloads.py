@@ -86,13 +86,22 @@ def test_slices_split_a_run_where_the_input_stays() -> None:
     args = {"quick": ["--quick", "--scale", "0.25"], "default": []}
     sliced = describe.Description("w", "t", "p", (), (), scale=True, slices=True, args=args)
     whole = describe.Description("w", "t", "p", (), (), scale=True, args=args)
-    tail = lambda d, quick, scale, n: measure.Step(0, d, [], [1], None, {}, 1.0).argv(  # noqa: E731
-        Path("/p"), quick, scale, n)[1:]
+    def tail(d: describe.Description, quick: bool, scale: float, n: int) -> list[str]:
+        (slices, rows), = measure.sliced(d, "quick" if quick else "default", n)
+        return measure.Step(0, d, [], [1], None, {}, 1.0, slices, rows).argv(Path("/p"), quick, scale)[1:]
     assert tail(sliced, False, 1.0, 8) == ["--scale", "0.125", "--threads", "1", "--variants", "", "--reps", "8"]
     assert tail(sliced, True, 2.0, 4) == ["--quick", "--scale", "0.125", "--threads", "1", "--variants", "",
                                           "--reps", "4"]
     assert tail(sliced, False, 1.0, 1)[-2:] == ["--reps", "1"] and "--scale" not in tail(sliced, False, 1.0, 1)
     assert tail(whole, False, 1.0, 8) == ["--threads", "1", "--variants", "", "--reps", "1"]
+    # A row whose input changes partway (histogram's b1m-b16) runs whole, in a process of its own.
+    phased = describe.Description("w", "t", "p", (), (), scale=True, slices=True, args=args,
+                                  rows={"default": ["a", "b", "ab"], "quick": ["a"]}, whole_rows=("ab",))
+    assert measure.sliced(phased, "default", 8) == [(8, ("a", "b")), (1, ("ab",))]
+    assert measure.sliced(phased, "quick", 8) == [(8, ())]
+    assert measure.sliced(phased, "default", 1) == [(1, ())]
+    step = measure.Step(0, phased, [], [2], None, {}, 1.0, 1, ("ab",))
+    assert step.argv(Path("/p"), False)[1:4] == ["--rows", "ab", "--threads"] and "[ab]" in step.label()
     def params(**given: Any) -> measure.Params:
         args = {"names": [], "threads": None, "reps": None, "quick": False, "scale": None, "slices": None}
         return measure.make_params(argparse.Namespace(**{**args, **given}))
@@ -113,13 +122,15 @@ def test_slices_pool_into_one_figure() -> None:
     assert measure._figure({"ops_per_sec": 5.0}, "ops_per_sec", "higher") == 5.0
 
 
-@pytest.mark.parametrize("name, sliced", [("histogram", True), ("scatter", True), ("ring", True),
-                                          ("graph", False)])
-def test_real_programs_say_whether_they_slice(name: str, sliced: bool) -> None:
+@pytest.mark.parametrize("name, sliced, whole", [("histogram", True, ("b1m-b16",)), ("scatter", True, ()),
+                                                 ("ring", True, ()), ("graph", False, ())])
+def test_real_programs_say_whether_they_slice(name: str, sliced: bool, whole: tuple[str, ...]) -> None:
     prog = BUILD / "bin" / f"hps-workload-{name}"
     if not prog.is_file():
         pytest.fail(f"{prog} missing: run make first")
-    assert describe.describe(prog).slices is sliced
+    d = describe.describe(prog)
+    assert d.slices is sliced and d.whole_rows == whole
+    assert set(d.rows["quick"]) <= set(d.rows["default"]) and set(whole) <= set(d.rows["default"])
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "65", "abc", "nan", "inf"])

@@ -37,6 +37,9 @@ document (docs/workloads.md, "The workload program's contract"):
   slices        true: a run at --scale X equals S runs at X / S on the same
                   input (--reps S), so the runner may slice it (measure.py);
                   false where --scale changes the input (the graph)
+  rows          {"default": [..], "quick": [..]}: each mode's rows (--rows)
+  whole_rows    rows whose input changes partway through a run (histogram's
+                  b1m-b16): sliced, they would repeat the change; run whole
   threads       {"default": [..], "quick": [..]}   (optional)
   args          {"default": [..], "quick": [..]}   extra arguments
   seconds       {"default": s, "quick": s}: one variant at one thread count
@@ -116,6 +119,8 @@ class Description:
     allocators: bool = False
     scale: bool = False
     slices: bool = False
+    rows: Mapping[str, list[str]] = field(default_factory=dict)
+    whole_rows: tuple[str, ...] = ()
     threads: Mapping[str, list[int]] = field(default_factory=dict)
     args: Mapping[str, list[str]] = field(default_factory=dict)
     seconds: Mapping[str, float] = field(default_factory=dict)
@@ -203,13 +208,17 @@ def parse(doc: Any, program: str) -> Description:
     if not isinstance(figures, list) or not all(isinstance(f, dict) and f.get("shape") in SHAPES
                                                 for f in figures):
         raise _bad(program, f"figures: each needs a shape of {', '.join(SHAPES)}")
+    whole = doc.get("whole_rows", [])
+    if not _str_list(whole):
+        raise _bad(program, "whole_rows must be a list of row names")
     threads = _modes(doc, "threads", lambda v: isinstance(v, list) and v and all(
         isinstance(t, int) and t > 0 for t in v), program)
     return Description(
         workload=name, title=str(doc.get("title", name)), program=program,
         variants=tuple(variants), metrics=tuple(metrics), dims=tuple(dims),
         allocators=bool(doc.get("allocators", False)), scale=doc.get("scale") is True,
-        slices=doc.get("scale") is True and doc.get("slices") is True, threads=threads,
+        slices=doc.get("scale") is True and doc.get("slices") is True, rows=_modes(doc, "rows", _str_list, program),
+        whole_rows=tuple(whole), threads=threads,
         args=_modes(doc, "args", _str_list, program),
         seconds=_modes(doc, "seconds", lambda v: isinstance(v, (int, float)) and v >= 0, program),
         figures=tuple(figures))

@@ -19,7 +19,9 @@ of its log 0.197) in one run each, 0.91-1.13x (0.056) in 8 slices; scatter
 large-low, 8 threads, norec, tm-dyn over tm-k16: sd 0.369 -> 0.145.  The
 controller's site lives through a row's slices, as through the repeated
 calls of a time-stepped program, so its climb is paid once, as in one run.
-A program whose --scale changes the input (the graph's) runs whole.
+A program whose --scale changes the input (the graph's) runs whole, and
+so do the rows whose input changes partway through a run (histogram's
+b1m-b16), in a process of their own: sliced, the change would come 8 times.
 A wrong result (or any failure) of any process ends the whole run with
 the workload and variant named: nothing of it is stored.
 
@@ -84,18 +86,35 @@ class Step:
     allocator: malloc_measure.Allocator | None
     env: dict[str, str]
     cost: float
+    slices: int = 1                  # --reps S at 1/S of the work (the program's own rows: all)
+    rows: tuple[str, ...] = ()       # --rows (empty: the mode's)
 
     def label(self) -> str:
         at = f" under {self.allocator.name}" if self.allocator else ""
-        return (f"round {self.rnd + 1}: {self.desc.workload}{at}: "
+        rows = f" [{','.join(self.rows)}]" if self.rows else ""
+        return (f"round {self.rnd + 1}: {self.desc.workload}{at}{rows}: "
                 f"{','.join(v.name for v in self.variants)}")
 
-    def argv(self, path: Path, quick: bool, scale: float = 1.0, slices: int = 1) -> list[str]:
+    def argv(self, path: Path, quick: bool, scale: float = 1.0) -> list[str]:
         mode = "quick" if quick else "default"
-        n = slices if self.desc.slices else 1
-        return [str(path), *scaled(self.desc, self.desc.args.get(mode, []), scale / n), "--threads",
-                ",".join(map(str, self.threads)), "--variants",
-                ",".join(v.program_name for v in self.variants), "--reps", str(n)]
+        rows = ["--rows", ",".join(self.rows)] if self.rows else []
+        return [str(path), *scaled(self.desc, self.desc.args.get(mode, []), scale / self.slices), *rows,
+                "--threads", ",".join(map(str, self.threads)), "--variants",
+                ",".join(v.program_name for v in self.variants), "--reps", str(self.slices)]
+
+
+def sliced(desc: D.Description, mode: str, slices: int) -> list[tuple[int, tuple[str, ...]]]:
+    """(slices, rows) of each process a group of variants needs: one in
+    slices when the program can be sliced, plus one whole for its rows
+    that cannot (--rows; none given: the mode's rows)."""
+    if slices <= 1 or not desc.slices:
+        return [(1, ())]
+    rows = desc.rows.get(mode) or []
+    whole = tuple(r for r in rows if r in desc.whole_rows)
+    if not whole:
+        return [(slices, ())]
+    rest = tuple(r for r in rows if r not in whole)
+    return ([(slices, rest)] if rest else []) + [(1, whole)]
 
 
 def scaled(desc: D.Description, args: Sequence[str], scale: float) -> list[str]:
@@ -171,8 +190,12 @@ def plan(descs: Mapping[str, D.Description], status: Mapping[str, Mapping[str, M
                     # + 1: the harness's untimed first run of each row and thread
                     # count (the ART's program has none: its estimate runs long).
                     runs = (len(group) + 1) * len(threads)
-                    steps.append(Step(rnd, desc, group, list(threads), a, env,
-                                      unit * runs * (params.scale if desc.scale else 1.0)))
+                    cost = unit * runs * (params.scale if desc.scale else 1.0)
+                    parts = sliced(desc, mode, params.slices)
+                    nrows = len(desc.rows.get(mode) or []) or 1
+                    for n, rows in parts:
+                        share = len(rows) / nrows if rows else 1.0
+                        steps.append(Step(rnd, desc, group, list(threads), a, env, cost * share, n, rows))
     return steps
 
 
@@ -291,8 +314,7 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
     try:
         for step in steps:
             bar.step(step.label())
-            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale,
-                             params.slices)
+            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale)
             doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
             if doc is None:
                 raise _wrong(step.desc, step.variants, why or "no document")
