@@ -72,6 +72,12 @@ static void choices(char *buf, size_t len, const wl_workload_t *w, int rows)
         snprintf(buf + at, len - at, ", tm-k<K>, tm-serial, tm-dyn");
 }
 
+/* Whether a row is among a mode's default rows (--quick or not). */
+static int in_mode(const wl_row_t *row, int quick)
+{
+    return !quick || row->quick;
+}
+
 static void add_row(const char *name, void *arg)
 {
     opts_t *o = arg;
@@ -211,7 +217,7 @@ static void parse(opts_t *o, int argc, char **argv)
     for (int i = 0; i < g_w->nrows; i++)
         any |= o->row_sel[i];
     for (int i = 0; i < g_w->nrows && !any; i++)
-        o->row_sel[i] = !o->quick || g_w->rows[i].quick;
+        o->row_sel[i] = in_mode(&g_w->rows[i], o->quick);
     for (int i = 0; o->nthreads == 0 && i < 4 && g_w->threads[i]; i++)
         o->threads[o->nthreads++] = g_w->threads[i];
     if (o->nthreads == 0)
@@ -639,7 +645,7 @@ static int describe(const wl_workload_t *w)
     for (int quick = 0; quick < 2; quick++) {
         hps_json_begin_array(quick ? "quick" : "default");
         for (int i = 0; i < w->nrows; i++)
-            if (!quick || w->rows[i].quick)
+            if (in_mode(&w->rows[i], quick))
                 hps_json_str(NULL, w->rows[i].name);
         hps_json_end_array();
     }
