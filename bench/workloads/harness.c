@@ -262,10 +262,10 @@ static void parse(opts_t *o, int argc, char **argv)
 typedef struct wl_thread {
     hps_bench_worker_t w;
     hps_tm_stats_t st;               /* the thread's section statistics at its end */
-    uint32_t k_end;                  /* tm-dyn: the k it ended on */
-    uint32_t ser_end;                /* tm-dyn: 1 if it ended on serialized chunks */
+    uint32_t k_end;                  /* tm-dyn: the k its site held at the end */
+    uint32_t ser_end;                /* tm-dyn: 1 if the site held serialized chunks */
     double cpu;                      /* CPU seconds its share took */
-    uint32_t k_phase;                /* tm-dyn: the k it ran at wl_phase() (0: no call) */
+    uint32_t k_phase;                /* tm-dyn: the k its site held at wl_phase() (0: no call) */
 } wl_thread_t;
 
 static int g_nthreads;
@@ -277,7 +277,7 @@ void wl_phase(const wl_variant_t *v)
         return;
     hps_tm_coarsen_info_t in;
     hps_tm_coarsen_info(v->site, &in);
-    t_self->k_phase = in.k;
+    t_self->k_phase = in.k_held;
 }
 
 /* Variants whose threads run TM sections: the harness's, and the
@@ -303,8 +303,9 @@ static void *worker(void *arg)
         if (g_v->site) {
             hps_tm_coarsen_info_t in;
             hps_tm_coarsen_info(g_v->site, &in);
-            t->k_end = in.k;
-            t->ser_end = in.serial;
+            /* The site's choice, not the probe or scan point that ran last. */
+            t->k_end = in.k_held;
+            t->ser_end = in.serial_held;
         }
     }
     return NULL;

@@ -111,6 +111,12 @@ typedef struct hps_tm_coarsen_info {
     uint32_t serial;                 /* 1: its chunks run serialized (k is then kmax) */
     uint32_t pinned;                 /* 1: the backend runs one section at a time (sgl): k is
                                       * kmax, and the controller waits for another backend */
+    /* The site's choice: what its controller holds between probes and
+     * scans.  `k` above is what runs now, which may be a probe's neighbour
+     * or a scan's point (k = 4 while a settled serial arm rescans); a
+     * report of where the controller ended wants these. */
+    uint32_t k_held;                 /* the chunk size held (kmax when serial_held) */
+    uint32_t serial_held;            /* 1: the site holds serialized chunks */
 } hps_tm_coarsen_info_t;
 void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen_info_t *out);
 

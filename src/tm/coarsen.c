@@ -313,6 +313,7 @@ static uint32_t word_of(unsigned run, unsigned settled, unsigned ser, unsigned s
 static unsigned word_run(uint32_t w) { return (w & 0xff) - 1u; }
 static unsigned word_settled(uint32_t w) { return (w >> 8 & 0xff) - 1u; }
 static unsigned word_ser(uint32_t w) { return w >> 16 & 1u; }
+static unsigned word_ser_settled(uint32_t w) { return w >> 17 & 1u; }
 /* What a follower's capacity cap lasts for: the settled level and arm. */
 static uint32_t word_settled_all(uint32_t w) { return (w >> 8 & 0xffu) | (w >> 17 & 1u) << 8; }
 
@@ -708,6 +709,16 @@ HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen
         unsigned cap = w && word_settled(w) == word_settled(s->seen) ? s->fcap : s->lmax;
         out->k_cap = 1u << cap;
         out->settled = w && word_run(w) == word_settled(w);
+    }
+    if (out->pinned) {
+        out->k_held = out->k;
+    } else if (s->leads) {
+        out->serial_held = s->ctl.serial;
+        out->k_held = 1u << (s->ctl.serial ? s->lmax : s->ctl.level);
+    } else {
+        uint32_t w = hps_load_relaxed(&site->level);
+        out->serial_held = w ? word_ser_settled(w) : out->serial;
+        out->k_held = w ? 1u << (out->serial_held ? s->lmax : word_settled(w)) : out->k;
     }
     out->epochs = s->epochs;
     out->moves = s->moves;

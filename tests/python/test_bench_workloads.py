@@ -224,6 +224,8 @@ def test_runner_on_the_double(fake_build: Path, tmp_path: Path) -> None:
     assert m["fake/solo_share/stm/size=64 T=2"]["reps"] == pytest.approx([0.5, 0.5])
     assert "fake/solo_share/mutex/size=64 T=2" not in m
     assert m["fake/validated/tts/size=64 T=1"]["reps"] == [1.0, 1.0]
+    # Where the time went: each workload's processes, wall seconds.
+    assert set(run["extra"]["seconds"]) == {"fake"} and run["extra"]["seconds"]["fake"] > 0
     if not tm.rtm_usable():
         assert run["extra"]["variants"]["fake"]["htm"]["status"] == "n/a"
         assert not any(s["variant"] == "htm" for s in run["extra"]["samples"])
@@ -426,6 +428,9 @@ def test_report_draws_the_papers_shapes(tmp_path: Path) -> None:
     assert page.count("<img ") == sum(map(len, kinds.values()))
     text = render.render(run)
     assert "art: art" in text and "2.50x mutex" in text
+    assert "time:" not in text                 # a run stored before the seconds were kept
+    run["extra"]["seconds"] = {"scatter": 3.0, "art": 75.4}
+    assert "  time: art 1m15s, scatter 3s\n" in render.render(run)
 
 
 def granularity_marks(run: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:

@@ -326,6 +326,11 @@ static void capacity_run(const char *form, int dynamic, long n)
         HPS_CHECK(in.serial && in.k == 1024 && in.k_cap <= 2,
                   "dynamic: serial %u, k %u, cap %u after capacity aborts and the serial probe",
                   in.serial, in.k, in.k_cap);
+        /* It runs the serial arm as a probe: the site still holds a
+         * concurrent level under the cap. */
+        HPS_CHECK(!in.serial_held && in.k_held <= in.k_cap,
+                  "dynamic, probing the serial arm: holds k %u serial %u (cap %u)", in.k_held,
+                  in.serial_held, in.k_cap);
     }
 }
 
@@ -378,7 +383,7 @@ void case_coarsen_dynamic(void)
         hps_tm_for_dynamic(&alone, n, n + 10000, store_one, NULL);
         n += 10000;
         hps_tm_coarsen_info(&alone, &in);
-        if ((in.k >= 8 || capacity_since(&s0)) && n >= 100000)
+        if ((in.k_held >= 8 || capacity_since(&s0)) && n >= 100000)
             break;
     }
     for (long i = n - 1024; i < n; i++)
@@ -386,12 +391,12 @@ void case_coarsen_dynamic(void)
                   (unsigned long long)g_slots[i & 1023]);
     /* With capacity aborts injected (htm, hybrid) k must not grow freely:
      * that is tm.coarsen_capacity's subject. */
-    HPS_CHECK(in.k >= 8 || capacity_since(&s0),
-              "alone, no conflicts: k %u after %ld iterations (%llu epochs, %llu moves), "
-              "expected it to grow from 1 to at least 8", in.k, n, (unsigned long long)in.epochs,
-              (unsigned long long)in.moves);
-    printf("coarsen_dynamic: alone k 1 -> %u in %ld iterations, %llu epochs\n", in.k, n,
-           (unsigned long long)in.epochs);
+    HPS_CHECK(in.k_held >= 8 || capacity_since(&s0),
+              "alone, no conflicts: holds k %u after %ld iterations (%llu epochs, %llu moves), "
+              "expected it to grow from 1 to at least 8", in.k_held, n,
+              (unsigned long long)in.epochs, (unsigned long long)in.moves);
+    printf("coarsen_dynamic: alone k 1 -> %u%s in %ld iterations, %llu epochs\n", in.k_held,
+           in.serial_held ? " serialized" : "", n, (unsigned long long)in.epochs);
 
     reset();
     run_threads(THREADS, dynamic_thread);
@@ -479,8 +484,9 @@ static void pinned_check(const char *who, const hps_tm_coarsen_info_t *in)
     int want = !strcmp(b, "sgl") ? 1 : !strcmp(b, "norec") || !strcmp(b, "stm") ? 0 : -1;
     HPS_CHECK(want < 0 || (int)in->pinned == want, "%s: pinned %u under %s", who, in->pinned, b);
     if (in->pinned)
-        HPS_CHECK(in->k == 1024 && !in->serial, "%s, one section at a time: k %u, serial %u", who,
-                  in->k, in->serial);
+        HPS_CHECK(in->k == 1024 && !in->serial && in->k_held == 1024 && !in->serial_held,
+                  "%s, one section at a time: k %u, serial %u, holds %u, serial %u", who, in->k,
+                  in->serial, in->k_held, in->serial_held);
     /* (auto: the backend of the moment; its trials ran others before.) */
     if (want == 1)
         HPS_CHECK(in->ctl_epochs == 0, "%s, sgl: the controller was fed %llu epochs", who,
@@ -498,15 +504,18 @@ void case_coarsen_leader(void)
     lead_run(&first, 1);
     HPS_CHECK(first.in.leads == 1, "the first thread at the site does not lead");
     pinned_check("the first thread", &first.in);
-    HPS_CHECK(first.in.k >= 8 || first.cap,
-              "alone, no conflicts: k %u after %llu epochs, expected it to grow from 1 to 8+",
-              first.in.k, (unsigned long long)first.in.epochs);
+    /* What the site holds, not what runs at the end: a settled serial arm
+     * rescans k = 4, 64 and 1024 now and then, and the thread may stop in
+     * one (1 run in ~150 under stm with ETL read k = 4 here). */
+    HPS_CHECK(first.in.k_held >= 8 || first.cap,
+              "alone, no conflicts: holds k %u (runs %u) after %llu epochs, expected it to grow "
+              "from 1 to 8+", first.in.k_held, first.in.k, (unsigned long long)first.in.epochs);
     lead_arg_t two[2] = { { .t = 1, .ns = 300000000ull }, { .t = 2, .ns = 300000000ull } };
     lead_run(two, 2);
     unsigned leaders = two[0].in.leads + two[1].in.leads;
     uint64_t probes = two[0].in.probes + two[1].in.probes;
     printf("coarsen_leader: first k %u; then k %u (leads %u, %llu probes) and k %u (leads %u, "
-           "%llu probes)\n", first.in.k, two[0].in.k, two[0].in.leads,
+           "%llu probes)\n", first.in.k_held, two[0].in.k, two[0].in.leads,
            (unsigned long long)two[0].in.probes, two[1].in.k, two[1].in.leads,
            (unsigned long long)two[1].in.probes);
     HPS_CHECK(leaders >= 1, "after the leader exited, neither new thread leads the site");
@@ -526,7 +535,7 @@ void case_coarsen_leader(void)
     for (int i = 0; i < 2; i++)
         HPS_CHECK(two[i].in.k >= 4 || two[i].cap,
                   "thread %d: k %u, expected the site's grown k (the first thread reached %u)", i,
-                  two[i].in.k, first.in.k);
+                  two[i].in.k, first.in.k_held);
     /* A follower runs the leader's level, or one next to it while the
      * leader probes: never further off; or, while the leader scans (a
      * serialized arm rescans k = 4, 64 and then serial chunks of 1024),

@@ -34,6 +34,7 @@ Sample (one per row of a document):
 from __future__ import annotations
 
 import argparse
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -311,9 +312,11 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
     bar = progress or Progress([s.cost for s in steps])
     samples: list[dict[str, Any]] = []
     mode = "quick" if params.quick else "default"
+    spent: dict[str, float] = {}
     try:
         for step in steps:
             bar.step(step.label())
+            t0 = time.monotonic()
             argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale)
             doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
             if doc is None:
@@ -326,10 +329,14 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
                                    f"{exc.message}") from exc
             cid = session.context(doc.get("context"), Path(argv[0]).name)
             samples += samples_of(step, doc, cid)
+            w = step.desc.workload
+            spent[w] = spent.get(w, 0.0) + time.monotonic() - t0
             bar.finish_step()
     finally:
         bar.close()
     return {"samples": samples, "mode": mode, "scale": params.scale,
             "workloads": {n: d.as_dict() for n, d in descs.items()},
             "variants": status,
+            # Wall seconds each workload's processes took, all rounds.
+            "seconds": {w: round(v, 1) for w, v in spent.items()},
             "allocators": {"measured": [a.name for a in allocs], "missing": missing}}

@@ -241,6 +241,11 @@ def _cell(r: Mapping[str, Any], base: str | None) -> str:
     return out + (f" ({', '.join(extras)})" if extras else "")
 
 
+def _mmss(secs: float) -> str:
+    m, s = divmod(int(round(secs)), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
 def render(run: Mapping[str, Any]) -> str:
     extra = run.get("extra", {})
     rows = extra.get("rows", [])
@@ -250,6 +255,10 @@ def render(run: Mapping[str, Any]) -> str:
            + (f", {params['slices']} slices a run (--slices)" if params.get("slices", 1) > 1 else "")
            + (f", work x{params['scale']:g} (--scale)" if params.get("scale", 1.0) != 1.0 else "")]
     out += [f"  {line}" for line in A.not_measured(extra)]
+    spent = extra.get("seconds") or {}
+    if spent:
+        out.append("  time: " + ", ".join(f"{w} {_mmss(v)}" for w, v in
+                                          sorted(spent.items(), key=lambda kv: -kv[1])))
     workloads = extra.get("workloads", {})
     for w in D.ordered(list(workloads)):
         desc = workloads[w]
