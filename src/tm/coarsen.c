@@ -248,6 +248,9 @@ HPS_EXPORT void hps_tm_for_serial(long lo, long hi, long k, hps_tm_iter_fn fn, v
 #define STALE_EPOCHS 8
 #define STALE_MIN_NS 1000000ull
 #define ALONE_NS 50000000ull         /* the leader is alone at the site after 50 ms without others */
+/* Away from the site this long between calls (50 short epochs), a
+ * leader's comparison under way starts again (hps_tm_ctl_gap). */
+#define GAP_NS 1000000ull
 
 /* A thread's view of the sites it uses, direct-mapped by the site's
  * address; a collision evicts (the evicted site is joined again).  In the
@@ -270,6 +273,8 @@ typedef struct slot {
     uint8_t ep_one;                  /* a chunk of the epoch ran one at a time (one_at_a_time) */
     uint64_t others_ns;              /* leading: when another thread last worked at the site, or
                                       * when this one took the lead of a site that has company */
+    uint64_t left_ns;                /* when its last call at the site returned (0: none yet) */
+    uint8_t unserialized;            /* leading: the published run just left serialized chunks */
 } slot_t;
 struct hps_tm_co_slots {
     slot_t s[SLOTS];
@@ -396,6 +401,8 @@ static int one_at_a_time(void)
 static void publish(hps_tm_coarsen_t *site, slot_t *s)
 {
     unsigned ser = (unsigned)hps_tm_ctl_serial(&s->ctl);
+    if (s->ser && !ser)
+        s->unserialized = 1;
     uint32_t w = word_of(hps_tm_ctl_level(&s->ctl), s->ctl.level, ser, s->ctl.serial);
     if (hps_load_relaxed(&site->level) != w)
         hps_store_relaxed(&site->level, w);
@@ -594,6 +601,15 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
             }
             s->others_ns = now;
         }
+        /* The first epoch after serialized chunks, with company, waited
+         * for the others' last serialized chunk (they see the new level
+         * at their next chunk): histogram's 1 Mi bins under norec at 2
+         * threads, k = 128 at 107-116 ns a key there against 50-66 around
+         * it, which made the serial arm (58) look cheaper in its probe's
+         * A-B-A; the serial arm then held 70 % of a run at 1.4x the cost. */
+        if (s->unserialized && s->ctl.shared)
+            feed = 0;
+        s->unserialized = 0;
         if (feed && (2 * solo <= smp->chunks || !s->ctl.shared || now - s->others_ns > ALONE_NS)) {
             uint64_t p = s->ctl.probes;
             hps_tm_ctl_epoch(&s->ctl, &site_smp);
@@ -633,8 +649,11 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
      * next epoch's end: until then it would scan every thread's counter
      * twice a call (with 8 threads on 2 CPUs the lead changes hands every
      * few ms, and short calls made most of the scans stale ones). */
-    if (still_leads(site, s, token))
+    if (still_leads(site, s, token)) {
         s->done_seen = hps_tm_co_done_total();   /* time between calls is not counted: nor what ran in it */
+        if (s->left_ns && t0 - s->left_ns > GAP_NS)
+            hps_tm_ctl_gap(&s->ctl);
+    }
     for (long i = lo; i < hi;) {
         if (!s->leads && hps_load_relaxed(&site->level) != s->seen)
             follow(site, s, NULL);   /* the leader moved: from this chunk on */
@@ -681,7 +700,8 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         s->ep_done += sum - s->done_seen;
         s->done_seen = sum;
     }
-    s->ep_ns += hps_mono_ns() - t0;
+    s->left_ns = hps_mono_ns();
+    s->ep_ns += s->left_ns - t0;
     s->ep_aborts += d->st.aborts - a0;
     s->ep_cap += cap_count(d) - c0;
     s->ep_solo += d->st.solo - so0;

@@ -77,9 +77,13 @@ typedef struct hps_tm_ctl {
     /* The other arm's probes back off while it measures far dearer: the
      * rounds still to skip (high nibble) and the backoff's exponent. */
     uint8_t arm_skip;
-    uint32_t stay, stay_len;
+    uint16_t stay, stay_len;         /* epochs (at most HPS_TM_CTL_STAY_MAX) */
     uint8_t no_serial;               /* the serial arm is off (HPSYNC_TM_COARSEN_SERIAL=0) */
     uint8_t shared;                  /* an epoch with other threads at the site was seen */
+    uint8_t gapped;                  /* this round's comparison was restarted after a gap */
+    uint8_t backed;                  /* this arm probe follows a scan that found it cheaper */
+    float arm_cost;                  /* the other arm's cost when last measured (0: not since
+                                      * this arm was taken) */
     uint64_t epochs, moves, probes;
 } hps_tm_ctl_t;
 
@@ -130,6 +134,12 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
  * one leader's (at 8 threads on 2 CPUs the lead changes hands every few
  * ms, and each new leader's first sight of the others is no news). */
 int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan);
+/* The loop was away (the program did other work between calls) for long
+ * enough that what it measured before no longer pairs with what comes
+ * after: a comparison under way (B, A2) starts again from A, once per
+ * round of probes (calls that are all short and far apart still finish
+ * their rounds).  1 if it restarted. */
+int hps_tm_ctl_gap(hps_tm_ctl_t *c);
 /* The loop ran at kmax, one section at a time (a backend such as sgl: see
  * coarsen.c), feeding nothing.  When the backend changes, the search goes
  * on from the k that ran (the cap's), afresh; a scan not yet made stays

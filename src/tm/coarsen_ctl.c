@@ -83,7 +83,22 @@
  * its cost) in full every round, 14 % of scatter small-low's run under
  * norec at 2 threads. */
 #define ARM_FAR 1.5f
-#define ARM_BACKOFF_MAX 2            /* skip at most 3 rounds */
+/* An arm probe that lost by this much in full (its median over the mean of
+ * A and A2) backs off as a far answer does.  Histogram's 1 Mi bins under
+ * norec at 2 threads: the serial arm measured 1.3-1.6x k = 64-128's cost,
+ * rarely 1.5x at its first epoch, so it was probed in full at the end of
+ * every round; the level moving between neighbours on noise kept the
+ * rounds short (stays of 8 epochs), and 3 serialized epochs of ~0.6 ms
+ * every 3-5 ms were 15-30 % of the leader's time. */
+#define ARM_LOSS 1.25f
+#define ARM_BACKOFF_MAX 2            /* on the serial arm: skip at most 3 rounds */
+#define ARM_BACKOFF_MAX_CONC 4       /* on concurrent chunks: at most 15 */
+/* A backoff ends early when the current level's cost comes within this
+ * factor of the other arm's last measured cost: conflicts rose (the
+ * model's shift from no conflicts, where serialized chunks cost 3x
+ * k = 1024's, to many, where they cost 0.6x k = 16's), or the machine's
+ * speed moved, and that measurement is stale. */
+#define ARM_NEAR 0.9f
 /* The scan goes on past a level far dearer than the serial arm only if
  * that level halved the one below's cost and came within this factor of
  * the serial arm's: a concurrent k = 1024 epoch at 8 threads on scatter's
@@ -119,16 +134,30 @@ static float median3(const float *e)
     return a > b ? a : b;
 }
 
-/* The arm's backoff: a far dearer answer skips the next 2^e - 1 rounds'
- * arm probes (e grows to ARM_BACKOFF_MAX); a change of arm resets it, a
- * change of the input ends the skipping but keeps e.  At most 3 rounds:
- * the serial arm's cost says nothing of the levels', so a settled serial
- * arm learns that concurrent chunks got cheaper only from these probes. */
-static void arm_far(hps_tm_ctl_t *c)
+/* The arm's backoff: a far dearer answer (or a clear loss) skips the next
+ * 2^e - 1 rounds' arm probes (e grows to the arm's maximum); a change of
+ * arm resets it, a change of the input ends the skipping but keeps e.  On
+ * the serial arm at most 3 rounds: its cost says nothing of the levels',
+ * so it learns that concurrent chunks got cheaper only from these probes.
+ * On concurrent chunks up to 15: the serial arm's cost does not depend on
+ * the level, so moving between levels gives no reason to measure it again,
+ * and a change of the input (drift) ends the skipping. */
+static unsigned arm_backoff_max(const hps_tm_ctl_t *c)
 {
-    unsigned e = (c->arm_skip & 15u) + 1u;
-    if (e > ARM_BACKOFF_MAX)
-        e = ARM_BACKOFF_MAX;
+    return c->serial ? ARM_BACKOFF_MAX : ARM_BACKOFF_MAX_CONC;
+}
+
+/* `full`: the answer is a full measurement's (a clear loss), not one
+ * epoch's: only that earns the concurrent arm's long backoff (one epoch hit
+ * by a preemption looks far dearer too: tm.ctl.serial's shift to conflicts
+ * met one such first epoch, and 15 rounds of skipping left it at 1.7x the
+ * serial arm's cost). */
+static void arm_far(hps_tm_ctl_t *c, int full)
+{
+    unsigned e0 = c->arm_skip & 15u, e = e0 + 1u;
+    unsigned max = full ? arm_backoff_max(c) : ARM_BACKOFF_MAX;
+    if (e > max)
+        e = max > e0 ? max : e0;
     c->arm_skip = (uint8_t)(((1u << e) - 1u) << 4 | e);
 }
 
@@ -137,6 +166,7 @@ static void settle(hps_tm_ctl_t *c, float cost, float ar)
     if (c->arm_skip >> 4)
         c->arm_skip = (uint8_t)(c->arm_skip - 16);   /* a round ends: one fewer to skip */
     c->phase = HPS_TM_CTL_SETTLED;
+    c->gapped = 0;
     c->base = cost;
     c->base_ar = ar;
     c->drift = 0;
@@ -201,6 +231,7 @@ static void start_b(hps_tm_ctl_t *c, int dir, float a)
     c->phase = HPS_TM_CTL_B;
     c->nep = 0;
     c->ar_sum = 0;
+    c->backed = 0;
 }
 
 /* With the current level's cost a and abort ratio ar known, probe a side
@@ -210,7 +241,8 @@ static void start_b(hps_tm_ctl_t *c, int dir, float a)
 static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
 {
     int up = !c->serial && side_open(c, 1), down = !c->serial && side_open(c, -1);
-    int arm = !(c->tried & side_bit(0)) && !(c->arm_skip >> 4) && !c->no_serial;
+    int backing_off = (c->arm_skip >> 4) && !(c->arm_cost > 0 && a > ARM_NEAR * c->arm_cost);
+    int arm = !(c->tried & side_bit(0)) && !backing_off && !c->no_serial;
     if (!up && !down && !arm) {
         settle(c, a, ar);
         return;
@@ -257,6 +289,7 @@ static void set_arm(hps_tm_ctl_t *c, unsigned serial)
         c->moves++;
         c->moved = 1;
         c->arm_skip = 0;             /* a new arm: its backoff starts afresh */
+        c->arm_cost = 0;
     }
 }
 
@@ -265,8 +298,9 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
     if (c->lmax != lmax || lmax > HPS_TM_CTL_LMAX || c->cap > c->lmax || c->level > c->cap ||
         c->phase > HPS_TM_CTL_SCAN ||
         c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_EP_MAX : HPS_TM_CTL_EPOCHS) ||
-        c->scan_i > HPS_TM_CTL_SCAN_N || c->serial > 1 || (c->arm_skip & 15u) > ARM_BACKOFF_MAX ||
-        c->no_serial > 1 || (c->no_serial && c->serial) || c->shared > 1 ||
+        c->scan_i > HPS_TM_CTL_SCAN_N || c->serial > 1 || (c->arm_skip & 15u) > arm_backoff_max(c) ||
+        c->no_serial > 1 || (c->no_serial && c->serial) || c->shared > 1 || c->gapped > 1 ||
+        c->backed > 1 || !(c->arm_cost >= 0 && c->arm_cost < INFINITY) ||
         c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
         return 0;
@@ -367,15 +401,33 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
             c->bn = 0;
             c->tried = 0;
             start_b(c, 0, ser);
+            c->backed = 1;
             return;
         }
     } else {
         set_level(c, hps_tm_ctl_scan_level(c, best));
         set_arm(c, (unsigned)to_serial);
     }
+    c->arm_cost = c->no_serial ? 0 : c->serial ? lv : ser;   /* (off: never measured) */
     if (c->serial ? lv > ARM_FAR * ser : ser > ARM_FAR * lv)
-        arm_far(c);                  /* the other arm, far dearer: its probes back off */
+        arm_far(c, 0);                  /* the other arm, far dearer: its probes back off */
     remeasure(c, side_bit(0));       /* the other arm was just measured */
+}
+
+/* A-B-A2 pairs measurements made close together: with the loop away
+ * between B and A2, A2's first epochs are the new call's start (its
+ * threads starting, its data cold, or a stretch of the machine's drift
+ * that B never saw).  Histogram's 1 Mi bins under norec at 2 threads, in
+ * the suite's slices: A2's last epoch, the first of the next slice, cost
+ * 106 ns a key against 45 before the gap, and the controller changed to
+ * the serial arm at 1.5x k = 128's cost for the rest of the run. */
+int hps_tm_ctl_gap(hps_tm_ctl_t *c)
+{
+    if (c->gapped || (c->phase != HPS_TM_CTL_B && c->phase != HPS_TM_CTL_A2))
+        return 0;
+    remeasure(c, c->tried);
+    c->gapped = 1;
+    return 1;
 }
 
 int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan)
@@ -467,9 +519,16 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
     if (!serial)
         lr_add(c, run, s);           /* the long runs are the levels' */
 
-    if (c->phase == HPS_TM_CTL_B && c->dir == 0 && c->nep == 0 && cost > ARM_FAR * c->a) {
-        /* The other arm, far dearer at its first epoch: answered. */
-        arm_far(c);
+    if (c->phase == HPS_TM_CTL_B && c->dir == 0 && c->nep == 0 && cost > ARM_FAR * c->a &&
+        !c->backed) {
+        /* The other arm, far dearer at its first epoch: answered.  Not
+         * when the scan just found it cheaper: one epoch is then more
+         * likely a hiccup than the answer (histogram's 1 Mi bins under
+         * norec at 2 threads: a rescan measured k = 64 at 54 ns a key
+         * against the serial arm's 72, the probe's first epoch took 128,
+         * and the serial arm, 1.5-2x dearer, held most of a 50 ms run). */
+        arm_far(c, 0);
+        c->arm_cost = cost;
         c->tried |= side_bit(0);
         probe_or_settle(c, c->a, c->bn);
         return;
@@ -515,6 +574,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 /* Change arms.  To serial: settle there.  Back to
                  * concurrent chunks: look up and down from the level. */
                 set_arm(c, !c->serial);
+                c->arm_cost = mean;
                 c->tried = side_bit(0);
                 if (c->serial)
                     settle(c, c->b, mar);
@@ -543,6 +603,11 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 start_b(c, c->dir * 2, m);
                 c->probes++;
             } else {
+                if (c->dir == 0) {
+                    c->arm_cost = c->b;
+                    if (c->b > ARM_LOSS * mean)
+                        arm_far(c, 1);  /* the other arm lost clearly: its probes back off */
+                }
                 c->tried |= side_bit(c->dir);
                 probe_or_settle(c, m, mar);
             }

@@ -517,6 +517,88 @@ static void case_crowded_aborts(void)
     }
 }
 
+/* A comparison the loop left for a while (hps_tm_ctl_gap: the program
+ * did other work between calls) starts again from A, once per round of
+ * probes, and only a comparison: A, a settled level and a scan carry on. */
+static void case_gap(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 6, 10);
+    c.no_serial = 1;
+    HPS_CHECK(!hps_tm_ctl_gap(&c), "a gap in phase A restarted it");
+    for (int e = 0; e < HPS_TM_CTL_EPOCHS; e++)
+        feed_cost(&c, 40);
+    HPS_CHECK(c.phase == HPS_TM_CTL_B && c.dir == 1, "after A: phase %u dir %d, want B up",
+              c.phase, c.dir);
+    feed_cost(&c, 41);
+    HPS_CHECK(hps_tm_ctl_gap(&c), "a gap in B did not restart the comparison");
+    HPS_CHECK(c.phase == HPS_TM_CTL_A && hps_tm_ctl_level(&c) == 6 && c.nep == 0 &&
+              hps_tm_ctl_valid(&c, 10), "after a gap in B: phase %u at k %u, %u epochs",
+              c.phase, 1u << hps_tm_ctl_level(&c), c.nep);
+    for (int e = 0; e < HPS_TM_CTL_EPOCHS; e++)
+        feed_cost(&c, 40);
+    HPS_CHECK(c.phase == HPS_TM_CTL_B && c.dir == 1, "A again: phase %u dir %d, want the same "
+              "probe", c.phase, c.dir);
+    for (int e = 0; e < HPS_TM_CTL_EPOCHS; e++)
+        feed_cost(&c, 41);
+    HPS_CHECK(c.phase == HPS_TM_CTL_A2 && !hps_tm_ctl_gap(&c) && c.phase == HPS_TM_CTL_A2,
+              "a second gap in one round restarted it (phase %u)", c.phase);
+    /* The round ends (neither side cheaper: settled); the next round's
+     * comparisons may be restarted again. */
+    for (int e = 0; e < 40 && c.phase != HPS_TM_CTL_SETTLED; e++)
+        feed_cost(&c, hps_tm_ctl_level(&c) == 6 ? 40 : 41);
+    HPS_CHECK(c.phase == HPS_TM_CTL_SETTLED && c.level == 6, "not settled at k = 64: phase %u, "
+              "k %u", c.phase, 1u << c.level);
+    for (int e = 0; e < 300 && c.phase == HPS_TM_CTL_SETTLED; e++)
+        feed_cost(&c, 40);
+    HPS_CHECK(c.phase == HPS_TM_CTL_B, "no probe after the stay: phase %u", c.phase);
+    HPS_CHECK(hps_tm_ctl_gap(&c) && c.phase == HPS_TM_CTL_A, "a gap in the next round's B did "
+              "not restart it");
+    /* Calls that are all short and far apart: every comparison is cut,
+     * and the search still ends, settled at the cheapest level. */
+    static const double valley[] = { 90, 80, 70, 60, 50, 40, 30, 25, 30, 40, 50 };
+    hps_tm_ctl_init(&c, 3, 10);
+    c.no_serial = 1;
+    for (int e = 0; e < 400; e++) {
+        hps_tm_ctl_gap(&c);
+        feed_cost(&c, valley[hps_tm_ctl_level(&c)]);
+        HPS_CHECK(hps_tm_ctl_valid(&c, 10), "gaps: epoch %d, not a valid state", e);
+    }
+    HPS_CHECK(c.level == 7, "a gap before every epoch: ended at k %u, the best is 128",
+              1u << c.level);
+}
+
+/* Serialized chunks at 1.4x the level's cost: a clear loss, rarely a far
+ * answer at its first epoch.  The serial arm's cost does not depend on the
+ * level, so its probes back off (up to 15 rounds) instead of coming at the
+ * end of every round; and when conflicts make the levels dearer than it,
+ * the backoff ends at once. */
+static void case_arm_backoff(void)
+{
+    static const double flat[] = { 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40 };
+    static const double dear[] = { 90, 90, 90, 90, 90, 90, 90, 90, 90, 90, 90 };
+    static const model_t m = { 0.0, 99, 0.15, 0, flat, 0, 56.0 };
+    static const model_t md = { 0.0, 99, 0.15, 0, dear, 0, 56.0 };
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 6, 10);
+    unsigned ser = 0, n = 3000;
+    for (unsigned e = 0; e < n; e++) {
+        ser += (unsigned)hps_tm_ctl_serial(&c);
+        feed(&c, &m);
+    }
+    printf("arm backoff: %u of %u epochs on serialized chunks at 1.4x\n", ser, n);
+    HPS_CHECK(!c.serial && ser * 100 < 2 * n, "serialized chunks at 1.4x the level's cost: %u of "
+              "%u epochs (want under 2 %%), arm %u", ser, n, c.serial);
+    unsigned e = 0;
+    while (e < 400 && !c.serial) {
+        feed(&c, &md);
+        e++;
+    }
+    HPS_CHECK(c.serial, "the levels at 90, serialized chunks at 56: still on the levels after "
+              "%u epochs", e);
+    printf("arm backoff: on the serial arm %u epochs after the levels' cost rose\n", e);
+}
+
 /* A controller read back from a site is checked (coarsen.c): every state
  * the machine reaches is valid, and corrupt ones are not. */
 static void case_valid(void)
@@ -596,6 +678,8 @@ static const hps_test_case_t cases[] = {
     { "pinned", .run = case_pinned },
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },
+    { "gap", .run = case_gap },
+    { "arm_backoff", .run = case_arm_backoff },
     { "valid", .run = case_valid },
     { "near", .run = case_near },
 };
