@@ -31,7 +31,12 @@
  *   side better probes the serial arm (B with dir 0) before it settles, and
  *   a settled serial arm scans again at the end of each stay.  An arm
  *   probe whose first epoch costs over 1.5x the current one ends there
- *   (a scan's level: after one epoch), and the next 1 or 3 rounds skip it.
+ *   (a scan's level: after one epoch), and the next 1 or 3 rounds skip it;
+ *   one that lost by 1.25x in full backs off further on concurrent chunks
+ *   (up to 15 rounds), until the level's cost comes within 0.9x of the
+ *   arm's last one.  A gap between calls restarts a comparison (once a
+ *   round), and coarsen.c does not feed the first epoch after serialized
+ *   chunks (it waited for the others' last serialized chunk).
  */
 #ifndef HPS_TM_COARSEN_INTERNAL_H
 #define HPS_TM_COARSEN_INTERNAL_H
