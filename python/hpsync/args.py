@@ -50,6 +50,17 @@ def work_scale(text: str) -> float:
     return value
 
 
+def minutes(text: str) -> float:
+    """A time budget in minutes: a number in [0, 1440] (0: none)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of minutes") from None
+    if not 0 <= value <= 1440:
+        raise argparse.ArgumentTypeError(f"must be 0 (no budget) to 1440 minutes, got {text}")
+    return value
+
+
 def thread_list(text: str) -> list[int]:
     """'1,2,16' -> [1, 2, 16]; every entry a whole number in 1..4096."""
     out: list[int] = []

@@ -236,6 +236,79 @@ def test_runner_on_the_double(fake_build: Path, tmp_path: Path) -> None:
     assert run_cli(fake_build, tmp_path, "runs", "--db", str(db)).stdout.count("bench-workloads") == 1
 
 
+def test_budget_defaults_and_fit() -> None:
+    """The budget: the mode's unless --scale chose the work or --budget 0;
+    the factor fits what is left at the measured speed, within its floor."""
+    P = measure.Params
+    assert measure.budget_seconds(P([], None, 3)) == 15 * 60
+    assert measure.budget_seconds(P([], None, 1, quick=True)) == 2 * 60
+    assert measure.budget_seconds(P([], None, 3, scale=4.0)) is None
+    assert measure.budget_seconds(P([], None, 3, scale=4.0, budget=30.0)) == 30 * 60
+    assert measure.budget_seconds(P([], None, 3, budget=0.0)) is None
+
+    class D:
+        def __init__(self, scale: bool) -> None:
+            self.scale = scale
+
+    class S:
+        def __init__(self, cost: float, scale: bool) -> None:
+            self.cost, self.desc = cost, D(scale)
+
+    steps = [S(10.0, True), S(10.0, True), S(20.0, False), S(60.0, True)]   # 100 s estimated
+    # At the estimate's speed it fits 120 s: no cut.
+    assert measure.fit_scale(steps, 120.0, 10.0, 10.0) == (1.0, 100.0)
+    # Twice as slow (20 s for the first 10): 200 s projected for 150 s of budget.
+    x, projected = measure.fit_scale(steps, 150.0, 20.0, 10.0)
+    assert projected == 200.0
+    # What is left (130 s) at speed 2 is 65 estimated seconds (with the
+    # margin), less the fixed 20, over the 80 scalable.
+    assert x == pytest.approx((measure.BUDGET_MARGIN * 130.0 / 2.0 - 20.0) / 80.0)
+    # Far too slow: the floor.
+    assert measure.fit_scale(steps, 100.0, 90.0, 10.0)[0] == measure.BUDGET_FLOOR
+    # Nothing scalable: nothing to cut.
+    assert measure.fit_scale([S(10.0, False), S(90.0, False)], 10.0, 20.0, 10.0)[0] == 1.0
+
+
+def test_budget_starts_again_smaller(fake_build: Path, tmp_path: Path) -> None:
+    """A run its first steps say will not fit starts again with the work
+    cut to fit, says so in one line, and the document records the factor."""
+    log = tmp_path / "calls.jsonl"
+    p = run_cli(fake_build, tmp_path, "bench", "workloads", "fake", "--reps", "2", "--json",
+                "--no-store", "--budget", "0.02", FAKE_LOG=str(log), FAKE_SLEEP="0.4",
+                FAKE_SCALABLE="1", HPSYNC_ELIDE_BACKEND="off")
+    assert p.returncode == 0, p.stderr
+    run = json.loads(p.stdout)
+    fit = run["extra"]["budget"]
+    assert fit["minutes"] == 0.02 and measure.BUDGET_FLOOR <= fit["scale"] < 1.0, fit
+    assert run["extra"]["scale"] == pytest.approx(fit["scale"], rel=1e-3)
+    lines = [x for x in p.stderr.splitlines() if "budget 0.02 min" in x]
+    assert len(lines) == 1 and "starting again" in lines[0], p.stderr
+    calls = [json.loads(x) for x in log.read_text().splitlines()]
+    scales = [c["argv"][c["argv"].index("--scale") + 1] if "--scale" in c["argv"] else None
+              for c in calls]
+    # The first steps at full size, then the whole plan again at the cut.
+    first = scales.index(next(x for x in scales if x is not None))
+    assert first >= 2 and all(x is None for x in scales[:first])
+    assert all(x is not None and float(x) == pytest.approx(fit["scale"], rel=1e-3)
+               for x in scales[first:])
+    # The samples are the second attempt's only: one per variant, size, thread count and round.
+    assert len({(s["variant"], s["threads"], s["round"], s["dims"]["size"])
+                for s in run["extra"]["samples"]}) == len(run["extra"]["samples"])
+    # --budget 0: no cut, however slow.
+    q = run_cli(fake_build, tmp_path, "bench", "workloads", "fake", "--reps", "1", "--json",
+                "--no-store", "--budget", "0", FAKE_SLEEP="0.3", FAKE_SCALABLE="1",
+                HPSYNC_ELIDE_BACKEND="off")
+    assert q.returncode == 0 and json.loads(q.stdout)["extra"]["budget"] is None, q.stderr
+
+
+@pytest.mark.parametrize("bad", ["-1", "x", "2000"])
+def test_budget_out_of_range_is_one_line(bad: str) -> None:
+    r = subprocess.run([str(REPO / "hpsync"), "bench", "workloads", "--budget", bad, "--no-store"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "argument --budget" in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 3
+
+
 def test_wrong_result_fails_the_run_and_stores_nothing(fake_build: Path, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     p = run_cli(fake_build, tmp_path, "bench", "workloads", "--quick", "--db", str(db), FAKE_WRONG="stm")

@@ -10,11 +10,13 @@ fixed model, so the runner's analysis can be checked exactly:
 where the round comes from FAKE_ROUND_FILE (a counter the double bumps per
 run).  Settings (environment): FAKE_WRONG=VARIANT fails that variant's
 validation; FAKE_LOG=FILE appends each invocation (argv, HPSYNC_TM,
-LD_PRELOAD) as a JSON line.
+LD_PRELOAD) as a JSON line; FAKE_SLEEP=S makes each run take S seconds;
+FAKE_SCALABLE=1 says it takes --scale.
 """
 import json
 import os
 import sys
+import time
 
 NAME = os.path.basename(sys.argv[0]).replace("hps-workload-", "")
 BASE = {"mutex": 100.0, "tts": 110.0, "elide-r0": 90.0, "elide-r3": 120.0, "stm": 80.0,
@@ -46,6 +48,7 @@ DESCRIBE = {
     "threads": {"default": [1, 2], "quick": [1, 2]},
     "args": {"default": ["--size-list", "64,1024"], "quick": ["--quick"]},
     "seconds": {"default": 0.01, "quick": 0.01},
+    "scale": os.environ.get("FAKE_SCALABLE") == "1",
     "figures": [{"shape": "curve", "x": "size", "metric": "ops_per_sec", "series": "allocator"},
                 {"shape": "restarts", "metric": "ops_per_sec"},
                 {"shape": "granularity", "metric": "ops_per_sec"}],
@@ -74,6 +77,7 @@ def main():
         with open(os.environ["FAKE_LOG"], "a") as f:
             f.write(json.dumps({"argv": sys.argv[1:], "tm": os.environ.get("HPSYNC_TM"),
                                 "preload": os.environ.get("LD_PRELOAD")}) + "\n")
+    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
     variants = arg("--variants").split(",")
     threads = [int(t) for t in arg("--threads").split(",")]
     rnd = next_round()

@@ -35,6 +35,10 @@ OPTIONS = (
     Option("--scale", argtypes.work_scale, "X",
            "each run does X times its work (0 < X <= 64; longer runs for what a run pays once, "
            "like the granularity controller's climb; workloads on the shared harness)"),
+    Option("--budget", argtypes.minutes, "MIN",
+           "the run's time budget in minutes (default 15; 2 with --quick; none with --scale): when "
+           "its first 4 %% says it will not fit, it starts again with every scalable run's work cut "
+           "to fit (at most 4x less); 0: always full size"),
     Option("--allocators", allocator_list, "LIST",
            "allocators for the workloads that run under each (default all installed; cia is hpsync)"),
 )

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -51,6 +51,17 @@ from . import describe as D
 DEFAULT_THREADS = [1, 2, 8]
 DEFAULT_SECONDS = {"default": 5.0, "quick": 1.0}
 DEFAULT_SLICES = {"default": 8, "quick": 1}
+# The time a run may take, minutes (--budget; 0: none).  The guest this
+# suite grew on ran the default suite in 10 min 47 s on one boot and in
+# 21 min 36 s on another, for identical work: its speed is the host's.  So
+# the runner measures it: once the first BUDGET_PROBE of the plan (by the
+# programs' own estimates) has run, it projects the whole run from the time
+# that took, and if the projection is over the budget it starts again
+# with every scalable run's work cut to fit (never below BUDGET_FLOOR).
+DEFAULT_BUDGET_MIN = {"default": 15.0, "quick": 2.0}
+BUDGET_PROBE = 0.04
+BUDGET_FLOOR = 0.25
+BUDGET_MARGIN = 0.95
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,7 @@ class Params:
     quick: bool = False
     scale: float = 1.0            # --scale: times each run's work, where the program takes it
     slices: int = 1               # --slices: a run's work in this many interleaved repetitions
+    budget: float | None = None   # --budget minutes (0: none; None: the mode's, unless --scale)
 
 
 def make_params(args: argparse.Namespace) -> Params:
@@ -75,7 +87,34 @@ def make_params(args: argparse.Namespace) -> Params:
                   allocators=list(args.allocators) if getattr(args, "allocators", None)
                   else list(malloc_names.ALLOCATORS), quick=quick,
                   scale=float(getattr(args, "scale", None) or 1.0),
-                  slices=int(getattr(args, "slices", None) or DEFAULT_SLICES[mode]))
+                  slices=int(getattr(args, "slices", None) or DEFAULT_SLICES[mode]),
+                  budget=getattr(args, "budget", None))
+
+
+def budget_seconds(params: Params) -> float | None:
+    """The run's time budget: --budget, else the mode's unless --scale
+    chose the work (a user who asks for longer runs gets them)."""
+    if params.budget is not None:
+        return params.budget * 60.0 if params.budget > 0 else None
+    if params.scale != 1.0:
+        return None
+    return DEFAULT_BUDGET_MIN["quick" if params.quick else "default"] * 60.0
+
+
+def fit_scale(steps: Sequence["Step"], budget: float, elapsed: float,
+              cost_done: float) -> tuple[float, float]:
+    """(factor, projected seconds): the factor on every scalable run's work
+    that fits what is left of the budget, at the speed measured so far
+    (elapsed over the estimate of the steps it took) applied to the whole
+    plan; 1 when the projection fits already."""
+    speed = elapsed / cost_done
+    fixed = sum(s.cost for s in steps if not s.desc.scale)
+    scalable = sum(s.cost for s in steps if s.desc.scale)
+    projected = speed * (fixed + scalable)
+    if projected <= budget or scalable <= 0:
+        return 1.0, projected
+    x = (BUDGET_MARGIN * (budget - elapsed) / speed - fixed) / scalable
+    return min(1.0, max(BUDGET_FLOOR, x)), projected
 
 
 @dataclass(frozen=True)
@@ -286,6 +325,42 @@ def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict
     return out
 
 
+def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Progress,
+               budget: float | None, started: float) -> tuple[Any, Any]:
+    """Run the plan: (samples, each workload's wall seconds); or, with a
+    budget the plan will not fit, (the factor on the work that does, the
+    projected seconds), after the first BUDGET_PROBE of it."""
+    samples: list[dict[str, Any]] = []
+    spent: dict[str, float] = {}
+    total = sum(s.cost for s in steps)
+    done = 0.0
+    for i, step in enumerate(steps):
+        bar.step(step.label())
+        t0 = time.monotonic()
+        argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale)
+        doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
+        if doc is None:
+            raise _wrong(step.desc, step.variants, why or "no document")
+        if step.allocator is not None:
+            try:
+                malloc_measure.check_provider(step.allocator, doc)
+            except CliError as exc:
+                raise CliError(f"workload {step.desc.workload} under {step.allocator.name}: "
+                               f"{exc.message}") from exc
+        cid = session.context(doc.get("context"), Path(argv[0]).name)
+        samples += samples_of(step, doc, cid)
+        w = step.desc.workload
+        spent[w] = spent.get(w, 0.0) + time.monotonic() - t0
+        bar.finish_step()
+        done += step.cost
+        if budget is not None and i >= 1 and done >= BUDGET_PROBE * total:
+            x, projected = fit_scale(steps, budget, time.monotonic() - started, done)
+            if x < 1.0:
+                return x, projected
+            budget = None            # it fits: no second look
+    return samples, spent
+
+
 def measure(params: Params, session: Session, progress: Progress | None = None) -> dict[str, Any]:
     descs = resolve(params)
     rtm = tm_bench.rtm_usable() if any("rtm" in v.needs for d in descs.values()
@@ -309,32 +384,32 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
     steps = plan(descs, status, allocs, params)
     if not steps:
         raise CliError("no variant to measure")
-    bar = progress or Progress([s.cost for s in steps])
-    samples: list[dict[str, Any]] = []
     mode = "quick" if params.quick else "default"
-    spent: dict[str, float] = {}
-    try:
-        for step in steps:
-            bar.step(step.label())
-            t0 = time.monotonic()
-            argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale)
-            doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
-            if doc is None:
-                raise _wrong(step.desc, step.variants, why or "no document")
-            if step.allocator is not None:
-                try:
-                    malloc_measure.check_provider(step.allocator, doc)
-                except CliError as exc:
-                    raise CliError(f"workload {step.desc.workload} under {step.allocator.name}: "
-                                   f"{exc.message}") from exc
-            cid = session.context(doc.get("context"), Path(argv[0]).name)
-            samples += samples_of(step, doc, cid)
-            w = step.desc.workload
-            spent[w] = spent.get(w, 0.0) + time.monotonic() - t0
-            bar.finish_step()
-    finally:
-        bar.close()
-    return {"samples": samples, "mode": mode, "scale": params.scale,
+    budget = budget_seconds(params)
+    started = time.monotonic()
+    fitted: dict[str, Any] | None = None
+    while True:
+        bar = progress or Progress([s.cost for s in steps])
+        try:
+            out = _run_steps(steps, params, session, bar, budget if fitted is None else None, started)
+        finally:
+            bar.close()
+        if not isinstance(out[0], float):
+            break
+        # Over budget: the plan again at the work that fits.
+        x, projected = out
+        elapsed = time.monotonic() - started
+        assert budget is not None
+        fitted = {"minutes": budget / 60.0, "scale": round(x, 3), "probe_s": round(elapsed, 1),
+                  "projected_s": round(projected)}
+        session.log(f"budget {budget / 60.0:g} min (--budget): the plan's first {elapsed:.0f} s say "
+                    f"the whole would take {projected / 60.0:.0f} min on this machine now; starting "
+                    f"again with every scalable run's work x{x:.2f} (--budget 0: full size)")
+        params = replace(params, scale=params.scale * x)
+        steps = plan(descs, status, allocs, params)
+        progress = None
+    samples, spent = out
+    return {"samples": samples, "mode": mode, "scale": params.scale, "budget": fitted,
             "workloads": {n: d.as_dict() for n, d in descs.items()},
             "variants": status,
             # Wall seconds each workload's processes took, all rounds.

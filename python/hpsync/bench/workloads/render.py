@@ -250,10 +250,16 @@ def render(run: Mapping[str, Any]) -> str:
     extra = run.get("extra", {})
     rows = extra.get("rows", [])
     params = run.get("params", {})
+    fit = extra.get("budget")
+    scale = extra.get("scale", params.get("scale", 1.0))
     out = [f"hpsync bench workloads: {text.context_line(schema.first_context(run))}",
            f"  median of {params.get('rounds', '?')} round(s){', quick sizes' if params.get('quick') else ''}"
            + (f", {params['slices']} slices a run (--slices)" if params.get("slices", 1) > 1 else "")
-           + (f", work x{params['scale']:g} (--scale)" if params.get("scale", 1.0) != 1.0 else "")]
+           + (f", work x{scale:.3g} (" + ("--budget" if fit else "--scale") + ")" if scale != 1.0 else "")]
+    if fit:
+        out.append(f"  budget {fit['minutes']:g} min: the first {fit['probe_s']:.0f} s projected "
+                   f"{fit['projected_s'] / 60.0:.0f} min, so every scalable run's work was cut to "
+                   f"x{fit['scale']:.2f} (--budget 0: full size)")
     out += [f"  {line}" for line in A.not_measured(extra)]
     spent = extra.get("seconds") or {}
     if spent:
