@@ -17,6 +17,9 @@
 #ifndef HPS_COMPILE_FLAGS
 #define HPS_COMPILE_FLAGS "unknown"
 #endif
+#ifdef HPS_GIT_HEADER
+#include "hps_git.h"                 /* stamped at build time (cmake/git_stamp.cmake) */
+#endif
 #ifndef HPS_GIT_COMMIT
 #define HPS_GIT_COMMIT "unknown"
 #endif

@@ -63,12 +63,15 @@ def test_detects_broken_mutual_exclusion(built: None, tmp_path: Path) -> None:
 
 
 def test_context_names_the_checked_out_commit(built: None) -> None:
-    """Every context block carries the commit the build was made from: a
-    commit (here or in a linked worktree, whose .git is a file) re-configures
-    the build, so `make` after `git commit` never reports the old one."""
+    """Every context block carries the commit the build was made from,
+    stamped at build time (here or in a linked worktree, whose .git is a
+    file), with "-dirty" when tracked files differ from it: `make` after
+    `git commit` never reports the old one, nor a clean one for edits."""
     head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO,
                           capture_output=True, text=True, check=False)
     if head.returncode != 0:
         pytest.skip("not a git checkout")
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.strip()
     doc = json.loads(run(["--mode", "uncontended", "--iters", "100", "--reps", "1"]).stdout)
-    assert doc["context"]["git_commit"] == head.stdout.strip()
+    assert doc["context"]["git_commit"] == head.stdout.strip() + ("-dirty" if changed else "")
