@@ -509,7 +509,7 @@ static const wl_workload_t k_graph = {
     .name = "graph",
     .title = "graph clustering: threads merge the clusters of a random graph's edges, locking two "
              "roots (trylock path on mutexes, elided locks, a lockset; TM)",
-    .seconds = 0.87,
+    .seconds = 0.71,
     WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
     WL_HOOKS,

@@ -381,7 +381,7 @@ static const wl_workload_t k_physics = {
              "ordered mutexes, lockset elision, colouring, TM)",
     WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
-    .seconds = 0.47,
+    .seconds = 0.78,
     .tm_k = k_tm_k,
     .ntm_k = WL_COUNT(k_tm_k),
     WL_HOOKS,

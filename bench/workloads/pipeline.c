@@ -501,7 +501,7 @@ static const wl_workload_t k_pipeline = {
     .title = "pipeline: source, transform and sink threads hand items through bounded queues "
              "(a TCP/IP stack's hand-offs; a mutex and condvars, TM with tx-aware condvars, "
              "restarts, busy-waiting)",
-    .seconds = 0.3,
+    .seconds = 0.59,
     WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_MUTEX,
     WL_HOOKS,

@@ -225,7 +225,7 @@ static const wl_metric_t k_metrics[] = {
 static const wl_workload_t k_ring = {
     .name = "ring",
     .title = "ring traversal of 128 nodes of 64 B to 4 KiB under each allocator (the cache-index-aware allocator's ring)",
-    .seconds = 0.67,
+    .seconds = 0.47,
     .rows = k_rows,
     .nrows = NROWS,
     WL_SYNC_VARIANTS,

@@ -169,7 +169,7 @@ static void teardown(void *ctx)
 
 static const wl_workload_t k_scatter = {
     .name = "scatter",
-    .seconds = 0.34,
+    .seconds = 0.51,
     .title = "scatter (CLOMP-TM-like): threads update scattered shared zones (atomics, a critical section, TM)",
     WL_TABLES(k_rows, k_variants),
     .mutex_variant = V_CRITICAL,

@@ -154,7 +154,7 @@ static void teardown(void *ctx)
 static const wl_workload_t k_tree = {
     .name = "tree",
     .title = "AVL tree, 30% inserts, 30% deletes, 40% lookups, under each allocator",
-    .seconds = 0.13,
+    .seconds = 0.20,
     .rows = k_rows,
     .nrows = 1,
     WL_SYNC_VARIANTS,

@@ -410,7 +410,7 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
     }
     c->arm_cost = c->no_serial ? 0 : c->serial ? lv : ser;   /* (off: never measured) */
     if (c->serial ? lv > ARM_FAR * ser : ser > ARM_FAR * lv)
-        arm_far(c, 0);                  /* the other arm, far dearer: its probes back off */
+        arm_far(c, 0);               /* the other arm, far dearer: its probes back off */
     remeasure(c, side_bit(0));       /* the other arm was just measured */
 }
 
@@ -419,7 +419,7 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
  * threads starting, its data cold, or a stretch of the machine's drift
  * that B never saw).  Histogram's 1 Mi bins under norec at 2 threads, in
  * the suite's slices: A2's last epoch, the first of the next slice, cost
- * 106 ns a key against 45 before the gap, and the controller changed to
+ * 106 ns a key, twice the level's usual, and the controller changed to
  * the serial arm at 1.5x k = 128's cost for the rest of the run. */
 int hps_tm_ctl_gap(hps_tm_ctl_t *c)
 {
