@@ -91,6 +91,19 @@ def test_several_measurements_and_per_groups() -> None:
                                                                            "t_clh": "n/a"}
 
 
+def test_many_points_name_the_unsure_ones() -> None:
+    """Past DETAIL_MAX points the detail names the worst, the failing, and,
+    when none fails, the points whose rounds straddle the limit."""
+    t = target(select={"part": "uncontended", "metric": "ns_per_op"})
+    ms = [m("adaptive", [0.9, 0.95, 0.97], threads) for threads in range(1, targets.DETAIL_MAX + 2)]
+    ms.append(m("adaptive", [0.2, 1.3, 0.3], 99))          # median fine, a round past 1.0
+    v = one(t, ms)
+    assert v["verdict"] == "inconclusive"
+    assert v["detail"].endswith("; inconclusive: 99T 0.3 ns (0.2 ns to 1.3 ns over 3 rounds) "
+                                "[inconclusive: rounds on both sides of 1]"), v["detail"]
+    assert "worst " in v["detail"] and "0.95 ns" in v["detail"]
+
+
 def test_selectors() -> None:
     x = m("mcs", [1.0], 4)
     assert targets.matches({"lock": "mcs"}, x) and targets.matches({"lock": ["a", "mcs"]}, x)

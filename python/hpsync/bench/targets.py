@@ -238,8 +238,12 @@ def _detail(t: Target, group: Sequence[Judged]) -> str:
     sign = 1 if t.op == "<=" else -1
     worst = max(items, key=lambda it: sign * (stats.median(it[1].values) or 0.0))
     failing = [lb for lb, j in items if j.verdict == FAIL]
+    # The points that made it inconclusive, when the worst is not one of them
+    # (a point with a good median can have a round past the limit).
+    unsure = [part(lb, j) for lb, j in items if j.verdict == INCONCLUSIVE and (lb, j) is not worst]
     return (f"{len(items)} measured; worst {part(*worst)}"
-            + (f"; failing: {', '.join(failing[:DETAIL_MAX])}" if failing else ""))
+            + (f"; failing: {', '.join(failing[:DETAIL_MAX])}" if failing else "")
+            + (f"; inconclusive: {'; '.join(unsure[:DETAIL_MAX])}" if unsure and not failing else ""))
 
 
 def _description(t: Target, dims: Mapping[str, Any]) -> str:
