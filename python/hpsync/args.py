@@ -15,6 +15,13 @@ def _whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
 
 
+def _number(text: str, noun: str = "a number") -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not {noun}") from None
+
+
 def _whole_in(text: str, lo: int, hi: int) -> int:
     value = _whole(text)
     if value < lo or value > hi:
@@ -41,10 +48,7 @@ def slice_count(text: str) -> int:
 
 def work_scale(text: str) -> float:
     """A factor on a run's work: a number in (0, 64]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    value = _number(text)
     if not 0 < value <= 64:
         raise argparse.ArgumentTypeError(f"must be above 0 and at most 64, got {text}")
     return value
@@ -52,10 +56,7 @@ def work_scale(text: str) -> float:
 
 def minutes(text: str) -> float:
     """A time budget in minutes: a number in [0, 1440] (0: none)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number of minutes") from None
+    value = _number(text, "a number of minutes")
     if not 0 <= value <= 1440:
         raise argparse.ArgumentTypeError(f"must be 0 (no budget) to 1440 minutes, got {text}")
     return value

@@ -240,7 +240,7 @@ def _detail(t: Target, group: Sequence[Judged]) -> str:
     failing = [lb for lb, j in items if j.verdict == FAIL]
     # The points that made it inconclusive, when the worst is not one of them
     # (a point with a good median can have a round past the limit).
-    unsure = [part(lb, j) for lb, j in items if j.verdict == INCONCLUSIVE and (lb, j) is not worst]
+    unsure = [part(*it) for it in items if it[1].verdict == INCONCLUSIVE and it is not worst]
     return (f"{len(items)} measured; worst {part(*worst)}"
             + (f"; failing: {', '.join(failing[:DETAIL_MAX])}" if failing else "")
             + (f"; inconclusive: {'; '.join(unsure[:DETAIL_MAX])}" if unsure and not failing else ""))

@@ -331,11 +331,20 @@ def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict
     return out
 
 
+class _OverBudget(Exception):
+    """The plan will not fit the budget: the factor on the work that does,
+    and the whole run's projected seconds at full size."""
+
+    def __init__(self, factor: float, projected: float) -> None:
+        super().__init__(factor, projected)
+        self.factor, self.projected = factor, projected
+
+
 def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Progress,
-               budget: float | None, started: float) -> tuple[Any, Any]:
-    """Run the plan: (samples, each workload's wall seconds); or, with a
-    budget the plan will not fit, (the factor on the work that does, the
-    projected seconds), after the first BUDGET_PROBE of it."""
+               budget: float | None,
+               started: float) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Run the plan: its samples and each workload's wall seconds.  With a
+    budget the plan will not fit, _OverBudget after its first BUDGET_PROBE."""
     samples: list[dict[str, Any]] = []
     spent: dict[str, float] = {}
     total = sum(s.cost for s in steps)
@@ -362,7 +371,7 @@ def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Pro
         if budget is not None and i >= 1 and done >= BUDGET_PROBE * total:
             x, projected = fit_scale(steps, budget, time.monotonic() - started, done)
             if x < 1.0:
-                return x, projected
+                raise _OverBudget(x, projected)
             budget = None            # it fits: no second look
     return samples, spent
 
@@ -397,13 +406,14 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
     while True:
         bar = progress or Progress([s.cost for s in steps])
         try:
-            out = _run_steps(steps, params, session, bar, budget if fitted is None else None, started)
+            samples, spent = _run_steps(steps, params, session, bar,
+                                        budget if fitted is None else None, started)
+            break
+        except _OverBudget as over:
+            x, projected = over.factor, over.projected
         finally:
             bar.close()
-        if not isinstance(out[0], float):
-            break
         # Over budget: the plan again at the work that fits.
-        x, projected = out
         elapsed = time.monotonic() - started
         assert budget is not None
         fitted = {"minutes": budget / 60.0, "scale": round(x, 3), "probe_s": round(elapsed, 1),
@@ -414,7 +424,6 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
         params = replace(params, scale=params.scale * x)
         steps = plan(descs, status, allocs, params)
         progress = None
-    samples, spent = out
     return {"samples": samples, "mode": mode, "scale": params.scale, "budget": fitted,
             "workloads": {n: d.as_dict() for n, d in descs.items()},
             "variants": status,

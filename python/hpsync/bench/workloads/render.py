@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ... import plots, schema, stats
 from ... import render as text
+from ...progress import clock
 from . import analyse as A
 from . import describe as D
 
@@ -241,11 +242,6 @@ def _cell(r: Mapping[str, Any], base: str | None) -> str:
     return out + (f" ({', '.join(extras)})" if extras else "")
 
 
-def _mmss(secs: float) -> str:
-    m, s = divmod(int(round(secs)), 60)
-    return f"{m}m{s:02d}s" if m else f"{s}s"
-
-
 def render(run: Mapping[str, Any]) -> str:
     extra = run.get("extra", {})
     rows = extra.get("rows", [])
@@ -263,7 +259,7 @@ def render(run: Mapping[str, Any]) -> str:
     out += [f"  {line}" for line in A.not_measured(extra)]
     spent = extra.get("seconds") or {}
     if spent:
-        out.append("  time: " + ", ".join(f"{w} {_mmss(v)}" for w, v in
+        out.append("  time: " + ", ".join(f"{w} {clock(v)}" for w, v in
                                           sorted(spent.items(), key=lambda kv: -kv[1])))
     workloads = extra.get("workloads", {})
     for w in D.ordered(list(workloads)):
