@@ -720,25 +720,27 @@ HPS_EXPORT void hps_tm_coarsen_info(const hps_tm_coarsen_t *site, hps_tm_coarsen
     out->k = 1u << (out->pinned ? s->lmax : run_level(s));
     out->serial = out->pinned ? 0 : s->ser;
     out->leads = s->leads;
+    /* The site's choice: pinned, the k that runs; else the leader's
+     * controller, or the settled half of the word a follower reads. */
+    out->k_held = out->k;
+    out->serial_held = out->serial;
     if (s->leads) {
         out->k_cap = 1u << s->ctl.cap;
         out->settled = s->ctl.phase == HPS_TM_CTL_SETTLED;
         out->ctl_epochs = s->ctl.epochs;
+        if (!out->pinned) {
+            out->serial_held = s->ctl.serial;
+            out->k_held = 1u << (s->ctl.serial ? s->lmax : s->ctl.level);
+        }
     } else {
         uint32_t w = hps_load_relaxed(&site->level);
         unsigned cap = w && word_settled(w) == word_settled(s->seen) ? s->fcap : s->lmax;
         out->k_cap = 1u << cap;
         out->settled = w && word_run(w) == word_settled(w);
-    }
-    if (out->pinned) {
-        out->k_held = out->k;
-    } else if (s->leads) {
-        out->serial_held = s->ctl.serial;
-        out->k_held = 1u << (s->ctl.serial ? s->lmax : s->ctl.level);
-    } else {
-        uint32_t w = hps_load_relaxed(&site->level);
-        out->serial_held = w ? word_ser_settled(w) : out->serial;
-        out->k_held = w ? 1u << (out->serial_held ? s->lmax : word_settled(w)) : out->k;
+        if (!out->pinned && w) {
+            out->serial_held = word_ser_settled(w);
+            out->k_held = 1u << (out->serial_held ? s->lmax : word_settled(w));
+        }
     }
     out->epochs = s->epochs;
     out->moves = s->moves;

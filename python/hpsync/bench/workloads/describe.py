@@ -217,8 +217,8 @@ def parse(doc: Any, program: str) -> Description:
         workload=name, title=str(doc.get("title", name)), program=program,
         variants=tuple(variants), metrics=tuple(metrics), dims=tuple(dims),
         allocators=bool(doc.get("allocators", False)), scale=doc.get("scale") is True,
-        slices=doc.get("scale") is True and doc.get("slices") is True, rows=_modes(doc, "rows", _str_list, program),
-        whole_rows=tuple(whole), threads=threads,
+        slices=doc.get("scale") is True and doc.get("slices") is True,
+        rows=_modes(doc, "rows", _str_list, program), whole_rows=tuple(whole), threads=threads,
         args=_modes(doc, "args", _str_list, program),
         seconds=_modes(doc, "seconds", lambda v: isinstance(v, (int, float)) and v >= 0, program),
         figures=tuple(figures))
