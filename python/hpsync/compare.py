@@ -128,11 +128,30 @@ def compare_measurements(ma: Sequence[Measurement], mb: Sequence[Measurement]) -
     return out
 
 
+def _work(run: Mapping[str, Any]) -> str:
+    """How much work a run did, where its kind sizes it: the mode (--quick)
+    and the work factor (--scale, or the one --budget chose).  '' if not."""
+    scale = (run.get("extra") or {}).get("scale")
+    if not isinstance(scale, (int, float)):
+        return ""
+    mode = "--quick" if (run.get("params") or {}).get("quick") else "default"
+    return mode if scale == 1 else f"{mode}, work x{scale:.2f}"
+
+
 def compare_runs(run_a: Mapping[str, Any], run_b: Mapping[str, Any]) -> Comparison:
     comp = compare_measurements(measurements(run_a), measurements(run_b))
     if run_a.get("kind") != run_b.get("kind"):
         comp.warnings.insert(0, f"the runs are of different kinds ({run_a.get('kind')} and "
                                 f"{run_b.get('kind')}): only measurements of the same name pair up")
+    work_a, work_b = _work(run_a), _work(run_b)
+    if work_a and work_b and work_a != work_b:
+        # Two machines' default suites differ here whenever --budget cut
+        # one of them: rates per operation still pair up, but what a run
+        # pays once weighs more in the shorter one.
+        comp.warnings.append(f"the runs did different amounts of work (A: {work_a}, B: {work_b}; "
+                             f"--quick, --scale or --budget): rates pair up, but what a run pays "
+                             f"once (thread start, the granularity controller's search) weighs "
+                             f"more in the shorter one")
     return comp
 
 

@@ -568,6 +568,25 @@ def test_compare_across_two_machines(tmp_path: Path) -> None:
     assert "lookup_mops_vs_mutex" in p.stdout
 
 
+def test_compare_says_when_the_runs_did_different_work() -> None:
+    """A budget that cut one machine's suite and not the other's is named in
+    one warning; equal work (or a run of a kind without a work factor)
+    says nothing."""
+    def with_work(scale: float | None, quick: bool = False) -> dict[str, Any]:
+        run = suite_run()
+        run["params"]["quick"] = quick
+        if scale is not None:
+            run["extra"]["scale"] = scale
+        return run
+    said = [w for w in compare.compare_runs(with_work(1.0), with_work(0.456)).warnings
+            if "different amounts of work" in w]
+    assert len(said) == 1 and "A: default" in said[0] and "B: default, work x0.46" in said[0]
+    said = compare.compare_runs(with_work(0.5, quick=True), with_work(0.5)).warnings
+    assert any("A: --quick, work x0.50, B: default, work x0.50" in w for w in said)
+    for a, b in ((with_work(0.7), with_work(0.7)), (with_work(None), with_work(0.5))):
+        assert not any("different amounts" in w for w in compare.compare_runs(a, b).warnings)
+
+
 def test_harness_rows_flatten_and_map_back() -> None:
     """The harness's form: variants nested in a row, TM variants known to
     the program by one name per backend, the controller's k from k_end."""
