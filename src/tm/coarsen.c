@@ -42,6 +42,24 @@
 #define EP_CHUNKS 8
 #define EP_ITERS 128
 #define EP_NS 20000
+/* Long chunks (k >= 256, and serialized ones, which run at kmax): an epoch
+ * of at least 2 of them and 40 us, unless threads outnumber the CPUs.  8
+ * chunks of 1024 made the serial arm's and k = 1024's epochs 0.3-0.5 ms
+ * where iterations miss the cache (histogram's 1 Mi bins at 2 threads), so
+ * a probe of either (three epochs at 1.3-2x the settled level's cost) took
+ * 1-1.5 ms, and a settled serial arm needed 1.5 ms of epochs off its
+ * baseline to see the input change (b1m-b16 under norec at 2 threads:
+ * `tm-dyn` over the best static choice 0.73-0.79 -> 0.84-0.90, two A/Bs
+ * of 12 processes; stm's b1m 0.78-0.84 -> 0.86-0.90).  With cheap
+ * iterations 8 long chunks took ~40 us, which the time floor keeps (a 20
+ * us floor cost histogram b16 under stm 4-8 %), and stays count such short
+ * epochs by their share (coarsen.h), so a settled level is probed as
+ * often in time as before.  While crowded, a leader's epoch averages over
+ * the others' time slices, and 2 chunks did not (scatter large-low under
+ * stm at 8 threads: 0.96-0.99 -> 0.87-0.92 of the best static choice). */
+#define EP_LONG_LEVEL 8
+#define EP_LONG_CHUNKS 2
+#define EP_LONG_NS 40000
 /* While threads outnumber the CPUs, a leader's epoch that costs near what
  * the controller already holds (hps_tm_ctl_near: within 3x) lasts at
  * least this long.  In 20 us the site's sum counts whatever the other
@@ -335,12 +353,6 @@ static slot_t *slot_find(struct hps_tm_co_slots *t, const hps_tm_coarsen_t *site
     return &t->s[(h >> 40) % SLOTS];
 }
 
-static uint64_t ep_target(unsigned level)
-{
-    uint64_t by_iters = EP_ITERS >> (level < 16 ? level : 16);
-    return by_iters > EP_CHUNKS ? by_iters : EP_CHUNKS;
-}
-
 /* The site's settings as levels: the largest, and where a search starts. */
 static unsigned site_lmax(const hps_tm_coarsen_t *site)
 {
@@ -375,6 +387,20 @@ static void set_run(slot_t *s, unsigned level, unsigned ser)
 static unsigned run_level(const slot_t *s)
 {
     return s->ser ? s->lmax : s->run;
+}
+
+/* 1: the slot's chunks are long ones (EP_LONG_LEVEL). */
+static int ep_long(const slot_t *s)
+{
+    return run_level(s) >= EP_LONG_LEVEL && !hps_tm_crowded();
+}
+
+static uint64_t ep_target(const slot_t *s)
+{
+    unsigned level = run_level(s);
+    uint64_t by_iters = EP_ITERS >> (level < 16 ? level : 16);
+    uint64_t chunks = ep_long(s) ? EP_LONG_CHUNKS : EP_CHUNKS;
+    return by_iters > chunks ? by_iters : chunks;
 }
 
 /* 1 while the backend runs one section at a time (sgl, and auto's solo for
@@ -555,7 +581,7 @@ static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
     if (!s->leads)
         follow(site, s, NULL);
     s->moves = 0;
-    s->ep_target = ep_target(run_level(s));
+    s->ep_target = ep_target(s);
     return s;
 }
 
@@ -673,7 +699,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         uint64_t t = hps_mono_ns();
         s->ep_ns += t - t0;
         t0 = t;
-        if (s->ep_ns < EP_NS && !capacity) {
+        if (s->ep_ns < (ep_long(s) ? EP_LONG_NS : EP_NS) && !capacity) {
             s->ep_target *= 2;
             continue;
         }
@@ -692,7 +718,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         so0 = so;
         s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = s->ep_solo = 0;
         s->ep_one = 0;
-        s->ep_target = ep_target(run_level(s));
+        s->ep_target = ep_target(s);
     }
     /* Carry the partial epoch to the next call. */
     if (s->leads) {

@@ -47,6 +47,12 @@
 #define HPS_TM_CTL_EPOCHS 3          /* epochs per measurement (median) */
 #define HPS_TM_CTL_STAY_MIN 8
 #define HPS_TM_CTL_STAY_MAX 256
+/* Stays count epochs of at least HPS_TM_CTL_STAY_CHUNKS chunks; a shorter
+ * epoch (long chunks end theirs after 2: coarsen.c's EP_LONG) counts its
+ * share, in steps of 1/HPS_TM_CTL_STAY_UNIT epoch, so a settled level's
+ * probes come as often in time whatever its epochs' length. */
+#define HPS_TM_CTL_STAY_CHUNKS 8
+#define HPS_TM_CTL_STAY_UNIT 4
 
 /* One epoch's figures, all at the level hps_tm_ctl_level() gave. */
 typedef struct hps_tm_ctl_sample {
@@ -82,7 +88,8 @@ typedef struct hps_tm_ctl {
     /* The other arm's probes back off while it measures far dearer: the
      * rounds still to skip (high nibble) and the backoff's exponent. */
     uint8_t arm_skip;
-    uint16_t stay, stay_len;         /* epochs (at most HPS_TM_CTL_STAY_MAX) */
+    uint16_t stay, stay_len;         /* in 1/HPS_TM_CTL_STAY_UNIT epochs (at most
+                                      * HPS_TM_CTL_STAY_MAX epochs) */
     uint8_t no_serial;               /* the serial arm is off (HPSYNC_TM_COARSEN_SERIAL=0) */
     uint8_t shared;                  /* an epoch with other threads at the site was seen */
     uint8_t gapped;                  /* this round's comparison was restarted after a gap */

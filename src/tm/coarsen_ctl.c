@@ -105,6 +105,8 @@
  * large zones (after k = 64 at 7.5x the serial arm's cost, half k = 4's)
  * took 11 ms, fifty serialized epochs' time, at every rescan. */
 #define SCAN_REACH 4.0f
+#define STAY_MIN (HPS_TM_CTL_STAY_MIN * HPS_TM_CTL_STAY_UNIT)
+#define STAY_MAX (HPS_TM_CTL_STAY_MAX * HPS_TM_CTL_STAY_UNIT)
 
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
 {
@@ -113,7 +115,7 @@ void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
     c->cap = c->lmax;
     c->level = (uint8_t)(level0 > c->lmax ? c->lmax : level0);
     c->phase = HPS_TM_CTL_A;
-    c->stay_len = HPS_TM_CTL_STAY_MIN;
+    c->stay_len = STAY_MIN;
 }
 
 void hps_tm_ctl_scan(hps_tm_ctl_t *c)
@@ -161,6 +163,19 @@ static void arm_far(hps_tm_ctl_t *c, int full)
     c->arm_skip = (uint8_t)(((1u << e) - 1u) << 4 | e);
 }
 
+/* What a settled epoch takes off the stay: a whole epoch's worth for
+ * HPS_TM_CTL_STAY_CHUNKS chunks or more, its share for fewer (at least one
+ * unit, and never past the stay's end). */
+static uint16_t stay_share(const hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
+{
+    uint64_t u = s->chunks >= HPS_TM_CTL_STAY_CHUNKS
+                     ? HPS_TM_CTL_STAY_UNIT
+                     : s->chunks * HPS_TM_CTL_STAY_UNIT / HPS_TM_CTL_STAY_CHUNKS;
+    if (u == 0)
+        u = 1;
+    return (uint16_t)(u < c->stay ? u : c->stay);
+}
+
 static void settle(hps_tm_ctl_t *c, float cost, float ar)
 {
     if (c->arm_skip >> 4)
@@ -174,8 +189,8 @@ static void settle(hps_tm_ctl_t *c, float cost, float ar)
     for (int i = 0; i < HPS_TM_CTL_EPOCHS; i++)
         c->ep[i] = cost;
     if (c->moved)
-        c->stay_len = HPS_TM_CTL_STAY_MIN;
-    else if (c->stay_len < HPS_TM_CTL_STAY_MAX)
+        c->stay_len = STAY_MIN;
+    else if (c->stay_len < STAY_MAX)
         c->stay_len *= 2;
     c->moved = 0;
     c->stay = c->stay_len;
@@ -301,7 +316,7 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
         c->scan_i > HPS_TM_CTL_SCAN_N || c->serial > 1 || (c->arm_skip & 15u) > arm_backoff_max(c) ||
         c->no_serial > 1 || (c->no_serial && c->serial) || c->shared > 1 || c->gapped > 1 ||
         c->backed > 1 || !(c->arm_cost >= 0 && c->arm_cost < INFINITY) ||
-        c->stay_len < HPS_TM_CTL_STAY_MIN || c->stay_len > HPS_TM_CTL_STAY_MAX ||
+        c->stay_len < STAY_MIN || c->stay_len > STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
         return 0;
     if (c->phase == HPS_TM_CTL_B) {
@@ -632,7 +647,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         if (!c->crowded) {           /* crowded, the long runs are what decides */
             lr_clear(c);
         }
-    } else if (--c->stay != 0) {
+    } else if ((c->stay -= stay_share(c, s)) != 0) {
         return;
     } else if (c->cap < c->lmax) {
         c->cap++;                    /* a stay without capacity aborts */
