@@ -29,7 +29,7 @@ from .errors import CliError
 
 KIND = "characterize"
 PROBE_SCHEMA_VERSION = 1
-ROW_KINDS = ("curve", "latency", "pairs", "matrix", "scalar", "pool")
+ROW_KINDS = ("curve", "latency", "pairs", "matrix", "scalar", "pool", "sweep")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ REGISTRY: tuple[Probe, ...] = (
     _probe("timer", 1, 3),
     _probe("compute", 3, 20),
     _probe("membw", 3, 20),
+    _probe("tlb", 1, 4),
     _probe("create", 1, 5),
     MUTEX,
     _probe("handoff", 2, 10),
@@ -301,7 +302,8 @@ def _floats(xs: Any) -> list[float]:
 def _probe_measurements(name: str, doc: Mapping[str, Any], cid: int | None) -> list[schema.Measurement]:
     """Every figure of one probe document: a curve's or scalar's value (a
     curve's reps), a latency's or pool's median (its samples), the median
-    of each pairs column, the median off-diagonal cell of a matrix."""
+    of each pairs column, the median off-diagonal cell of a matrix, each
+    point of a sweep (its x a dim)."""
     out: list[schema.Measurement] = []
     steal = _num(doc.get("steal_ms"))
     base_flags = ["steal"] if steal is not None and steal > 0 else []
@@ -319,6 +321,10 @@ def _probe_measurements(name: str, doc: Mapping[str, Any], cid: int | None) -> l
         if kind == "curve":
             add({"mapping": row.get("mapping")}, row, str(row.get("unit", "")), _floats(row.get("reps")),
                 _num(row.get("value")))
+        elif kind == "sweep":
+            x = str(row.get("x") or "x")
+            add({"variant": row.get("variant"), x: row.get(x)}, row, str(row.get("unit", "")),
+                _floats(row.get("reps")), _num(row.get("value")))
         elif kind == "scalar":
             v = _num(row.get("value"))
             add({}, row, str(row.get("unit", "")), [] if v is None else [v], v)

@@ -36,27 +36,38 @@ def _png(fig: "Figure") -> bytes:
     return buf.getvalue()
 
 
-def curves(rows: Sequence[dict[str, Any]], title: str) -> bytes:
-    """Value against threads, one line per mapping, min..max of reps as error bars."""
+def _row_lines(rows: Sequence[dict[str, Any]], title: str, series: str, x: str,
+               order: Sequence[str] = ()) -> bytes:
+    """Value against row[x], one line per row[series], min..max of reps as error bars."""
     require()
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    mappings = sorted({str(r.get("mapping", "")) for r in rows},
-                      key=lambda m: (MAPPING_ORDER.index(m) if m in MAPPING_ORDER else 9, m))
-    for m in mappings:
-        pts = sorted((r for r in rows if str(r.get("mapping", "")) == m), key=lambda r: r["threads"])
-        xs = [r["threads"] for r in pts]
+    names = sorted({str(r.get(series, "")) for r in rows},
+                   key=lambda m: (order.index(m) if m in order else 9, m))
+    for m in names:
+        pts = sorted((r for r in rows if str(r.get(series, "")) == m), key=lambda r: r[x])
+        xs = [r[x] for r in pts]
         ys = [r["value"] for r in pts]
         lo = [max(0.0, r["value"] - min(r.get("reps") or [r["value"]])) for r in pts]
         hi = [max(0.0, max(r.get("reps") or [r["value"]]) - r["value"]) for r in pts]
         ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=m or "?")
-    ax.set_xlabel("threads")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # thread counts are whole
+    ax.set_xlabel(x)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # threads and pages are whole
     ax.set_ylabel(str(rows[0].get("unit", "")) if rows else "")
     ax.set_title(title)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.legend(title="mapping")
+    ax.legend(title=series)
     return _png(fig)
+
+
+def curves(rows: Sequence[dict[str, Any]], title: str) -> bytes:
+    """Value against threads, one line per mapping, min..max of reps as error bars."""
+    return _row_lines(rows, title, "mapping", "threads", MAPPING_ORDER)
+
+
+def sweeps(rows: Sequence[dict[str, Any]], title: str) -> bytes:
+    """A sweep's value against its x (row["x"] names it), one line per variant."""
+    return _row_lines(rows, title, "variant", str(rows[0].get("x", "x")) if rows else "x")
 
 
 def _cdf_points(dist: dict[str, Any]) -> tuple[list[float], list[float]]:

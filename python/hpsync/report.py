@@ -28,7 +28,7 @@ from .bench import by_kind
 @dataclass(frozen=True)
 class Figure:
     probe: str
-    kind: str                    # curve, latency, pairs, matrix, pool
+    kind: str                    # curve, latency, pairs, matrix, pool, sweep
     title: str
     draw: Callable[[], bytes]
 
@@ -43,7 +43,8 @@ def _group(rows: list[dict[str, Any]], kind: str) -> dict[str, list[dict[str, An
 
 def figure_plan(run: dict[str, Any]) -> list[Figure]:
     """One figure per curve metric (lines per mapping), per latency metric (CDF +
-    histogram of its variants), per pairs row, per matrix, per pool metric."""
+    histogram of its variants), per pairs row, per matrix, per pool metric, per
+    sweep metric (lines per variant against the sweep's x)."""
     figs: list[Figure] = []
     for name, doc in characterize.documents(run):
         rows = [r for r in doc.get("results", []) if isinstance(r, dict)]
@@ -64,6 +65,9 @@ def figure_plan(run: dict[str, Any]) -> list[Figure]:
         for metric, rs in _group(rows, "pool").items():
             figs.append(Figure(name, "pool", f"{name}: {metric}",
                                lambda rs=rs, t=f"{name}: {metric}": plots.pools(rs, t)))
+        for metric, rs in _group(rows, "sweep").items():
+            figs.append(Figure(name, "sweep", f"{name}: {metric}",
+                               lambda rs=rs, t=f"{name}: {metric}": plots.sweeps(rs, t)))
     return figs
 
 
@@ -71,7 +75,7 @@ def figure_plan(run: dict[str, Any]) -> list[Figure]:
 
 MAX_FIGURES = 40
 # Numeric dims that make an x axis, in order of preference.
-X_DIMS = ("threads", "size", "npes", "levels")
+X_DIMS = ("threads", "size", "npes", "levels", "pages")
 
 
 @dataclass(frozen=True)
@@ -346,6 +350,34 @@ def html(run: dict[str, Any], label: str) -> str:
 
 # ---- text summary ---------------------------------------------------------------------
 
+def _tlb_lines(run: Mapping[str, Any]) -> list[str]:
+    """The tlb probe's reach per variant (and its spread over reps) and the load
+    cost at both ends of its sweep: the figures a reader of the ring needs."""
+    doc = dict(characterize.documents(run)).get("tlb")
+    if not doc:
+        return []
+    out = ["", "Data TLB (one line in each of N pages)"]
+    rows = [r for r in doc.get("results", []) if isinstance(r, dict)]
+    for r in rows:
+        if r.get("kind") != "scalar" or not str(r.get("metric", "")).startswith("reach_pages_"):
+            continue
+        variant = str(r["metric"])[len("reach_pages_"):]
+        sweep = sorted((x for x in rows if x.get("kind") == "sweep" and x.get("variant") == variant),
+                       key=lambda x: x.get("pages", 0))
+        per = [v for v in r.get("per_rep") or [] if isinstance(v, (int, float))]
+        text_ = f"  {variant}: within 10 % of the first point up to {r.get('value'):g} pages"
+        if r.get("beyond_sweep"):
+            text_ += " (the whole sweep)"
+        if per and min(per) != max(per):
+            text_ += f" ({min(per):g} to {max(per):g} over reps)"
+        if sweep:
+            a, b = sweep[0], sweep[-1]
+            text_ += (f"; {a.get('value', 0):.3g} ns a load at {a.get('pages')} pages, "
+                      f"{b.get('value', 0):.3g} at {b.get('pages')}")
+        out.append(text_)
+    return out if len(out) > 2 else []
+
+
 def summary(run: dict[str, Any]) -> str:
     """What `hpsync characterize` prints: probe statuses, timer facts, flags."""
     extra = run.get("extra", {})
@@ -361,6 +393,7 @@ def summary(run: dict[str, Any]) -> str:
     if measured:
         out += ["", "Timer"]
         out += [f"  {k}: {v.get('value')} {v.get('unit', '')}".rstrip() for k, v in measured.items()]
+    out += _tlb_lines(run)
     flags = extra.get("flags", [])
     out += ["", "Flags" if flags else "Flags: none"]
     out += [f"  {f['flag']}: {f['probe']}: {f['detail']}" for f in flags]

@@ -60,7 +60,7 @@ def measurement(dims: Mapping[str, Any], metric: str, unit: str, reps: Iterable[
 # who or what ran, then how, then sizes; names not listed follow, sorted.
 DIM_ORDER = ("probe", "part", "test", "workload", "setting", "lock", "allocator", "variant",
              "launcher", "transport", "function", "op", "provider", "pattern", "state", "mapping",
-             "pool", "column", "summary", "backend", "d1", "npes", "size", "levels", "copy")
+             "pool", "column", "summary", "backend", "d1", "npes", "size", "pages", "levels", "copy")
 
 
 def ordered_dims(dims: Mapping[str, Any]) -> list[tuple[str, Any]]:

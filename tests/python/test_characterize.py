@@ -131,9 +131,10 @@ def test_report_html_from_file(tmp_path: Path) -> None:
     r = hpsync("report", str(src), "-o", str(out))
     assert r.returncode == 0, r.stderr
     page = out.read_text()
-    # compute 1, membw 2, timer 1, create 2, mutex 2, handoff 1, condvar 2, cas 2, c2c 1, pools 2
-    assert page.count("<img ") == 16
-    assert page.count("data:image/png;base64,") == 16
+    # compute 1, membw 2, timer 1, create 2, mutex 2, handoff 1, condvar 2, cas 2, c2c 1,
+    # pools 2, tlb 1
+    assert page.count("<img ") == 17
+    assert page.count("data:image/png;base64,") == 17
     for section in ("id='flags'", "id='contexts'", "id='timer'", "id='latencies'", "p99.9",
                     "Intel(R) Xeon(R) Gold 6230", "GHz"):
         assert section in page
@@ -181,7 +182,8 @@ def test_characterize_with_fake_probes(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     run = json.loads(r.stdout)
     status = {p["name"]: p["status"] for p in run["extra"]["probes"]}
-    assert status == {"timer": "ok", "compute": "ok", "membw": "ok", "create": "ok", "mutex": "ok",
+    assert status == {"timer": "ok", "compute": "ok", "membw": "ok", "tlb": "ok", "create": "ok",
+                      "mutex": "ok",
                       "handoff": "ok", "condvar": "failed", "cas": "missing", "c2c": "failed",
                       "pools": "missing"}
     errs = [ln for ln in r.stderr.splitlines() if "characterize:" in ln]

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The compute, memory-bandwidth and timer probes: schema, curves, and the
+"""The compute, memory-bandwidth, timer and TLB probes: schema, curves, and the
 checks that the arithmetic kernels really do the work they count."""
 
 from __future__ import annotations
@@ -216,6 +216,63 @@ def test_timer_document() -> None:
         assert {"p1", "p90", "p999", "mean", "bimodal", "hist", "samples"} <= set(d)
 
 
+# ---- TLB reach ---------------------------------------------------------------------------
+
+
+def thp_on() -> bool:
+    try:
+        mode = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    return "[always]" in mode or "[madvise]" in mode
+
+
+def reach_of(values: list[float], pages: list[int]) -> int:
+    """The probe's rule: the largest count up to which every point is within 10 % of the first."""
+    out = pages[0]
+    for v, p in zip(values[1:], pages[1:]):
+        if v > 1.10 * values[0]:
+            break
+        out = p
+    return out
+
+
+def test_tlb_document() -> None:
+    doc = document("tlb", "--quick", "--reps", "3", "--batches", "2", "--max-pages", "100")
+    variants = ["4k", "thp"] if thp_on() else ["4k"]
+    sweep = [r for r in doc["results"] if r["kind"] == "sweep"]
+    assert sorted({r["variant"] for r in sweep}) == sorted(variants)
+    scalars = {r["metric"]: r for r in doc["results"] if r["kind"] == "scalar"}
+    for v in variants:
+        rows = [r for r in sweep if r["variant"] == v]
+        pages = [r["pages"] for r in rows]
+        # The quick sweep up to --max-pages, and the count asked for itself.
+        assert pages == [8, 16, 32, 48, 56, 64, 72, 96, 100], pages
+        for r in rows:
+            assert r["metric"] == "load_ns" and r["unit"] == "ns" and r["x"] == "pages"
+            assert len(r["reps"]) == 3
+            assert r["value"] == sorted(r["reps"])[1]          # the median of the reps
+            # A dependent load takes a cycle at the very least: a chase that the
+            # compiler dropped or overlapped would come out far below.
+            assert min(r["reps"]) > 0.2, r
+            if v == "thp":
+                assert r["huge_kib"] >= 0
+        reach = scalars[f"reach_pages_{v}"]
+        assert reach["unit"] == "pages"
+        assert reach["value"] == reach_of([r["value"] for r in rows], pages)
+        assert reach["beyond_sweep"] == (reach["value"] == 100)
+        assert reach["per_rep"] == [reach_of([r["reps"][k] for r in rows], pages) for k in range(3)]
+
+
+def test_tlb_stays_in_the_first_level_cache() -> None:
+    """Every page's line is on its own L1 set up to 64 pages, so 16 pages cost what 8
+    do (within 25 %, best of several reps against noise).  Were the lines all at the
+    same page offset, 16 of them would share one set of an 8- or 12-way L1 and miss."""
+    doc = document("tlb", "--quick", "--reps", "5", "--batches", "3", "--max-pages", "16")
+    rows = {r["pages"]: r for r in doc["results"] if r["kind"] == "sweep" and r["variant"] == "4k"}
+    assert min(rows[16]["reps"]) < 1.25 * min(rows[8]["reps"]), rows
+
+
 # ---- arguments ---------------------------------------------------------------------------
 
 
@@ -233,6 +290,11 @@ def test_timer_document() -> None:
     ("membw", ["--mappings", ""]),
     ("timer", ["--samples", "5"]),
     ("timer", ["--threads", "1"]),
+    ("tlb", ["--max-pages", "4"]),
+    ("tlb", ["--max-pages", "1000"]),
+    ("tlb", ["--reps", "0"]),
+    ("tlb", ["--batches", "x"]),
+    ("tlb", ["--threads", "2"]),
 ])
 def test_bad_arguments(name: str, args: list[str]) -> None:
     proc = run(name, *args)

@@ -106,7 +106,7 @@ def built_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     said = re.search(r"report of .*: (\d+) figures", r.stdout + r.stderr)
     assert said, f"report did not say how many figures it drew:\n{r.stdout}{r.stderr}"
     figures = int(said.group(1))
-    assert figures == len(report.figure_plan(run)) == 16
+    assert figures == len(report.figure_plan(run)) == 17
     html = page.read_text()
     assert len(IMG_RE.findall(html)) == html.count("<img ") == figures   # all inline PNG
     return {"tmp": tmp, "page": page, "html": html, "figures": figures}

@@ -4,8 +4,9 @@
 
 Machine A is a quiet 4-core box; machine B is a slower VM: 1.25x slower,
 steal time during the handoff probe, a bimodal mutex handoff, only 3
-repetitions of the bandwidth curves (so compare must say '?'), and no
-pools document (a probe that was missing there).
+repetitions of the bandwidth curves (so compare must say '?'), no pools
+document (a probe that was missing there), and a data TLB that reaches
+fewer pages, with no gain from huge pages.
 Run it from anywhere; output is deterministic.
 """
 from __future__ import annotations
@@ -167,7 +168,27 @@ def machine(m: str) -> dict[str, dict]:
                                  "tasks": 2047, "failed_cas": 0 if pool == "mutex" else 13 * t,
                                  "check_ok": True})
         out["pools"] = doc(m, "pools", {"levels": 10, "reps": 20}, rows)
+    out["tlb"] = tlb(m, slow)
     return out
+
+
+def tlb(m: str, slow: float) -> dict:
+    """A's first-level TLB reaches 64 pages, B's 48; huge pages reach further on A only."""
+    rng = random.Random(11 if m == "a" else 13)
+    edge = 64 if m == "a" else 48
+    rows = []
+    for variant, reach in (("4k", edge), ("thp", 512 if m == "a" else edge)):
+        for pages in (8, 16, 32, 48, 64, 96, 128, 256, 512):
+            base = 1.2 * slow if pages <= reach else 3.5 * slow
+            reps = [round(base * (1 + abs(rng.gauss(0, 0.02))), 4) for _ in range(5)]
+            row = {"kind": "sweep", "metric": "load_ns", "variant": variant, "x": "pages",
+                   "pages": pages, "value": sorted(reps)[2], "unit": "ns", "reps": reps}
+            if variant == "thp":
+                row["huge_kib"] = 2048
+            rows.append(row)
+        rows.append({"kind": "scalar", "metric": f"reach_pages_{variant}", "value": reach,
+                     "unit": "pages", "beyond_sweep": reach == 512, "per_rep": [reach] * 5})
+    return doc(m, "tlb", {"reps": 5, "batches": 5, "max_pages": 512}, rows)
 
 
 def main() -> None:
