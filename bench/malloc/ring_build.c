@@ -50,3 +50,22 @@ int mb_ring_build(mb_ring_node_t **nodes, int n, size_t size)
     }
     return 0;
 }
+
+mb_ring_footprint_t mb_ring_footprint(mb_ring_node_t *const *nodes, int n, size_t page, unsigned line,
+                                      unsigned sets)
+{
+    mb_ring_footprint_t f = { 0, 0 };
+    for (int i = 0; i < n; i++) {
+        uintptr_t a = (uintptr_t)nodes[i];
+        int first_in_page = 1, same_set = 0;
+        for (int j = 0; j < i; j++) {           /* n is 128: quadratic is nothing */
+            uintptr_t b = (uintptr_t)nodes[j];
+            first_in_page &= a / page != b / page;
+            same_set += (a / line) % sets == (b / line) % sets;
+        }
+        f.pages += first_in_page;
+        if (same_set + 1 > f.max_per_set)
+            f.max_per_set = same_set + 1;
+    }
+    return f;
+}

@@ -29,6 +29,15 @@ typedef struct mb_ring_node {
  */
 int mb_ring_build(mb_ring_node_t **nodes, int n, size_t size);
 
+/* Where the nodes' first lines lie, which is all a lap touches: how many
+ * distinct pages of page bytes (the data TLB's load: hps-probe-tlb), and the
+ * most first lines on one L1 set of sets sets of line bytes (the cache's). */
+typedef struct mb_ring_footprint {
+    int pages, max_per_set;
+} mb_ring_footprint_t;
+mb_ring_footprint_t mb_ring_footprint(mb_ring_node_t *const *nodes, int n, size_t page, unsigned line,
+                                      unsigned sets);
+
 /* The sum of the values of one lap of n nodes: what each lap must add. */
 static inline uint64_t mb_ring_lap_sum(int n) { return (uint64_t)n * (uint64_t)(n - 1) / 2; }
 

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "harness_sync.h"
 #include "hpsync/tm.h"
 #include "ring_build.h"
@@ -90,9 +91,35 @@ static void doc_json(void)
     hps_json_str("tm_backend", hps_tm_backend_name());
 }
 
+/* The L1 as the C library reports it (64 B x 64 sets when it does not). */
+static void l1_geometry(unsigned *line, unsigned *sets)
+{
+    long l = sysconf(_SC_LEVEL1_DCACHE_LINESIZE), w = sysconf(_SC_LEVEL1_DCACHE_ASSOC),
+         z = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    *line = 64, *sets = 64;
+    if (l > 0 && w > 0 && z > 0 && z % (l * w) == 0 && (l & (l - 1)) == 0)
+        *line = (unsigned)l, *sets = (unsigned)(z / (l * w));
+}
+
 static void row_json(void *ctx)
 {
-    hps_json_int("size", ((ring_t *)ctx)->row->a);
+    const ring_t *r = ctx;
+    hps_json_int("size", r->row->a);
+    /* Where this allocator put the ring's first lines: the pages they span
+     * (past the data TLB's reach no placement keeps the 64 B ring's time)
+     * and the most on one L1 set (what the index-aware placement spreads). */
+    unsigned line, sets;
+    l1_geometry(&line, &sets);
+    long page = sysconf(_SC_PAGESIZE);
+    mb_ring_footprint_t f = mb_ring_footprint(g_rings[r->row - k_rows], NODES,
+                                              page > 0 ? (size_t)page : 4096, line, sets);
+    hps_json_begin_object("layout");
+    hps_json_int("pages", f.pages);
+    hps_json_int("page_bytes", page > 0 ? page : 4096);
+    hps_json_int("max_lines_per_set", f.max_per_set);
+    hps_json_int("l1_sets", sets);
+    hps_json_int("l1_line", line);
+    hps_json_end_object();
 }
 
 static void params_json(void *ctx)

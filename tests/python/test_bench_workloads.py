@@ -399,7 +399,12 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
             for a in ("glibc", "hpsync"):
                 for size in (64, 1024, 4096):
                     f = {64: 1.0, 1024: cia_1k if a == "hpsync" else 1.3, 4096: 2.5}[size]
-                    add("ring", "mutex", t, r, {"ns_per_node": 3.0 * f * noise}, {"size": size}, a)
+                    # cia spreads the first lines; glibc's 1 KiB ring piles up on one set
+                    # in round 1 (a process's layout can differ from another's).
+                    per_set = 2 if a == "hpsync" or size != 1024 else 4 + 60 * (r == 1)
+                    add("ring", "mutex", t, r, {"ns_per_node": 3.0 * f * noise}, {"size": size}, a,
+                        layout={"pages": max(2, size // 32), "page_bytes": 4096,
+                                "max_lines_per_set": per_set, "l1_sets": 64, "l1_line": 64})
             add("scatter", "mutex", t, r, {"updates_per_sec": 100 * noise})
             def tm(v: str, commits: int, causes: dict[str, int]) -> dict[str, Any]:
                 st: dict[str, Any] = {"commits": commits, "aborts_by_cause": causes}
@@ -482,6 +487,49 @@ def test_regime_note() -> None:
     # Round 0 at 2 threads only (1 thread is not counted) lay apart.
     assert len(lines) == 1 and "less on the bias 1, 0.95; within 0.1 2, 0.95" in lines[0], lines
     assert "more on the bias" not in lines[0]
+
+
+def test_ring_layout_is_measured_and_shown() -> None:
+    """The pages a ring's first lines span and the most on one set become
+    measurements (each round's worst process) and a table in the text."""
+    run = suite_run()
+    ms = {schema.key(m): m for m in run["measurements"]}
+    pages = ms["layout/first_line_pages/ring/hpsync/size=4096"]
+    assert pages["value"] == 128 and pages["unit"] == "pages" and len(pages["reps"]) == 3
+    glibc_1k = ms["layout/max_lines_per_set/ring/glibc/size=1024"]
+    assert sorted(glibc_1k["reps"]) == [4, 4, 64]
+    assert ms["layout/max_lines_per_set/ring/hpsync/size=1024"]["reps"] == [2, 2, 2]
+    text = render.render(run)
+    assert "layout of the first lines" in text
+    assert [ln.split()[2:] for ln in text.splitlines() if ln.startswith("size 1024")] == [
+        ["glibc", "32", "4-64"], ["hpsync", "32", "2"]]
+    # Only the ring reports a layout.
+    assert not any("layout" in schema.key(m) and "/art/" in schema.key(m) for m in run["measurements"])
+
+
+def test_real_ring_reports_where_its_lines_lie() -> None:
+    """hps-workload-ring's layout per row: a 4 KiB node's first line is on a
+    page of its own (128 pages, whatever the allocator); 128 lines over the
+    L1's sets put at least 128 / sets on one; under cia, whose classes are
+    odd numbers of lines, no set holds more than a few at 1 KiB and 2 KiB."""
+    prog = BUILD / "bin" / "hps-workload-ring"
+    cia = BUILD / "lib" / "libhpsync-malloc.so"
+    if not prog.is_file() or not cia.is_file():
+        pytest.fail(f"{prog} or {cia} missing: run make first")
+    for preload in ("", str(cia)):
+        env = {**os.environ, "LD_PRELOAD": preload}
+        p = subprocess.run([str(prog), "--rows", "64,1024,2048,4096", "--variants", "mutex", "--threads", "1",
+                            "--reps", "1", "--quick"], capture_output=True, text=True, env=env, timeout=120,
+                           check=False)
+        assert p.returncode == 0, p.stderr
+        rows = {r["row"]: r["layout"] for r in json.loads(p.stdout)["rows"]}
+        assert rows["4096"]["pages"] == 128
+        for name, lay in rows.items():
+            assert lay["page_bytes"] > 0 and lay["l1_sets"] >= 1
+            assert -(-128 // lay["l1_sets"]) <= lay["max_lines_per_set"] <= 128, (name, lay)
+            assert int(name) * 128 // lay["page_bytes"] // 2 <= lay["pages"] <= 128, (name, lay)
+        if preload and rows["64"]["l1_sets"] == 64:
+            assert rows["1024"]["max_lines_per_set"] <= 4 and rows["2048"]["max_lines_per_set"] <= 4, rows
 
 
 def test_report_draws_the_papers_shapes(tmp_path: Path) -> None:

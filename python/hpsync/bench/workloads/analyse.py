@@ -177,6 +177,36 @@ def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
                               "aborts/commit", figs, "lower", ctx))
     out += best_tm(samples, workloads, idx)
     out += dyn_vs_static(workloads, idx)
+    out += layouts(samples)
+    return out
+
+
+LAYOUT_FIGURES = (("pages", "first_line_pages", "pages"), ("max_lines_per_set", "max_lines_per_set", "lines"))
+
+
+def layout_rounds(samples: Samples) -> dict[Key, dict[int, list[Mapping[str, Any]]]]:
+    """point -> round -> the layouts its processes reported (the ring's:
+    where the allocator put the first lines; every process builds its own)."""
+    out: dict[Key, dict[int, list[Mapping[str, Any]]]] = {}
+    for s in samples:
+        if isinstance(s.get("layout"), dict):
+            out.setdefault(point(s), {}).setdefault(int(s.get("round", 0)), []).append(s["layout"])
+    return out
+
+
+def layouts(samples: Samples) -> list[schema.Measurement]:
+    """Per point, the pages its first lines span and the most of them on one
+    L1 set, each round's worst process: what places a ring above the floor
+    (the data TLB's reach, the cache's sets) apart from the code."""
+    ctx = next((s.get("context") for s in samples if s.get("context") is not None), None)
+    out = []
+    for pt, rounds in layout_rounds(samples).items():
+        dims = {"part": "layout", "workload": pt[0], **dict(pt[2])}
+        if pt[1]:
+            dims["allocator"] = pt[1]
+        for key, metric, unit in LAYOUT_FIGURES:
+            figs = {r: float(max(lay.get(key, 0) for lay in ls)) for r, ls in rounds.items()}
+            out.append(_m(dims, metric, unit, figs, "lower", ctx))
     return out
 
 
@@ -339,12 +369,12 @@ def summarise(samples: Samples, workloads: Mapping[str, Mapping[str, Any]]) -> l
     order = {w: i for i, w in enumerate(D.ordered(list(workloads)))}
     vorder = {w: {v: i for i, v in enumerate(variant_order(d))} for w, d in workloads.items()}
     rows.sort(key=lambda r: (order.get(r["workload"], 99), str(r["allocator"] or ""),
-                             _dims_key(r["dims"]), r["metric"],
+                             dims_key(r["dims"]), r["metric"],
                              vorder.get(r["workload"], {}).get(r["variant"], 99), r["threads"]))
     return rows
 
 
-def _dims_key(dims: Mapping[str, Any]) -> list[tuple[str, int, float, str]]:
+def dims_key(dims: Mapping[str, Any]) -> list[tuple[str, int, float, str]]:
     """Dims in a stable order, numbers by value (64 before 1024)."""
     return [(k, 0, float(v), "") if isinstance(v, (int, float)) else (k, 1, 0.0, str(v))
             for k, v in sorted(dims.items())]

@@ -323,6 +323,8 @@ def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict
         k = granularity(row)
         if k is not None:
             s["granularity"] = k
+        if isinstance(row.get("layout"), dict):
+            s["layout"] = row["layout"]
         out.append(s)
         seen.add((v, int(t)))
     lacking = sorted(f"{v}@{t}" for v in asked.values() for t in step.threads if (v, t) not in seen)

@@ -242,6 +242,28 @@ def _cell(r: Mapping[str, Any], base: str | None) -> str:
     return out + (f" ({', '.join(extras)})" if extras else "")
 
 
+def _layout_table(w: str, samples: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Where the workload's allocators put its nodes' first lines, per point
+    (min..max over processes): the ring's explanation of its figures."""
+    rounds = A.layout_rounds([s for s in samples if s.get("workload") == w])
+    if not rounds:
+        return []
+    body = []
+    for pt in sorted(rounds, key=lambda p: (str(p[1] or ""), A.dims_key(dict(p[2])))):
+        lays = [lay for ls in rounds[pt].values() for lay in ls]
+
+        def span(key: str) -> str:
+            vs = [int(lay.get(key, 0)) for lay in lays]
+            return f"{min(vs)}" if min(vs) == max(vs) else f"{min(vs)}-{max(vs)}"
+        body.append([_dims_text(dict(pt[2])) or "-", str(pt[1] or "-"), span("pages"),
+                     span("max_lines_per_set")])
+    first = next(lay for ls in next(iter(rounds.values())).values() for lay in ls)
+    return [f"  layout of the first lines: the pages ({first.get('page_bytes', '?')} B) they span and the "
+            f"most on one of {first.get('l1_sets', '?')} L1 sets (a span past the data TLB's reach, "
+            f"`hpsync characterize --only tlb`, keeps any layout above the 64 B ring)",
+            text.table(["point", "allocator", "pages", "lines/set"], body, [False, False, True, True])]
+
+
 def render(run: Mapping[str, Any]) -> str:
     extra = run.get("extra", {})
     rows = extra.get("rows", [])
@@ -284,6 +306,7 @@ def render(run: Mapping[str, Any]) -> str:
             out.append(f"  {metric} ({unit})")
             out.append(text.table(["point", "variant"] + [f"{t}T" for t in threads], body,
                                   [False, False] + [True] * len(threads)))
+        out += _layout_table(w, extra.get("samples", []))
         aborts = [r for r in mine if r["metric"] == mine[0]["metric"]
                   and any(v["all"] > 0 for v in (r.get("aborts") or {}).values())]
         if aborts:
