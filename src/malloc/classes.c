@@ -8,8 +8,13 @@
  * of L1 sets S, block i of a page starts in set (c + i*k) mod S, and for odd k
  * these are all different for S consecutive blocks.  Allocators that use
  * power-of-two strides (1 KiB, 2 KiB, ...) put every block on the same few
- * sets instead.  Odd lines 1..15, then 8 classes per doubling (each rounded
- * up to odd), so internal waste stays under one line plus 1/8.
+ * sets instead.  Odd lines 1..17, then 8 classes per doubling (each rounded
+ * up to odd), so internal waste stays under one line plus 1/8.  The run of
+ * odd lines goes to 17 because the doubling from 16 lines starts at 18 | 1:
+ * without 17 a request of 16 lines (1 KiB, a common size) would take 19, 3
+ * lines more, where every larger power of two p has its class p + 1 (the
+ * previous doubling's last).  Fewer bytes per block is fewer pages per
+ * block too, and a walk over many blocks pays per page in the data TLB.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -47,7 +52,7 @@ void hps_malloc_classes_init(uint32_t line, uint32_t sets, const char *source)
     for (uint32_t s = HPS_MIN_ALIGN; s < line; s += HPS_MIN_ALIGN)
         add_class(s);
     uint32_t max_lines = HPS_MAX_SMALL / line;
-    for (uint32_t k = 1; k < 16 && k <= max_lines; k += 2)
+    for (uint32_t k = 1; k <= 17 && k <= max_lines; k += 2)
         add_class(k * line);
     for (uint32_t base = 16; base < max_lines; base *= 2)
         for (uint32_t j = 1; j <= 8; j++) {
