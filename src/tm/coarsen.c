@@ -289,6 +289,7 @@ typedef struct slot {
     uint64_t ep_iters, ep_chunks, ep_ns, ep_aborts, ep_cap, ep_target;
     uint64_t ep_solo;                /* of ep_chunks, those that ran on the bias */
     uint8_t ep_one;                  /* a chunk of the epoch ran one at a time (one_at_a_time) */
+    uint8_t ep_long;                 /* the epoch is a long chunks' one (ep_begin) */
     uint64_t others_ns;              /* leading: when another thread last worked at the site, or
                                       * when this one took the lead of a site that has company */
     uint64_t left_ns;                /* when its last call at the site returned (0: none yet) */
@@ -390,17 +391,21 @@ static unsigned run_level(const slot_t *s)
 }
 
 /* 1: the slot's chunks are long ones (EP_LONG_LEVEL). */
-static int ep_long(const slot_t *s)
+static int long_chunks(const slot_t *s)
 {
     return run_level(s) >= EP_LONG_LEVEL && !hps_tm_crowded();
 }
 
-static uint64_t ep_target(const slot_t *s)
+/* Start an epoch: its chunk target, and whether it is a long chunks' one
+ * (decided once, so its target and its time floor agree even if the
+ * process becomes crowded meanwhile). */
+static void ep_begin(slot_t *s)
 {
     unsigned level = run_level(s);
     uint64_t by_iters = EP_ITERS >> (level < 16 ? level : 16);
-    uint64_t chunks = ep_long(s) ? EP_LONG_CHUNKS : EP_CHUNKS;
-    return by_iters > chunks ? by_iters : chunks;
+    s->ep_long = (uint8_t)long_chunks(s);
+    uint64_t chunks = s->ep_long ? EP_LONG_CHUNKS : EP_CHUNKS;
+    s->ep_target = by_iters > chunks ? by_iters : chunks;
 }
 
 /* 1 while the backend runs one section at a time (sgl, and auto's solo for
@@ -581,7 +586,7 @@ static slot_t *slot_get(hps_tm_desc_t *d, hps_tm_coarsen_t *site)
     if (!s->leads)
         follow(site, s, NULL);
     s->moves = 0;
-    s->ep_target = ep_target(s);
+    ep_begin(s);
     return s;
 }
 
@@ -699,7 +704,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         uint64_t t = hps_mono_ns();
         s->ep_ns += t - t0;
         t0 = t;
-        if (s->ep_ns < (ep_long(s) ? EP_LONG_NS : EP_NS) && !capacity) {
+        if (s->ep_ns < (s->ep_long ? EP_LONG_NS : EP_NS) && !capacity) {
             s->ep_target *= 2;
             continue;
         }
@@ -718,7 +723,7 @@ HPS_EXPORT void hps_tm_for_dynamic(hps_tm_coarsen_t *site, long lo, long hi, hps
         so0 = so;
         s->ep_iters = s->ep_chunks = s->ep_ns = s->ep_aborts = s->ep_cap = s->ep_solo = 0;
         s->ep_one = 0;
-        s->ep_target = ep_target(s);
+        ep_begin(s);
     }
     /* Carry the partial epoch to the next call. */
     if (s->leads) {
