@@ -62,6 +62,12 @@ def test_set_spread() -> None:
     # 1 KiB + 64 B apart walks through all sets.
     used, most = mallocs.set_spread([base + 1088 * i for i in range(128)], 64, 64)
     assert used == 64 and most == 2
+    # The pages a ring's first lines span: 2 KiB apart, 128 of them on 64 pages,
+    # 2112 B apart (cia's class) on 66 here; an address's page, not the address.
+    assert mallocs.page_span([base + 2048 * i for i in range(128)], 4096) == 64
+    assert mallocs.page_span([base + 2112 * i for i in range(128)], 4096) == 66
+    assert mallocs.page_span([base, base + 4095, base + 4096], 4096) == 2
+    assert mallocs.page_span([], 4096) == 0
     # Only the line an address falls in counts, not the address itself.
     assert mallocs.set_indices([base, base + 63, base + 64], 64, 64) == [0, 0, 1]
     assert mallocs.set_spread([], 64, 64) == (0, 0)
@@ -129,6 +135,22 @@ def test_rows_and_targets(canned: Callable[[str], Any]) -> None:
     assert ring[64]["ns_per_node"] == pytest.approx(1.10)
     assert ring[2048]["ratio_vs_64"] == pytest.approx(1.15 / 1.10)
     assert ring[1024]["laps_per_sec"] == pytest.approx(1e9 / (1.12 * 128))
+    # Samples stored before the pages were kept have none; the row says so with None.
+    assert all(r["pages"] is None for r in ring.values())
+    with_pages = canned("bench_malloc_samples.json")
+    for sm in with_pages["samples"]["ring"]:
+        sm["pages"] = 60 + sm["round"] if sm["size"] == 2048 else 2
+    doc2 = analysed(with_pages)
+    ring2 = {r["size"]: r for r in mallocs.rows_of(doc2["extra"]["rows"], "ring", allocator="hpsync")}
+    assert ring2[2048]["pages"] == 60 + max(s["round"] for s in with_pages["samples"]["ring"])
+    ms2 = {schema.key(m): m for m in doc2["measurements"]}
+    assert ms2["ring/first_line_pages/hpsync/size=2048"]["reps"] == sorted(
+        60 + s["round"] for s in with_pages["samples"]["ring"]
+        if s["allocator"] == "hpsync" and s["size"] == 2048)
+    page = malloc_render.render(doc2)
+    line_2k = next(ln for ln in page.splitlines() if ln.strip().startswith("2048 "))
+    assert f"{ring2[2048]['pages']}p" in line_2k and "Np: the pages the first lines span" in page
+    assert "Np:" not in malloc_render.render(doc)
     cg = {r["allocator"]: r for r in mallocs.rows_of(rows, "cachegrind", size=1024)}
     assert cg["jemalloc"]["d1_misses_per_lap"] == 128.0 and cg["jemalloc"]["method"] == "difference"
     assert cg["rand"]["method"] == "mean-per-run"

@@ -4,7 +4,8 @@ out-file -> misses, samples -> rows, measurements and caveats.
 
 Samples (what measure collects, each with the "context" it ran in):
   spread:     {"allocator", "round", "state", "size", "sets_used", "max_per_set"}
-  ring:       {"allocator", "round", "size", "ns_per_node", "batches", "sets_used", "max_per_set"}
+  ring:       {"allocator", "round", "size", "ns_per_node", "batches", "sets_used", "max_per_set",
+               "pages" (the distinct pages the first lines lie in; runs before it lack it)}
   cachegrind: {"allocator", "d1", "labels", "size", "laps": [a, b], "misses": [a, b],
                "same_layout": bool, "same_layout_as_timed": bool | None}
   mix:        {"allocator", "round", "pattern", "threads", "ops_per_sec",
@@ -64,6 +65,12 @@ def set_spread(addresses: Iterable[int], line: int, sets: int) -> tuple[int, int
     """(distinct sets used, most addresses on one set) of the addresses' lines."""
     counts = Counter(set_indices(addresses, line, sets))
     return len(counts), max(counts.values(), default=0)
+
+
+def page_span(addresses: Iterable[int], page: int) -> int:
+    """The distinct pages of page bytes the addresses lie in: what a walk over
+    them asks of the data TLB (hps-probe-tlb measures how many it holds)."""
+    return len({int(a) // page for a in addresses})
 
 
 def spread_ok(sets_used: int, max_per_set: int) -> bool:
@@ -158,6 +165,7 @@ def _ring_rows(samples: Sequence[Mapping[str, Any]]) -> list[Row]:
                          "laps_per_sec": 1e9 / (med * NODES) if med > 0 else None,
                          "ratio_vs_64": stats.median(round_ratios(at, base, "ns_per_node")[0]),
                          "sets_used": at[0]["sets_used"], "max_per_set": at[0]["max_per_set"],
+                         "pages": max((int(x["pages"]) for x in at if "pages" in x), default=None),
                          "rounds": len(ns), "spread": stats.spread(ns)})
     return rows
 
@@ -264,9 +272,15 @@ def _ring_measurements(samples: Sequence[Mapping[str, Any]]) -> list[schema.Meas
         mine = [s for s in samples if s["allocator"] == alloc]
         cid = context_of(mine, None)
         for size in sorted({int(s["size"]) for s in mine}):
-            reps, rounds = per_round([s for s in mine if int(s["size"]) == size], "ns_per_node")
+            at = [s for s in mine if int(s["size"]) == size]
+            reps, rounds = per_round(at, "ns_per_node")
             out.append(schema.measurement({"part": "ring", "allocator": alloc, "size": size},
                                           "ns_per_node", "ns", reps, "lower", cid, rounds))
+            with_pages = [s for s in at if "pages" in s]
+            if with_pages:
+                reps, rounds = per_round(with_pages, "pages")
+                out.append(schema.measurement({"part": "ring", "allocator": alloc, "size": size},
+                                              "first_line_pages", "pages", reps, "lower", cid, rounds))
         worst, rounds = [], []
         for rnd, ss in _by_round(mine).items():
             base = next((float(s["ns_per_node"]) for s in ss if int(s["size"]) == RING_BASE_SIZE), None)

@@ -199,6 +199,10 @@ def _spread_of(row: Mapping[str, Any], doc: Mapping[str, Any]) -> dict[str, int]
     return {"sets_used": used, "max_per_set": most}
 
 
+def _pages_of(row: Mapping[str, Any]) -> dict[str, int]:
+    return {"pages": A.page_span(row["addresses"], os.sysconf("SC_PAGE_SIZE"))}
+
+
 def measure(params: Params, session: Session) -> dict[str, Any]:
     """Run every part for every allocator."""
     prog = str(runner.program(PROGRAM))
@@ -236,7 +240,7 @@ def measure(params: Params, session: Session) -> dict[str, Any]:
                     samples["ring"].append({"allocator": name, "round": rnd, "size": row["size"],
                                             "ns_per_node": row["ns_per_node_min"],
                                             "batches": row["ns_per_node_reps"],
-                                            **_spread_of(row, doc), "context": cid})
+                                            **_spread_of(row, doc), **_pages_of(row), "context": cid})
     if not first:
         raise CliError(f"{PROGRAM} failed for every allocator")
 

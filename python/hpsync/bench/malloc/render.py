@@ -69,7 +69,11 @@ def render(run: Mapping[str, Any]) -> str:
                    f"{params.get('rounds', '?')} interleaved round(s), each the best of "
                    f"{params.get('batches', '?')} batches of {params.get('laps', '?')} laps")
         out.append(_grid(ring, "size", allocs,
-                         lambda r: f"{r['ns_per_node']:.2f} ({text.ratio(r.get('ratio_vs_64'))})", "size B"))
+                         lambda r: f"{r['ns_per_node']:.2f} ({text.ratio(r.get('ratio_vs_64'))})"
+                         + (f" {r['pages']}p" if r.get("pages") is not None else ""), "size B"))
+        if any(r.get("pages") is not None for r in ring):
+            out.append("   Np: the pages the first lines span; past the data TLB's reach (`hpsync "
+                       "characterize --only tlb`) no placement keeps the 64 B ring's time")
         at = [r for r in ring if r["size"] == A.CG_SIZE]
         if at:
             out.append(f"   laps/s at {A.CG_SIZE} B: "
