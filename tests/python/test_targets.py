@@ -56,6 +56,16 @@ def test_absolute_and_not_measured() -> None:
     assert (v["verdict"], v["passed"], v["detail"]) == ("n/a", None, "not measured (needs X)")
 
 
+def test_unmet_says_where_to_look_only_when_not_met() -> None:
+    t = target(unmet="look at the pages")
+    assert "look at the pages" not in one(t, [m("adaptive", [0.5, 0.7, 0.9])])["detail"]
+    fail = one(t, [m("adaptive", [1.5, 1.7, 1.9])])
+    assert fail["verdict"] == "FAIL" and fail["detail"].endswith(" (not met: look at the pages)")
+    unsure = one(t, [m("adaptive", [0.5, 1.7, 1.9])])
+    assert unsure["verdict"] == "inconclusive" and "(not met: look at the pages)" in unsure["detail"]
+    assert "look at" not in one(t, [m("glibc", [1.5, 1.7, 1.9])])["detail"]    # n/a: not measured
+
+
 def test_ratio_pairs_rounds() -> None:
     """Rounds are interleaved: each round's figure is judged against the
     reference's same round, so a round the machine slowed as a whole

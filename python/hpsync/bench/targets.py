@@ -56,10 +56,13 @@ class Target:
     min_rounds: int = DEFAULT_MIN_ROUNDS
     per: tuple[str, ...] = ()
     absent: str = ""
+    # Where to look when the target is not met (FAIL or inconclusive): a
+    # cause outside the code under test that the run's own tables show.
+    unmet: str = ""
 
 
 _FIELDS = {"id", "bench", "description", "select", "op", "limit", "against", "relation",
-           "min_rounds", "per", "absent"}
+           "min_rounds", "per", "absent", "unmet"}
 
 
 def parse(doc: Mapping[str, Any], source: str = "targets") -> list[Target]:
@@ -90,7 +93,8 @@ def parse(doc: Mapping[str, Any], source: str = "targets") -> list[Target]:
                           select=dict(t["select"]), op=t["op"], limit=float(t["limit"]),
                           against=dict(t.get("against", {})), relation=relation,
                           min_rounds=int(t.get("min_rounds", DEFAULT_MIN_ROUNDS)),
-                          per=tuple(t.get("per", ())), absent=str(t.get("absent", ""))))
+                          per=tuple(t.get("per", ())), absent=str(t.get("absent", "")),
+                          unmet=str(t.get("unmet", ""))))
     return out
 
 
@@ -286,8 +290,12 @@ def evaluate_target(t: Target, measurements: Sequence[Mapping[str, Any]]) -> lis
         if not group:
             out.append(_verdict(t, tid, _description(t, dims), NA, absent, []))
             continue
-        out.append(_verdict(t, tid, _description(t, dims), combine([j.verdict for j in group]),
-                            _detail(t, group), [schema.key(j.m) for j in group]))
+        verdict = combine([j.verdict for j in group])
+        detail = _detail(t, group)
+        if t.unmet and verdict in (FAIL, INCONCLUSIVE):
+            detail += f" (not met: {t.unmet})"
+        out.append(_verdict(t, tid, _description(t, dims), verdict, detail,
+                            [schema.key(j.m) for j in group]))
     return out
 
 
