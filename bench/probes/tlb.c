@@ -38,17 +38,18 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "hps_probe.h"
 
 #define USAGE "hps-probe-tlb [--quick] [--reps N] [--max-pages N] [--batches N]"
 #define LINE 64
-#define PAGE 4096
-#define HUGE (2UL << 20)
 #define LOADS (1L << 20)            /* loads in a timed batch: 1-4 ms */
 #define WITHIN 1.10                 /* "reach": every point up to it within 10 % of the floor */
 #define MAX_PAGES 512               /* 8 lines a set: the chain still fits any L1 of 64 sets x 8 ways */
 
 static long g_batches;              /* timed batches in a rep */
+static size_t g_page = 4096;        /* the base page (sysconf) */
+static size_t g_huge = 2UL << 20;   /* THP's size (sysfs hpage_pmd_size) */
 
 /* The sweep: fine steps where first-level TLBs end (32-96 entries). */
 static const int k_pages_full[] = { 4,  8,   16,  24,  32,  40,  48,  56,  64,  72,  80,
@@ -97,8 +98,8 @@ static uint64_t huge_kib_at(const void *addr)
  * cycle, time the chase.  Returns ns per load, or -1 after logging. */
 static double measure(int pages, int variant, uint64_t *rng, uint64_t *huge_kib)
 {
-    size_t len = (size_t)pages * PAGE;
-    size_t map_len = variant == V_THP ? (len + HUGE - 1) / HUGE * HUGE + HUGE : len;
+    size_t len = (size_t)pages * g_page;
+    size_t map_len = variant == V_THP ? (len + g_huge - 1) / g_huge * g_huge + g_huge : len;
     char *raw = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) {
         hps_bench_log("mmap of %zu bytes failed", map_len);
@@ -106,8 +107,8 @@ static double measure(int pages, int variant, uint64_t *rng, uint64_t *huge_kib)
     }
     char *base = raw;
     if (variant == V_THP) {
-        base = (char *)(((uintptr_t)raw + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
-        (void)madvise(base, (len + HUGE - 1) / HUGE * HUGE, MADV_HUGEPAGE);
+        base = (char *)(((uintptr_t)raw + g_huge - 1) & ~(uintptr_t)(g_huge - 1));
+        (void)madvise(base, (len + g_huge - 1) / g_huge * g_huge, MADV_HUGEPAGE);
     } else {
         (void)madvise(base, len, MADV_NOHUGEPAGE);   /* no error when THP is compiled out */
     }
@@ -119,7 +120,7 @@ static double measure(int pages, int variant, uint64_t *rng, uint64_t *huge_kib)
         int j = (int)(*rng % (uint64_t)(i + 1)), t = order[i];
         order[i] = order[j], order[j] = t;
     }
-#define LINE_OF(pg) (base + (size_t)(pg) * PAGE + (size_t)((pg) % (PAGE / LINE)) * LINE)
+#define LINE_OF(pg) (base + (size_t)(pg) * g_page + (size_t)((pg) % 64) * LINE)
     for (int i = 0; i < pages; i++)
         *(void **)LINE_OF(order[i]) = LINE_OF(order[(i + 1) % pages]);
     void *p = LINE_OF(order[0]);
@@ -182,12 +183,22 @@ int main(int argc, char **argv)
 
     const int *sweep = quick ? k_pages_quick : k_pages_full;
     int nsweep = quick ? (int)(sizeof k_pages_quick / sizeof *k_pages_quick) : MAXPOINTS;
-    struct point pts[MAXPOINTS];
+    struct point pts[MAXPOINTS + 1];      /* the sweep, and --max-pages if off it */
     int n = 0;
     for (int i = 0; i < nsweep && sweep[i] <= max_pages; i++)
         pts[n++].pages = sweep[i];
     if (n == 0 || pts[n - 1].pages < max_pages)   /* the largest count asked for is on the curve */
         pts[n++].pages = (int)max_pages;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg >= 4096 && (pg & (pg - 1)) == 0)
+        g_page = (size_t)pg;             /* >= 64 lines: page i's line i mod 64 exists */
+    FILE *hf = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+    unsigned long hs = 0;
+    if (hf) {
+        if (fscanf(hf, "%lu", &hs) == 1 && hs > g_page && (hs & (hs - 1)) == 0)
+            g_huge = hs;
+        fclose(hf);
+    }
     int nvar = thp_usable() ? NVARIANTS : 1;
     if (nvar == 1)
         hps_bench_log("transparent huge pages are off here: only the 4k variant runs");
@@ -224,7 +235,8 @@ int main(int argc, char **argv)
     hps_json_int("reps", reps);
     hps_json_int("batches", g_batches);
     hps_json_int("loads_per_batch", LOADS);
-    hps_json_int("page_bytes", PAGE);
+    hps_json_int("page_bytes", (int64_t)g_page);
+    hps_json_int("huge_page_bytes", (int64_t)g_huge);
     hps_json_int("max_pages", max_pages);
     hps_json_num("reach_within", WITHIN);
     hps_json_str("thp", thp_usable() ? "usable" : "off");
