@@ -52,6 +52,20 @@ def test_flags_and_timer_facts() -> None:
     assert b["warnings"] == ["pools: missing: not found"]
 
 
+def test_summary_gives_the_tlb_reach() -> None:
+    """The tlb probe's reach per variant, with the spread over reps when there is
+    one, and the load cost at both ends of the sweep; nothing without the probe."""
+    from hpsync import report
+    text = report.summary(run_of("b"))
+    assert "Data TLB (one line in each of N pages)" in text
+    assert "  4k: within 10 % of the first point up to 48 pages; 1.52 ns a load at 8 pages, 4.46 at 512" in text
+    assert "  thp: within 10 % of the first point up to 48 pages" in text
+    assert "(the whole sweep)" in report.summary(run_of("a"))       # A's thp reaches 512
+    no_tlb = run_of("b")
+    no_tlb["extra"]["probes"] = [p for p in no_tlb["extra"]["probes"] if p["name"] != "tlb"]
+    assert "Data TLB" not in report.summary(no_tlb)
+
+
 def test_run_follows_the_schema() -> None:
     """A characterization is a run like any other: every probe's context,
     a measurement per figure with its raw repetitions."""
