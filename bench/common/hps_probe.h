@@ -158,6 +158,10 @@ void hps_probe_row_pairs(const char *metric, const char *variant, const char *x,
 /* Zeroed memory for n samples, or exit 1 after logging. */
 double *hps_probe_alloc(size_t n);
 
+/* The transparent huge page mode in effect ("always", "madvise", "never"),
+ * or "unknown" (a static buffer). */
+const char *hps_probe_thp_mode(void);
+
 /* Spin (not sleep: a sleep's wake-up would itself be seconds of jitter on a
  * loaded guest) for about ns nanoseconds. */
 static inline void hps_probe_spin_ns(uint64_t ns)

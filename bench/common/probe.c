@@ -381,3 +381,22 @@ void hps_probe_team_free(hps_probe_team_t *t)
     free(t->members);
     t->members = NULL;
 }
+
+const char *hps_probe_thp_mode(void)
+{
+    static char buf[128];
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    snprintf(buf, sizeof buf, "unknown");
+    if (f) {
+        char line[128];
+        if (fgets(line, sizeof line, f)) {
+            char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+            if (a && b) {
+                *b = 0;
+                snprintf(buf, sizeof buf, "%s", a + 1);
+            }
+        }
+        fclose(f);
+    }
+    return buf;
+}

@@ -191,26 +191,6 @@ static uint64_t mem_available(void)
     return (uint64_t)kb * 1024;
 }
 
-/* The transparent huge page mode in effect ("madvise", ...), or "unknown". */
-static const char *thp_mode(void)
-{
-    static char buf[128];
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    snprintf(buf, sizeof buf, "unknown");
-    if (f) {
-        char line[128];
-        if (fgets(line, sizeof line, f)) {
-            char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
-            if (a && b) {
-                *b = 0;
-                snprintf(buf, sizeof buf, "%s", a + 1);
-            }
-        }
-        fclose(f);
-    }
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     long reps, buffer_mib = 0;
@@ -276,7 +256,7 @@ int main(int argc, char **argv)
     hps_json_str("llc_level", llc_level);
     hps_json_uint("llc_bytes", llc);
     hps_json_num("buffer_llc_ratio", (double)bytes / (double)llc);
-    hps_json_str("thp", thp_mode());
+    hps_json_str("thp", hps_probe_thp_mode());
     hps_json_str("access", "16-byte vector loads (sum) / ordinary 16-byte stores");
     hps_json_str("value", "median of reps");
     hps_probe_doc_results();

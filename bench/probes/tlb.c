@@ -27,10 +27,11 @@
  * memory matters (AMD's TLBs, for one, can hold a run of physically
  * contiguous pages in one entry).  Points and variants take
  * turns within a repetition, sizes in alternating order, so drift of the
- * machine is spread over all of them.  Variants: "4k" (MADV_NOHUGEPAGE, so
- * the base pages even when THP is "always") and "thp" (2 MiB-aligned,
- * MADV_HUGEPAGE; each row says how much of it the kernel backed with huge
- * pages, and the variant is left out, with one line, when THP is off).
+ * machine is spread over all of them.  Variants: "4k" (the base page,
+ * MADV_NOHUGEPAGE, so base pages even when THP is "always") and "thp"
+ * (aligned to THP's size, MADV_HUGEPAGE; each row says how much of it the
+ * kernel backed with huge pages, and the variant is left out, with one
+ * line, when THP is off).
  *
  *   hps-probe-tlb [--quick] [--reps N] [--max-pages N] [--batches N]
  */
@@ -142,16 +143,11 @@ static double measure(int pages, int variant, uint64_t *rng, uint64_t *huge_kib)
     return best;
 }
 
+/* THP can back a region advised MADV_HUGEPAGE. */
 static int thp_usable(void)
 {
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    char buf[128] = "";
-    if (f) {
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-    }
-    return strstr(buf, "[always]") || strstr(buf, "[madvise]");
+    const char *m = hps_probe_thp_mode();
+    return !strcmp(m, "always") || !strcmp(m, "madvise");
 }
 
 /* Largest swept page count up to which every point is within WITHIN of the
@@ -239,7 +235,7 @@ int main(int argc, char **argv)
     hps_json_int("huge_page_bytes", (int64_t)g_huge);
     hps_json_int("max_pages", max_pages);
     hps_json_num("reach_within", WITHIN);
-    hps_json_str("thp", thp_usable() ? "usable" : "off");
+    hps_json_str("thp", nvar == NVARIANTS ? "usable" : "off");
     hps_json_str("access", "dependent loads, one 64 B line per page, line = page mod 64, random cyclic order");
     hps_json_str("value", "median over reps (fresh memory each) of the best batch");
     hps_probe_doc_results();

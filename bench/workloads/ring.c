@@ -91,14 +91,20 @@ static void doc_json(void)
     hps_json_str("tm_backend", hps_tm_backend_name());
 }
 
-/* The L1 as the C library reports it (64 B x 64 sets when it does not). */
+/* The L1 as the context block reports it (hwloc: hps_bench_topo), so the
+ * layout's sets are the document's; 64 B x 64 sets when it says nothing. */
 static void l1_geometry(unsigned *line, unsigned *sets)
 {
-    long l = sysconf(_SC_LEVEL1_DCACHE_LINESIZE), w = sysconf(_SC_LEVEL1_DCACHE_ASSOC),
-         z = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    *line = 64, *sets = 64;
-    if (l > 0 && w > 0 && z > 0 && z % (l * w) == 0 && (l & (l - 1)) == 0)
-        *line = (unsigned)l, *sets = (unsigned)(z / (l * w));
+    static unsigned g_line, g_sets;
+    if (!g_line) {
+        hps_topo_t t;
+        g_line = 64, g_sets = 64;
+        const hps_cache_info_t *c = &t.l1d;
+        if (hps_bench_topo(&t) == 0 && c->size && c->ways > 0 && c->line &&
+            (c->line & (c->line - 1)) == 0 && c->size % ((uint64_t)c->ways * c->line) == 0)
+            g_line = c->line, g_sets = (unsigned)(c->size / ((uint64_t)c->ways * c->line));
+    }
+    *line = g_line, *sets = g_sets;
 }
 
 static void row_json(void *ctx)

@@ -359,9 +359,8 @@ def _tlb_lines(run: Mapping[str, Any]) -> list[str]:
     out = ["", "Data TLB (one line in each of N pages)"]
     rows = [r for r in doc.get("results", []) if isinstance(r, dict)]
     for r in rows:
-        if r.get("kind") != "scalar" or not str(r.get("metric", "")).startswith("reach_pages_"):
-            continue
-        if not isinstance(r.get("value"), (int, float)):
+        if (r.get("kind") != "scalar" or not str(r.get("metric", "")).startswith("reach_pages_")
+                or not isinstance(r.get("value"), (int, float))):
             continue
         variant = str(r["metric"])[len("reach_pages_"):]
         sweep = sorted((x for x in rows if x.get("kind") == "sweep" and x.get("variant") == variant),

@@ -39,7 +39,7 @@
 /* An epoch ends after at least this many chunks, iterations and ns (the
  * chunk count doubles until the time is reached, so the clock is read
  * O(log) times per epoch however short the iterations). */
-#define EP_CHUNKS 8
+#define EP_CHUNKS HPS_TM_CTL_STAY_CHUNKS   /* a whole epoch, as the stays count it */
 #define EP_ITERS 128
 #define EP_NS 20000
 /* Long chunks (k >= 256, and serialized ones, which run at kmax): an epoch
