@@ -123,8 +123,8 @@ def compare_measurements(ma: Sequence[Measurement], mb: Sequence[Measurement]) -
         out.warnings.append("some distributions are bimodal: their medians (and ratios) hide "
                             "two levels; see the report's histograms")
     if any("steal" in f for r in out.rows for f in r.flags):
-        out.warnings.append("some probes ran while the hypervisor stole CPU time: their "
-                            "figures may be inflated")
+        out.warnings.append("some measurements (flag steal) ran while the hypervisor stole "
+                            "CPU time: their figures may be inflated")
     return out
 
 

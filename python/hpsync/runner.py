@@ -171,6 +171,28 @@ def last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+PROC_STAT = Path("/proc/stat")
+
+
+def steal_ms(path: Path = PROC_STAT) -> float | None:
+    """CPU time the hypervisor has stolen from this machine since boot, in
+    ms summed over its CPUs (/proc/stat's steal column), or None where the
+    file or the column is missing.  Read around a program, it says how much
+    of the machine was not ours while it ran (a KVM guest's host runs other
+    guests on the same cores: 1-2 % of the CPU time of a busy 2-vCPU guest
+    here, more in bursts).  The C probes read the same column
+    (bench/common/dist.c)."""
+    try:
+        with path.open() as f:
+            fields = f.readline().split()
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 9 or fields[0] != "cpu" or not fields[8].isdigit() or ticks <= 0:
+        return None
+    return int(fields[8]) * 1000.0 / ticks
+
+
 def run_document(argv: Sequence[str], env: Mapping[str, str] | None = None,
                  timeout: float = 600.0) -> tuple[dict[str, Any] | None, str | None]:
     """Run one of our programs: (its JSON document, None), or (None, why not)

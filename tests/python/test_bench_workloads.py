@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hpsync import compare, report, schema
+from hpsync import compare, report, runner, schema
 from hpsync.bench import base, targets, tm
 from hpsync.bench.workloads import BENCH, describe, measure, render
 from hpsync.errors import CliError
@@ -351,14 +351,16 @@ MOPS = [{"name": "insert_mops", "unit": "Mops/s", "better": "higher", "speedup":
 
 def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.2,
               rounds: int = 3, host: str = "a", dyn: float = 0.95,
-              solo: dict[str, list[int]] | None = None, ser: float = 0.4) -> dict[str, Any]:
+              solo: dict[str, list[int]] | None = None, ser: float = 0.4,
+              stolen: dict[tuple[str, int], Any] | None = None) -> dict[str, Any]:
     """A run of three made-up workloads at 1 and 2 threads: the ART (olc
     inserts 2.5x the mutex at 2 threads, lookups olc_lookup x), the ring
     under glibc and hpsync (cia's 1 KiB ring cia_1k x its 64 B floor) and
     scatter (the better TM variant tm_gain x the mutex, granularity sweep
     with a controller at dyn x the best static k, and serialized chunks at
     ser x the mutex; solo: per scatter TM variant, its sections on the bias
-    per round, of 1000)."""
+    per round, of 1000; stolen: per (variant, round), its processes' steal
+    share (or (share, ms)), 0.01 elsewhere)."""
     works = {
         "art": desc_of("art", [{"name": "mutex", "kind": "lock", "baseline": True},
                                {"name": "elide-r0", "kind": "elide", "restarts": 0},
@@ -381,9 +383,12 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
 
     def add(w: str, v: str, t: int, r: int, metrics: dict[str, float], dims: dict[str, Any] | None = None,
             allocator: str | None = None, **more: Any) -> None:
+        got = (stolen or {}).get((v, r), 0.01)
+        steal = got if isinstance(got, tuple) else (got, 1000 * got)   # processes of 1 s
         samples.append({"workload": w, "variant": v, "threads": t, "round": r, "allocator": allocator,
                         "dims": dims or {}, "metrics": metrics, "tm": None, "elision": None,
-                        "context": 0, **more})
+                        "context": 0, "process": (w, v, r),
+                        "steal_share": steal[0], "steal_ms": steal[1], **more})
 
     for r in range(rounds):
         noise = 1 + 0.02 * r
@@ -487,6 +492,59 @@ def test_regime_note() -> None:
     # Round 0 at 2 threads only (1 thread is not counted) lay apart.
     assert len(lines) == 1 and "less on the bias 1, 0.95; within 0.1 2, 0.95" in lines[0], lines
     assert "more on the bias" not in lines[0]
+
+
+def test_rounds_under_steal_are_flagged() -> None:
+    """A measurement is flagged "steal" when a process behind one of its
+    rounds lost 5 % of the machine or more; a ratio when either side did.
+    The run says how much its processes lost, and a target's detail points
+    at the flag without judging otherwise."""
+    quiet = suite_run()
+    assert not [m for m in quiet["measurements"] if m.get("flags")]
+    note = [w for w in quiet["warnings"] if w.startswith("hypervisor steal")]
+    assert note and "lost a median 1.0 %" in note[0] and "; 0 lost 5 % or more (and 30 ms)" in note[0], note
+    run = suite_run(stolen={("tm-k8", 1): 0.08, ("tm-auto", 2): 0.049}, dyn=0.8)
+    ms = by_key(run)
+    flagged = {k for k, m in ms.items() if "steal" in m.get("flags", [])}
+    assert "scatter/updates_per_sec/tm-k8 T=2" in flagged
+    assert "scatter/updates_per_sec_vs_mutex/tm-k8 T=1" in flagged
+    # The controller's ratio to the best static k (tm-k8) shares its rounds;
+    # the one to k = 1 does not (4.9 % is under the line).
+    assert "dyn-vs-static/updates_per_sec_vs_best_static/scatter/default T=2" in flagged
+    assert "dyn-vs-static/updates_per_sec_vs_k1/scatter/default T=2" not in flagged
+    assert "scatter/updates_per_sec/tm-auto T=2" not in flagged
+    assert "best-tm/updates_per_sec_vs_mutex/scatter T=2" in flagged
+    assert not [k for k in flagged if k.startswith(("art/", "ring/", "scatter/updates_per_sec/mutex"))]
+    note = [w for w in run["warnings"] if w.startswith("hypervisor steal")][0]
+    assert "(max 8.0 %); 1 lost 5 % or more (and 30 ms): the measurements of their rounds are " \
+        "flagged" in note
+    # A share over the line from a tick or two of a short process is no burst.
+    short = suite_run(stolen={("tm-k8", 1): (0.08, 20)})
+    assert not [m for m in short["measurements"] if m.get("flags")]
+    t = [targets.Target(id="dyn", bench="workloads", description="d",
+                        select={"part": "dyn-vs-static", "metric": "updates_per_sec_vs_best_static"},
+                        op=">=", limit=0.909)]
+    (v,) = targets.evaluate(t, run["measurements"])
+    # tm-k8's round 1 process ran both thread counts.
+    assert v["verdict"] == "FAIL"
+    assert v["detail"].count("[a round ran under hypervisor steal]") == 2, v["detail"]
+    # Compare passes the flag on, with one warning.
+    diff = compare.compare_runs(quiet, run)
+    assert any("flag steal" in w for w in diff.warnings)
+
+
+def test_steal_is_read_around_each_process(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  10 0 5 100 0 0 0 250 0 0\ncpu0 5 0 2 50 0 0 0 125 0 0\n")
+    hz = os.sysconf("SC_CLK_TCK")
+    assert runner.steal_ms(stat) == pytest.approx(250 * 1000.0 / hz)
+    stat.write_text("cpu  10 0 5 100\n")           # an old kernel: no steal column
+    assert runner.steal_ms(stat) is None
+    assert runner.steal_ms(tmp_path / "none") is None
+    cpus = os.cpu_count() or 1
+    assert measure.steal_share(1000.0, 1000.0 + 40.0 * cpus, 1.0) == pytest.approx(0.04)
+    assert measure.steal_share(None, 5.0, 1.0) is None
+    assert measure.steal_share(9.0, 5.0, 1.0) is None   # a counter that went back
 
 
 def test_ring_layout_is_measured_and_shown() -> None:

@@ -234,6 +234,9 @@ def _detail(t: Target, group: Sequence[Judged]) -> str:
             text += f" (all {len(j.values)} rounds)"
         if j.why:
             text += f" [inconclusive: {j.why}]"
+        if "steal" in j.m.get("flags", ()):
+            # Not a reason to judge otherwise, but one to read it so.
+            text += " [a round ran under hypervisor steal]"
         return text
 
     items = list(zip(labels, group))

@@ -24,6 +24,10 @@ figures pair up):
   workload/solo_share/variant T=n   the share of a TM variant's sections
                           that ran alone on the bias (at 2 threads and more,
                           how much of the run went one thread at a time)
+A measurement any of whose rounds came from a process that lost
+STEAL_FLAG or more of the machine's CPU time to the hypervisor (the
+sample's steal_share, measure.py) is flagged "steal", a ratio if either
+side's round was.
 Speed-ups take a lower-is-better figure (ns per node, seconds) the other
 way up, so more is always faster.
 """
@@ -37,6 +41,12 @@ from ..base import Analysis, Row, warn_few_and_noisy
 from . import describe as D
 
 MIN_ROUNDS = 3
+# A process that lost this share of the machine's CPU time to the
+# hypervisor: 1-2 % is usual for a busy 2-vCPU guest here, with bursts.
+# And at least STEAL_MIN_MS: the kernel counts steal in ticks (10 ms), and
+# a tick or two in a process of a fraction of a second is not a burst.
+STEAL_FLAG = 0.05
+STEAL_MIN_MS = 30.0
 NOISY = 0.5
 BEST_TM = "best-tm"
 DYN = "dyn-vs-static"
@@ -96,9 +106,22 @@ def speedup(mine: Mapping[int, float], ref: Mapping[int, float], better: str) ->
 
 
 def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float], better: str | None,
-       ctx: int | None) -> schema.Measurement:
+       ctx: int | None, flags: Sequence[str] = ()) -> schema.Measurement:
     rounds = sorted(figs)
-    return schema.measurement(dims, metric, unit, [figs[r] for r in rounds], better, ctx, rounds)
+    return schema.measurement(dims, metric, unit, [figs[r] for r in rounds], better, ctx, rounds,
+                              flags)
+
+
+def _stolen(*sides: Mapping[int, Mapping[str, Any]] | None) -> list[str]:
+    """["steal"] if a process behind any round of these samples lost
+    STEAL_FLAG of the machine to the hypervisor."""
+    hit = any(_burst(s) for side in sides if side for s in side.values())
+    return ["steal"] if hit else []
+
+
+def _burst(s: Mapping[str, Any]) -> bool:
+    return ((s.get("steal_share") or 0.0) >= STEAL_FLAG
+            and (s.get("steal_ms") or 0.0) >= STEAL_MIN_MS)
 
 
 def _ctx(rounds: Mapping[int, Mapping[str, Any]]) -> int | None:
@@ -147,34 +170,37 @@ def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
         base = baseline(desc)
         any_s = next(iter(rounds.values()))
         ctx = _ctx(rounds)
+        own = _stolen(rounds)
         out.append(_m(dims_of(any_s), "validated", "", {r: 1.0 for r in rounds}, "higher", ctx))
         for m in desc.get("metrics", []):
             mine = _per_round(rounds, m["name"])
             if not mine:
                 continue
-            out.append(_m(dims_of(any_s), m["name"], m["unit"], mine, m["better"], ctx))
+            out.append(_m(dims_of(any_s), m["name"], m["unit"], mine, m["better"], ctx, own))
             if not m.get("speedup", True):
                 continue
             one = idx.get((pt, variant, 1))
             if one:
                 q = speedup(mine, _per_round(one, m["name"]), m["better"])
                 if q:
-                    out.append(_m(dims_of(any_s), f"{m['name']}_vs_1thread", "x", q, "higher", ctx))
+                    out.append(_m(dims_of(any_s), f"{m['name']}_vs_1thread", "x", q, "higher", ctx,
+                                  _stolen(rounds, one)))
             ref = idx.get((pt, base, threads)) if base and variant != base else None
             if ref:
                 q = speedup(mine, _per_round(ref, m["name"]), m["better"])
                 if q:
-                    out.append(_m(dims_of(any_s), f"{m['name']}_vs_{base}", "x", q, "higher", ctx))
+                    out.append(_m(dims_of(any_s), f"{m['name']}_vs_{base}", "x", q, "higher", ctx,
+                                  _stolen(rounds, ref)))
         solo = {r: q for r, s in rounds.items() if (q := solo_share(s)) is not None}
         if solo:
-            out.append(_m(dims_of(any_s), "solo_share", "", solo, None, ctx))
+            out.append(_m(dims_of(any_s), "solo_share", "", solo, None, ctx, own))
         for layer in LAYERS:
             rates = {r: abort_rates([s], layer) for r, s in rounds.items()}
             causes = sorted({c for v in rates.values() if v for c in v})
             for c in causes:
                 figs = {r: v[c] for r, v in rates.items() if v and c in v}
                 out.append(_m(dims_of(any_s, layer=layer, cause=c), "aborts_per_commit",
-                              "aborts/commit", figs, "lower", ctx))
+                              "aborts/commit", figs, "lower", ctx, own))
     out += best_tm(samples, workloads, idx)
     out += dyn_vs_static(workloads, idx)
     out += layouts(samples)
@@ -235,13 +261,13 @@ def best_tm(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
             if not cands:
                 continue
             sign = 1 if m["better"] == "higher" else -1
-            _, figs = max(cands, key=lambda c: sign * (stats.median(c[1].values()) or 0.0))
+            name, figs = max(cands, key=lambda c: sign * (stats.median(c[1].values()) or 0.0))
             q = speedup(figs, _per_round(ref, m["name"]), m["better"])
             if q:
                 any_s = next(iter(ref.values()))
                 dims = {k: v for k, v in dims_of(any_s).items() if k != "variant"}
                 out.append(_m({"part": BEST_TM, **dims}, f"{m['name']}_vs_{base}", "x", q, "higher",
-                              _ctx(ref)))
+                              _ctx(ref), _stolen(idx[(pt, name, threads)], ref)))
     return out
 
 
@@ -279,11 +305,12 @@ def dyn_vs_static(workloads: Mapping[str, Mapping[str, Any]],
         any_s = next(iter(rounds.values()))
         dims = {"part": DYN, **{k: v for k, v in dims_of(any_s).items() if k != "variant"},
                 "backend": group or "default"}
-        k1 = next((f for k, _, f in figs if k == 1.0), None)
-        for name, ref in (("best_static", best[2]), ("k1", k1)):
-            q = speedup(mine, ref, m["better"]) if ref else None
+        k1 = next(((n, f) for k, n, f in figs if k == 1.0), None)
+        for name, ref in (("best_static", best[1:]), ("k1", k1)):
+            q = speedup(mine, ref[1], m["better"]) if ref else None
             if q:
-                out.append(_m(dims, f"{m['name']}_vs_{name}", "x", q, "higher", _ctx(rounds)))
+                out.append(_m(dims, f"{m['name']}_vs_{name}", "x", q, "higher", _ctx(rounds),
+                              _stolen(rounds, idx[(pt, ref[0], threads)])))
     return out
 
 
@@ -394,6 +421,23 @@ def not_measured(extra: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def steal_note(samples: Samples) -> list[str]:
+    """One line on the hypervisor's steal over the run's processes (each
+    process's share, once), if it was read."""
+    procs: dict[Any, Mapping[str, Any]] = {}
+    for s in samples:
+        if s.get("steal_share") is not None:
+            procs[s.get("process", id(s))] = s
+    if not procs:
+        return []
+    xs = sorted(float(s["steal_share"]) for s in procs.values())
+    over = sum(_burst(s) for s in procs.values())
+    return [f"hypervisor steal: {len(xs)} processes lost a median {100 * stats.median(xs):.1f} % "
+            f"of the machine's CPU time (max {100 * xs[-1]:.1f} %); {over} lost {100 * STEAL_FLAG:g} % "
+            f"or more (and {STEAL_MIN_MS:g} ms)"
+            + (": the measurements of their rounds are flagged 'steal'" if over else "")]
+
+
 def analyse(extra: Mapping[str, Any], params: Mapping[str, Any]) -> Analysis:
     samples = extra["samples"]
     workloads = _kinds(extra)
@@ -403,4 +447,5 @@ def analyse(extra: Mapping[str, Any], params: Mapping[str, Any]) -> Analysis:
     warnings += not_measured(extra)
     idx = _index(samples)
     warnings += regime_note(workloads, idx)
+    warnings += steal_note(samples)
     return Analysis(rows, measurements(samples, workloads, idx), warnings)
