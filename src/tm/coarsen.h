@@ -148,9 +148,10 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s);
 int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan);
 /* The loop was away (the program did other work between calls) for long
  * enough that what it measured before no longer pairs with what comes
- * after: a comparison under way (B, A2) starts again from A, once per
- * round of probes (calls that are all short and far apart still finish
- * their rounds).  1 if it restarted. */
+ * after: a comparison under way (B, A2) starts again from A, and the A a
+ * scan left (the other arm counted as tried) starts again with no side
+ * tried, once per round of probes (calls that are all short and far apart
+ * still finish their rounds).  1 if it restarted. */
 int hps_tm_ctl_gap(hps_tm_ctl_t *c);
 /* The loop ran at kmax, one section at a time (a backend such as sgl: see
  * coarsen.c), feeding nothing.  When the backend changes, the search goes

@@ -568,6 +568,39 @@ static void case_gap(void)
               1u << c.level);
 }
 
+/* A scan on one input (histogram's 16 bins: serialized chunks 6 ns a key,
+ * concurrent ones 28) chose the serial arm; its confirming A then ran
+ * after a gap, on another input (1 Mi bins: serial 80, concurrent 40).
+ * The gap restarts A with no side tried, so the round compares the arms
+ * again at once rather than settling on A's figure and holding the
+ * dearer arm for a stay. */
+static void case_gap_after_scan(void)
+{
+    hps_tm_ctl_t c;
+    hps_tm_ctl_init(&c, 8, 10);
+    hps_tm_ctl_scan(&c);
+    for (int e = 0; e < 40 && c.phase == HPS_TM_CTL_SCAN; e++)
+        feed_cost(&c, hps_tm_ctl_serial(&c) ? 6 : 28);
+    HPS_CHECK(c.serial && c.phase == HPS_TM_CTL_A, "the scan did not choose the serial arm: "
+              "serial %u, phase %u", c.serial, c.phase);
+    HPS_CHECK(hps_tm_ctl_gap(&c) && c.phase == HPS_TM_CTL_A && c.tried == 0 && c.nep == 0,
+              "a gap in the A after a scan did not restart it (phase %u, tried %u)", c.phase,
+              c.tried);
+    HPS_CHECK(!hps_tm_ctl_gap(&c), "a second gap in the round restarted it again");
+    int on_serial = 0, e = 0;
+    for (; e < 200 && c.serial; e++) {
+        on_serial += hps_tm_ctl_serial(&c);
+        feed_cost(&c, hps_tm_ctl_serial(&c) ? 80 : 40);
+    }
+    /* On the serial arm: A (3 epochs), the rescan's serial point (2; the
+     * levels were far dearer in the scan, so the arm's probes were backing
+     * off) and A2 after the levels' B (3): 8.  Settling on A's figure held
+     * it 8 more, a stay (and longer ones, as stays double). */
+    HPS_CHECK(!c.serial && on_serial <= 3 * HPS_TM_CTL_EPOCHS, "the serial arm held %d epochs "
+              "(%d in all) after the input changed across a gap", on_serial, e);
+    HPS_CHECK(hps_tm_ctl_valid(&c, 10), "not a valid state");
+}
+
 /* Serialized chunks at 1.4x the level's cost: a clear loss, rarely a far
  * answer at its first epoch.  The serial arm's cost does not depend on the
  * level, so its probes back off (up to 15 rounds) instead of coming at the
@@ -713,6 +746,7 @@ static const hps_test_case_t cases[] = {
     { "crowded", .run = case_crowded },
     { "crowded_aborts", .run = case_crowded_aborts },
     { "gap", .run = case_gap },
+    { "gap_after_scan", .run = case_gap_after_scan },
     { "arm_backoff", .run = case_arm_backoff },
     { "valid", .run = case_valid },
     { "near", .run = case_near },
