@@ -435,8 +435,9 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
  * that B never saw).  Histogram's 1 Mi bins under norec at 2 threads, in
  * the suite's slices: A2's last epoch, the first of the next slice, cost
  * 106 ns a key, twice the level's usual, and the controller changed to
- * the serial arm at 1.5x k = 128's cost for the rest of the run. */
-/* The A a scan leaves behind only confirms the arm the scan chose (the
+ * the serial arm at 1.5x k = 128's cost for the rest of the run.
+ *
+ * The A a scan leaves behind only confirms the arm the scan chose (the
  * other arm counts as tried), and on the serial arm, which has no levels
  * to probe, it settles on its own figure.  Across a gap that figure may be
  * another input's: histogram's b1m-b16 under norec at 2 threads, a scan

@@ -519,7 +519,8 @@ static void case_crowded_aborts(void)
 
 /* A comparison the loop left for a while (hps_tm_ctl_gap: the program
  * did other work between calls) starts again from A, once per round of
- * probes, and only a comparison: A, a settled level and a scan carry on. */
+ * probes, and only a comparison: an A in a climb, a settled level and a
+ * scan carry on (the A a scan left: case_gap_after_scan). */
 static void case_gap(void)
 {
     hps_tm_ctl_t c;
