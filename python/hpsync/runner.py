@@ -193,6 +193,17 @@ def steal_ms(path: Path = PROC_STAT) -> float | None:
     return int(fields[8]) * 1000.0 / ticks
 
 
+def steal_share(before: float | None, after: float | None, wall_s: float) -> float | None:
+    """The share of the machine's CPU time the hypervisor stole while a
+    program ran, from steal_ms() read before and after it (steal over wall
+    time times CPUs: /proc/stat sums every CPU's), rounded to 0.1 %; None
+    where it cannot be read."""
+    cpus = os.cpu_count() or 1
+    if before is None or after is None or wall_s <= 0 or after < before:
+        return None
+    return round((after - before) / (wall_s * 1000.0 * cpus), 3)
+
+
 def run_document(argv: Sequence[str], env: Mapping[str, str] | None = None,
                  timeout: float = 600.0) -> tuple[dict[str, Any] | None, str | None]:
     """Run one of our programs: (its JSON document, None), or (None, why not)

@@ -424,6 +424,8 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
     doc = schema.envelope(BENCH.kind, {"rounds": rounds, "quick": False},
                           [{"id": 0, "host": host, "programs": ["hps-workload-art"], "processes": 1}],
                           {"samples": samples, "workloads": works,
+                           "steal": [{"share": s["steal_share"], "ms": s["steal_ms"]}
+                                     for s in {str(x["process"]): x for x in samples}.values()],
                            "variants": {w: {v["name"]: {"status": "measured", "note": ""}
                                             for v in d["variants"]} for w, d in works.items()},
                            "allocators": {"measured": ["glibc", "hpsync"], "missing": {}}})
@@ -542,9 +544,9 @@ def test_steal_is_read_around_each_process(tmp_path: Path) -> None:
     assert runner.steal_ms(stat) is None
     assert runner.steal_ms(tmp_path / "none") is None
     cpus = os.cpu_count() or 1
-    assert measure.steal_share(1000.0, 1000.0 + 40.0 * cpus, 1.0) == pytest.approx(0.04)
-    assert measure.steal_share(None, 5.0, 1.0) is None
-    assert measure.steal_share(9.0, 5.0, 1.0) is None   # a counter that went back
+    assert runner.steal_share(1000.0, 1000.0 + 40.0 * cpus, 1.0) == pytest.approx(0.04)
+    assert runner.steal_share(None, 5.0, 1.0) is None
+    assert runner.steal_share(9.0, 5.0, 1.0) is None   # a counter that went back
 
 
 def test_ring_layout_is_measured_and_shown() -> None:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
-from hpsync import characterize, compare, plots, report, runs, schema
+from hpsync import characterize, compare, plots, report, runner, runs, schema
 from hpsync.bench import locks
 from test_characterize import run_of
 
@@ -118,6 +118,12 @@ def check_locks_document(doc: dict[str, Any]) -> None:
     assert all(t["verdict"] in ("inconclusive", "n/a") for t in doc["targets"])
     # Every measurement keeps its raw rounds and says where it was measured.
     assert all(len(m["reps"]) == 1 and m["context"] == 0 for m in doc["measurements"])
+    # The steal time each process ran under, where /proc/stat has it, and a
+    # note of it among the warnings.
+    if runner.steal_ms() is not None:
+        steal = doc["extra"]["steal"]
+        assert len(steal) == ctx[0]["processes"] and all(0 <= p["share"] < 1 for p in steal)
+        assert [w for w in doc["warnings"] if w.startswith(f"hypervisor steal: {len(steal)} processes")]
 
 
 def test_two_quick_lock_runs_compare_and_report(hpsync: Run, tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ A benchmark module (bench/locks.py, bench/malloc/, ...) supplies three parts:
 
 run() strings them together; analyse_run() is the pure half (it also
 upgrades stored schema-1 documents, whose samples it re-analyses), and the
-targets table judges the measurements.
+targets table judges the measurements.  The session reads the hypervisor's
+steal time around every program it runs (extra["steal"]), and the run's
+warnings say how much of the machine its processes lost.
 """
 
 from __future__ import annotations
@@ -77,23 +79,61 @@ def interleaved(round_no: int, items: Sequence[Any]) -> list[Any]:
     return list(items) if round_no % 2 == 0 else list(reversed(items))
 
 
+# A process that lost this share of the machine's CPU time to the
+# hypervisor (1-2 % is usual for a busy 2-vCPU guest here, with bursts), and
+# at least STEAL_MIN_MS of it: the kernel counts steal in ticks (10 ms), and
+# a tick or two in a process of a fraction of a second is not a burst.
+STEAL_FLAG = 0.05
+STEAL_MIN_MS = 30.0
+
+
+def steal_burst(share: float | None, ms: float | None) -> bool:
+    return (share or 0.0) >= STEAL_FLAG and (ms or 0.0) >= STEAL_MIN_MS
+
+
+def steal_note(stolen: Sequence[Mapping[str, float]] | None, flagged: bool = False) -> list[str]:
+    """One line on the hypervisor's steal over a run's processes (extra's
+    "steal": {"share", "ms"} a process), if it was read; flagged: the
+    benchmark flags the measurements of those processes' rounds."""
+    if not stolen:
+        return []
+    xs = sorted(float(p["share"]) for p in stolen)
+    over = sum(steal_burst(p.get("share"), p.get("ms")) for p in stolen)
+    return [f"hypervisor steal: {len(xs)} processes lost a median {100 * stats.median(xs):.1f} % "
+            f"of the machine's CPU time (max {100 * xs[-1]:.1f} %); {over} lost {100 * STEAL_FLAG:g} % "
+            f"or more (and {STEAL_MIN_MS:g} ms)"
+            + (": the measurements of their rounds are flagged 'steal'" if over and flagged else
+               ": read figures measured then with care" if over else "")]
+
+
 class Session:
     """The programs of one benchmark run: runs them, keeps every distinct
-    context block they print, and logs progress on stderr."""
+    context block they print and the steal time each program ran under,
+    and logs progress on stderr."""
 
     def __init__(self, log: Callable[[str], None] = runner.log) -> None:
         self.log = log
         self.contexts = schema.Contexts()
+        self.steal: list[dict[str, float]] = []
 
     def context(self, ctx: Mapping[str, Any] | None, program: str) -> int | None:
         return self.contexts.add(ctx, program)
+
+    def stolen(self, share: float, ms: float) -> None:
+        """A program's share of the machine the hypervisor took, and its ms."""
+        self.steal.append({"share": share, "ms": round(ms)})
 
     def run(self, argv: Sequence[str], env: Mapping[str, str] | None = None,
             timeout: float = 600.0, program: str | None = None) -> tuple[dict[str, Any], int | None]:
         """(the program's JSON document, the id of its context block);
         a failure is a CliError.  program names it when argv[0] is a
         wrapper (valgrind)."""
+        t0, before = time.monotonic(), runner.steal_ms()
         doc = runner.run_json(argv, env, timeout)
+        after = runner.steal_ms()
+        share = runner.steal_share(before, after, time.monotonic() - t0)
+        if share is not None and before is not None and after is not None:
+            self.stolen(share, after - before)
         return doc, self.context(doc.get("context"), program or Path(argv[0]).name)
 
 
@@ -106,7 +146,9 @@ def analyse_run(bench: Bench, doc: Mapping[str, Any],
     """A run with its measurements, rows (in extra), warnings and verdicts
     computed from its samples: pure."""
     a = bench.analyse(doc["extra"], doc["params"])
-    return {**doc, "measurements": a.measurements, "warnings": a.warnings,
+    flagged = any("steal" in m.get("flags", ()) for m in a.measurements)
+    warnings = a.warnings + steal_note(doc["extra"].get("steal"), flagged)
+    return {**doc, "measurements": a.measurements, "warnings": warnings,
             "extra": {**doc["extra"], "rows": a.rows},
             "targets": targets.evaluate(targets.for_bench(bench.name, table), a.measurements)}
 
@@ -116,6 +158,8 @@ def run(bench: Bench, params: Any, log: Callable[[str], None] = runner.log) -> d
     started = time.monotonic()
     session = Session(log)
     extra = bench.measure(params, session)
+    if session.steal:
+        extra = {**extra, "steal": session.steal}
     doc = schema.envelope(bench.kind, params_dict(params), session.contexts.blocks, extra, started)
     return analyse_run(bench, doc)
 

@@ -25,7 +25,7 @@ figures pair up):
                           that ran alone on the bias (at 2 threads and more,
                           how much of the run went one thread at a time)
 A measurement any of whose rounds came from a process that lost
-STEAL_FLAG or more of the machine's CPU time to the hypervisor (the
+base.STEAL_FLAG or more of the machine's CPU time to the hypervisor (the
 sample's steal_share, measure.py) is flagged "steal", a ratio if either
 side's round was.
 Speed-ups take a lower-is-better figure (ns per node, seconds) the other
@@ -37,16 +37,10 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ... import schema, stats
-from ..base import Analysis, Row, warn_few_and_noisy
+from ..base import Analysis, Row, steal_burst, warn_few_and_noisy
 from . import describe as D
 
 MIN_ROUNDS = 3
-# A process that lost this share of the machine's CPU time to the
-# hypervisor: 1-2 % is usual for a busy 2-vCPU guest here, with bursts.
-# And at least STEAL_MIN_MS: the kernel counts steal in ticks (10 ms), and
-# a tick or two in a process of a fraction of a second is not a burst.
-STEAL_FLAG = 0.05
-STEAL_MIN_MS = 30.0
 NOISY = 0.5
 BEST_TM = "best-tm"
 DYN = "dyn-vs-static"
@@ -114,14 +108,10 @@ def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float
 
 def _stolen(*sides: Mapping[int, Mapping[str, Any]] | None) -> list[str]:
     """["steal"] if a process behind any round of these samples lost
-    STEAL_FLAG of the machine to the hypervisor."""
-    hit = any(_burst(s) for side in sides if side for s in side.values())
+    base.STEAL_FLAG of the machine to the hypervisor."""
+    hit = any(steal_burst(s.get("steal_share"), s.get("steal_ms"))
+              for side in sides if side for s in side.values())
     return ["steal"] if hit else []
-
-
-def _burst(s: Mapping[str, Any]) -> bool:
-    return ((s.get("steal_share") or 0.0) >= STEAL_FLAG
-            and (s.get("steal_ms") or 0.0) >= STEAL_MIN_MS)
 
 
 def _ctx(rounds: Mapping[int, Mapping[str, Any]]) -> int | None:
@@ -421,23 +411,6 @@ def not_measured(extra: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def steal_note(samples: Samples) -> list[str]:
-    """One line on the hypervisor's steal over the run's processes (each
-    process's share, once), if it was read."""
-    procs: dict[Any, Mapping[str, Any]] = {}
-    for s in samples:
-        if s.get("steal_share") is not None:
-            procs[s.get("process", id(s))] = s
-    if not procs:
-        return []
-    xs = sorted(float(s["steal_share"]) for s in procs.values())
-    over = sum(_burst(s) for s in procs.values())
-    return [f"hypervisor steal: {len(xs)} processes lost a median {100 * stats.median(xs):.1f} % "
-            f"of the machine's CPU time (max {100 * xs[-1]:.1f} %); {over} lost {100 * STEAL_FLAG:g} % "
-            f"or more (and {STEAL_MIN_MS:g} ms)"
-            + (": the measurements of their rounds are flagged 'steal'" if over else "")]
-
-
 def analyse(extra: Mapping[str, Any], params: Mapping[str, Any]) -> Analysis:
     samples = extra["samples"]
     workloads = _kinds(extra)
@@ -447,5 +420,4 @@ def analyse(extra: Mapping[str, Any], params: Mapping[str, Any]) -> Analysis:
     warnings += not_measured(extra)
     idx = _index(samples)
     warnings += regime_note(workloads, idx)
-    warnings += steal_note(samples)
     return Analysis(rows, measurements(samples, workloads, idx), warnings)

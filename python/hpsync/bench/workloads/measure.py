@@ -34,7 +34,6 @@ Sample (one per row of a document):
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -334,20 +333,6 @@ def samples_of(step: Step, doc: Mapping[str, Any], cid: int | None) -> list[dict
     return out
 
 
-def steal_share(before: float | None, after: float | None, wall_s: float) -> float | None:
-    """The share of the machine's CPU time the hypervisor stole while a
-    process ran (steal over wall time times CPUs; /proc/stat sums every
-    CPU's), rounded to 0.1 %; None where it cannot be read.  A process's
-    variants all pay it, but not evenly: steal comes in bursts of
-    milliseconds, and a round's pairs are compared as if the machine had
-    been the same for both (analyse.py flags the rounds that ran under much
-    of it)."""
-    cpus = os.cpu_count() or 1
-    if before is None or after is None or wall_s <= 0 or after < before:
-        return None
-    return round((after - before) / (wall_s * 1000.0 * cpus), 3)
-
-
 class _OverBudget(Exception):
     """The plan will not fit the budget: the factor on the work that does,
     and the whole run's projected seconds at full size."""
@@ -373,7 +358,7 @@ def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Pro
         stolen0 = runner.steal_ms()
         doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
         stolen1 = runner.steal_ms()
-        share = steal_share(stolen0, stolen1, time.monotonic() - t0)
+        share = runner.steal_share(stolen0, stolen1, time.monotonic() - t0)
         if doc is None:
             raise _wrong(step.desc, step.variants, why or "no document")
         if step.allocator is not None:
@@ -388,6 +373,8 @@ def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Pro
             s["process"] = i
             if share is not None:
                 s["steal_share"], s["steal_ms"] = share, round(stolen1 - stolen0)
+        if share is not None:
+            session.stolen(share, stolen1 - stolen0)
         samples += got
         w = step.desc.workload
         spent[w] = spent.get(w, 0.0) + time.monotonic() - t0
@@ -436,6 +423,7 @@ def measure(params: Params, session: Session, progress: Progress | None = None) 
             break
         except _OverBudget as over:
             x, projected = over.factor, over.projected
+            session.steal.clear()    # the run is the plan that follows, not its probe
         finally:
             bar.close()
         # Over budget: the plan again at the work that fits.
