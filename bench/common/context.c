@@ -61,15 +61,21 @@ int hps_bench_topo(hps_topo_t *t)
     return 0;
 }
 
+uint64_t hps_bench_cache_sets(const hps_cache_info_t *c)
+{
+    /* Sets only make sense for a set-associative cache with known shape. */
+    return c->size && c->ways > 0 && c->line ? c->size / ((uint64_t)c->ways * c->line) : 0;
+}
+
 void hps_bench_cache_json(const char *key, const hps_cache_info_t *c)
 {
     hps_json_begin_object(key);
     hps_json_uint("size", c->size);
     hps_json_int("ways", c->ways);
     hps_json_uint("line", c->line);
-    /* Sets only make sense for a set-associative cache with known shape. */
-    if (c->size && c->ways > 0 && c->line)
-        hps_json_uint("sets", c->size / ((uint64_t)c->ways * c->line));
+    uint64_t sets = hps_bench_cache_sets(c);
+    if (sets)
+        hps_json_uint("sets", sets);
     else
         hps_json_null("sets");
     hps_json_end_object();

@@ -236,6 +236,8 @@ typedef struct hps_topo {
 int hps_bench_topo(hps_topo_t *t);
 /* Write a cache as {size, ways, line, sets} under key. */
 void hps_bench_cache_json(const char *key, const hps_cache_info_t *c);
+/* A cache's sets (size / (ways x line)), or 0 when its shape is unknown. */
+uint64_t hps_bench_cache_sets(const hps_cache_info_t *c);
 
 /* ---- the context block -------------------------------------------------- */
 

@@ -100,9 +100,9 @@ static void l1_geometry(unsigned *line, unsigned *sets)
         hps_topo_t t;
         g_line = 64, g_sets = 64;
         const hps_cache_info_t *c = &t.l1d;
-        if (hps_bench_topo(&t) == 0 && c->size && c->ways > 0 && c->line &&
-            (c->line & (c->line - 1)) == 0 && c->size % ((uint64_t)c->ways * c->line) == 0)
-            g_line = c->line, g_sets = (unsigned)(c->size / ((uint64_t)c->ways * c->line));
+        uint64_t sets = hps_bench_topo(&t) == 0 ? hps_bench_cache_sets(c) : 0;
+        if (sets && (c->line & (c->line - 1)) == 0 && sets * (uint64_t)c->ways * c->line == c->size)
+            g_line = c->line, g_sets = (unsigned)sets;
     }
     *line = g_line, *sets = g_sets;
 }

@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -202,6 +203,23 @@ def steal_share(before: float | None, after: float | None, wall_s: float) -> flo
     if before is None or after is None or wall_s <= 0 or after < before:
         return None
     return round((after - before) / (wall_s * 1000.0 * cpus), 3)
+
+
+class StealWindow:
+    """The steal time over a stretch of wall time: opened just before a
+    program starts, closed when it has ended."""
+
+    def __init__(self) -> None:
+        self.t0, self.before = time.monotonic(), steal_ms()
+
+    def close(self) -> dict[str, float] | None:
+        """{"share": of the machine, "ms": stolen} over the stretch, or None
+        where steal cannot be read."""
+        after = steal_ms()
+        share = steal_share(self.before, after, time.monotonic() - self.t0)
+        if share is None or self.before is None or after is None:
+            return None
+        return {"share": share, "ms": round(after - self.before)}
 
 
 def run_document(argv: Sequence[str], env: Mapping[str, str] | None = None,

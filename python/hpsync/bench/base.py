@@ -119,21 +119,20 @@ class Session:
     def context(self, ctx: Mapping[str, Any] | None, program: str) -> int | None:
         return self.contexts.add(ctx, program)
 
-    def stolen(self, share: float, ms: float) -> None:
-        """A program's share of the machine the hypervisor took, and its ms."""
-        self.steal.append({"share": share, "ms": round(ms)})
+    def stolen(self, window: Mapping[str, float] | None) -> None:
+        """A program's share of the machine the hypervisor took, and its ms
+        (a closed runner.StealWindow; None where steal cannot be read)."""
+        if window is not None:
+            self.steal.append(dict(window))
 
     def run(self, argv: Sequence[str], env: Mapping[str, str] | None = None,
             timeout: float = 600.0, program: str | None = None) -> tuple[dict[str, Any], int | None]:
         """(the program's JSON document, the id of its context block);
         a failure is a CliError.  program names it when argv[0] is a
         wrapper (valgrind)."""
-        t0, before = time.monotonic(), runner.steal_ms()
+        window = runner.StealWindow()
         doc = runner.run_json(argv, env, timeout)
-        after = runner.steal_ms()
-        share = runner.steal_share(before, after, time.monotonic() - t0)
-        if share is not None and before is not None and after is not None:
-            self.stolen(share, after - before)
+        self.stolen(window.close())
         return doc, self.context(doc.get("context"), program or Path(argv[0]).name)
 
 

@@ -355,10 +355,9 @@ def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Pro
         bar.step(step.label())
         t0 = time.monotonic()
         argv = step.argv(runner.build_dir() / "bin" / step.desc.program, params.quick, params.scale)
-        stolen0 = runner.steal_ms()
+        window = runner.StealWindow()
         doc, why = runner.run_document(argv, step.env, timeout=max(300.0, 20 * step.cost))
-        stolen1 = runner.steal_ms()
-        share = runner.steal_share(stolen0, stolen1, time.monotonic() - t0)
+        stolen = window.close()
         if doc is None:
             raise _wrong(step.desc, step.variants, why or "no document")
         if step.allocator is not None:
@@ -371,10 +370,9 @@ def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Pro
         got = samples_of(step, doc, cid)
         for s in got:
             s["process"] = i
-            if share is not None:
-                s["steal_share"], s["steal_ms"] = share, round(stolen1 - stolen0)
-        if share is not None:
-            session.stolen(share, stolen1 - stolen0)
+            if stolen is not None:
+                s["steal_share"], s["steal_ms"] = stolen["share"], stolen["ms"]
+        session.stolen(stolen)
         samples += got
         w = step.desc.workload
         spent[w] = spent.get(w, 0.0) + time.monotonic() - t0
