@@ -147,7 +147,27 @@ int hps_bench_become_multithreaded(void);
  */
 typedef struct hps_bench_gate {
     atomic_int go, stop, ready, started;
+    /* 0: the thread running the workers opens the gate (it times the run
+     * from there).  n > 0: the workers meet there, n of them, and time
+     * themselves by their own clocks (the ART's phases); see
+     * hps_bench_gate_meet. */
+    int open_at;
 } hps_bench_gate_t;
+
+/* Before creating a run's workers (a program may run several on one gate). */
+void hps_bench_gate_reset(hps_bench_gate_t *g, int open_at);
+
+/* Worker side of a gate with open_at > 0: wait, napping, until all
+ * open_at workers have arrived.  Napping, not spinning or yielding: a new
+ * thread is often queued on its creator's sibling's CPU while another CPU
+ * sits idle, and the idle one only pulls it at the next balancing tick
+ * (4 ms here).  The ART's two workers (a pthread barrier, then a spinning
+ * gate) started 4 ms apart in half their 20-200 ms phases on the 2-vCPU
+ * guest, both on one CPU: the second one released the first one's CPU
+ * only at the tick.  A napping waiter leaves the runqueue, and the wake-up
+ * after its nap places it on an idle CPU: they start within a nap (tens
+ * of us) of each other. */
+void hps_bench_gate_meet(hps_bench_gate_t *g);
 
 /* Worker side: announce readiness, wait until the run starts, then say it
  * has started (the run lasts at least its duration after the last worker
@@ -160,6 +180,10 @@ typedef struct hps_bench_gate {
  * CPU a yield returns at once, so the wait still spins there. */
 static inline void hps_bench_gate_enter(hps_bench_gate_t *g)
 {
+    if (g->open_at > 0) {
+        hps_bench_gate_meet(g);
+        return;
+    }
     atomic_fetch_add_explicit(&g->ready, 1, memory_order_release);
     for (unsigned polls = 1; !atomic_load_explicit(&g->go, memory_order_acquire); polls++)
         if (polls % 256 == 0)

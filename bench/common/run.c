@@ -61,6 +61,25 @@ void *hps_bench_lines_alloc(size_t bytes)
     return p;
 }
 
+void hps_bench_gate_reset(hps_bench_gate_t *g, int open_at)
+{
+    atomic_store(&g->go, 0);
+    atomic_store(&g->stop, 0);
+    atomic_store(&g->ready, 0);
+    atomic_store(&g->started, 0);
+    g->open_at = open_at;
+}
+
+void hps_bench_gate_meet(hps_bench_gate_t *g)
+{
+    atomic_fetch_add_explicit(&g->ready, 1, memory_order_acq_rel);
+    while (atomic_load_explicit(&g->ready, memory_order_acquire) < g->open_at) {
+        struct timespec nap = { 0, 20000 };
+        nanosleep(&nap, NULL);
+    }
+    atomic_fetch_add_explicit(&g->started, 1, memory_order_relaxed);
+}
+
 void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)(void *),
                             long duration_ms, hps_bench_totals_t *out)
 {
@@ -70,11 +89,7 @@ void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)
         hps_bench_log("out of memory");
         return NULL;
     }
-    /* A program may run several timed runs on one gate. */
-    atomic_store(&g->go, 0);
-    atomic_store(&g->stop, 0);
-    atomic_store(&g->ready, 0);
-    atomic_store(&g->started, 0);
+    hps_bench_gate_reset(g, 0);
     for (int i = 0; i < n; i++) {
         hps_bench_worker_t *w = (hps_bench_worker_t *)(mem + size * (size_t)i);
         w->index = i;

@@ -82,8 +82,18 @@ static struct {
     art_n256_t *root;
     const variant_t *v;
     int phase, workers;          /* phase 0 insert, 1 lookup */
-    pthread_barrier_t start;
+    hps_bench_gate_t gate;
+    /* The next index of g.order a thread takes, CHUNK at a time.  Shares
+     * dealt out as they go, not halves fixed in advance: on the 2-vCPU guest
+     * one thread of two often lost its CPU for milliseconds mid-phase (one
+     * phase of 74 ms ended 44 ms after its partner's), and with fixed
+     * shares the phase's time was that thread's, whatever the variant. */
+    atomic_long next;
 } g;
+
+/* 512 keys: 25-100 us of work, so the threads end that close together;
+ * one atomic add per chunk is lost in the keys' cache misses. */
+#define CHUNK 512
 
 /* Aligned to two cache lines (the adjacent-line prefetcher pairs them):
  * a thread writes its ctx (the pool's cursor, the spare blocks) on every
@@ -121,27 +131,29 @@ static uint64_t key_of(int random, uint64_t i) { return random ? mix(i) : i; }
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
-    long n = g.keys, per = (n + g.workers - 1) / g.workers;
-    long lo = per * w->index, hi = lo + per < n ? lo + per : n;
+    const long n = g.keys;
     if (g.phase == 0 && w->ctx.mode == ART_ALLOC_POOL)
         art_pool_prefill(&w->ctx, g.prefill);
-    pthread_barrier_wait(&g.start);
+    hps_bench_gate_enter(&g.gate);
     uint64_t f0 = minor_faults(), c0 = hps_bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     w->t0 = hps_bench_now_ns();
     uint64_t done = 0, misses = 0, wrong = 0;
-    if (g.phase == 0) {
-        for (long i = lo; i < hi; i++)
-            done += (uint64_t)g.v->insert(g.root, g.order[i], &w->ctx);
-    } else {
-        for (long i = lo; i < hi; i++) {
-            uint64_t val = 0, k = g.order[i];
-            if (!g.v->lookup(g.root, k, &val)) {
-                if (!misses++)
+    for (long lo; (lo = atomic_fetch_add_explicit(&g.next, CHUNK, memory_order_relaxed)) < n;) {
+        long hi = lo + CHUNK < n ? lo + CHUNK : n;
+        if (g.phase == 0) {
+            for (long i = lo; i < hi; i++)
+                done += (uint64_t)g.v->insert(g.root, g.order[i], &w->ctx);
+        } else {
+            for (long i = lo; i < hi; i++) {
+                uint64_t val = 0, k = g.order[i];
+                if (!g.v->lookup(g.root, k, &val)) {
+                    if (!misses++)
+                        w->first_bad = k;
+                } else if (val != art_value_of(k) && !wrong++) {
                     w->first_bad = k;
-            } else if (val != art_value_of(k) && !wrong++) {
-                w->first_bad = k;
+                }
+                done++;
             }
-            done++;
         }
     }
     w->t1 = hps_bench_now_ns();
@@ -155,25 +167,24 @@ static void *worker_main(void *arg)
 }
 
 /* Run one phase on g.workers threads; its wall time in seconds, from the
- * first worker's start to the last one's end (the workers' own clocks: the
- * main thread may be off the CPU when the barrier opens). */
+ * first worker's start to the last one's end, by the workers' own clocks:
+ * the last worker to reach the gate opens it, and this thread only waits. */
 static double run_phase(worker_t *ws, int phase)
 {
     g.phase = phase;
-    pthread_barrier_init(&g.start, NULL, (unsigned)g.workers + 1);
+    atomic_store(&g.next, 0);
+    hps_bench_gate_reset(&g.gate, g.workers);
     for (int i = 0; i < g.workers; i++)
         if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) != 0) {
             hps_bench_log("pthread_create failed");
             exit(1);
         }
-    pthread_barrier_wait(&g.start);
     uint64_t t0 = UINT64_MAX, t1 = 0;
     for (int i = 0; i < g.workers; i++) {
         pthread_join(ws[i].tid, NULL);
         t0 = ws[i].t0 < t0 ? ws[i].t0 : t0;
         t1 = ws[i].t1 > t1 ? ws[i].t1 : t1;
     }
-    pthread_barrier_destroy(&g.start);
     return (double)(t1 - t0) / 1e9;
 }
 
@@ -203,9 +214,12 @@ static void run_rep(row_t *r, int rep, int random)
     memset(ws, 0, wsize);
     /* The pool's pre-allocation, the same for every variant: the bytes per
      * key the tree takes (measured, grown nodes included: 27.7 dense; 45 at
-     * 16 Mi random keys, 50 at 256 Ki), a little over.  Beyond it a thread
-     * maps more chunks as it goes, and their faults show in the row. */
-    g.prefill = (size_t)((random ? 56.0 : 32.0) * (double)g.keys / r->threads);
+     * 16 Mi random keys, 50 at 256 Ki), a little over, for an equal share
+     * and a quarter more (the threads take keys as they go, so shares
+     * differ).  Beyond it a thread maps more chunks as it goes, and their
+     * faults show in the row. */
+    double share = r->threads > 1 ? 1.25 / r->threads : 1.0;
+    g.prefill = (size_t)((random ? 56.0 : 32.0) * (double)g.keys * share);
     g.v = r->v;
     g.workers = r->threads;
     for (int i = 0; i < r->threads; i++) {
