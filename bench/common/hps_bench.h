@@ -152,6 +152,7 @@ typedef struct hps_bench_gate {
      * themselves by their own clocks (the ART's phases); see
      * hps_bench_gate_meet. */
     int open_at;
+    uint64_t open_ns;            /* open_at > 0: when the last worker arrived */
 } hps_bench_gate_t;
 
 /* Before creating a run's workers (a program may run several on one gate). */
@@ -223,7 +224,9 @@ typedef struct hps_bench_totals {
  * duration_ms once all have started, stop and join them, and fill *out.  Returns the workers (the
  * caller reads what else they counted, then frees them), or NULL after
  * logging.  Elapsed runs to the last thread's exit: a preempted holder is
- * charged.
+ * charged.  duration_ms 0: fixed work (the workers ignore the stop flag and
+ * end when their work is done): the workers meet at the gate
+ * (hps_bench_gate_meet) and elapsed runs from the last one's arrival.
  */
 void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)(void *),
                             long duration_ms, hps_bench_totals_t *out);

@@ -72,7 +72,8 @@ void hps_bench_gate_reset(hps_bench_gate_t *g, int open_at)
 
 void hps_bench_gate_meet(hps_bench_gate_t *g)
 {
-    atomic_fetch_add_explicit(&g->ready, 1, memory_order_acq_rel);
+    if (atomic_fetch_add_explicit(&g->ready, 1, memory_order_acq_rel) + 1 == g->open_at)
+        g->open_ns = hps_bench_now_ns();
     while (atomic_load_explicit(&g->ready, memory_order_acquire) < g->open_at) {
         struct timespec nap = { 0, 20000 };
         nanosleep(&nap, NULL);
@@ -89,7 +90,8 @@ void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)
         hps_bench_log("out of memory");
         return NULL;
     }
-    hps_bench_gate_reset(g, 0);
+    const int fixed = duration_ms == 0;
+    hps_bench_gate_reset(g, fixed ? n : 0);
     for (int i = 0; i < n; i++) {
         hps_bench_worker_t *w = (hps_bench_worker_t *)(mem + size * (size_t)i);
         w->index = i;
@@ -99,25 +101,28 @@ void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)
             return NULL;
         }
     }
-    /* Start the clock only once every thread exists, so creation is not timed. */
-    while (atomic_load_explicit(&g->ready, memory_order_acquire) != n) {
-        struct timespec nap = { 0, 100000 };
-        nanosleep(&nap, NULL);
+    uint64_t t0 = 0;
+    if (!fixed) {
+        /* Start the clock only once every thread exists, so creation is not timed. */
+        while (atomic_load_explicit(&g->ready, memory_order_acquire) != n) {
+            struct timespec nap = { 0, 100000 };
+            nanosleep(&nap, NULL);
+        }
+        t0 = hps_bench_now_ns();
+        atomic_store_explicit(&g->go, 1, memory_order_release);
+        /* On a loaded machine a released worker may not run for a whole time
+         * slice (tens of ms); a short run would then stop it before its first
+         * operation and report 0 ops/s.  The delay stays in the elapsed time. */
+        while (atomic_load_explicit(&g->started, memory_order_relaxed) != n) {
+            struct timespec nap = { 0, 100000 };
+            nanosleep(&nap, NULL);
+        }
+        struct timespec d = { duration_ms / 1000, (duration_ms % 1000) * 1000000L };
+        while (nanosleep(&d, &d) != 0 && errno == EINTR)
+            ;
+        atomic_store_explicit(&g->stop, 1, memory_order_relaxed);
     }
-    uint64_t t0 = hps_bench_now_ns();
-    atomic_store_explicit(&g->go, 1, memory_order_release);
-    /* On a loaded machine a released worker may not run for a whole time
-     * slice (tens of ms); a short run would then stop it before its first
-     * operation and report 0 ops/s.  The delay stays in the elapsed time. */
-    while (atomic_load_explicit(&g->started, memory_order_relaxed) != n) {
-        struct timespec nap = { 0, 100000 };
-        nanosleep(&nap, NULL);
-    }
-    struct timespec d = { duration_ms / 1000, (duration_ms % 1000) * 1000000L };
-    while (nanosleep(&d, &d) != 0 && errno == EINTR)
-        ;
-    atomic_store_explicit(&g->stop, 1, memory_order_relaxed);
-    uint64_t total = 0, min_ops = UINT64_MAX, max_ops = 0, t1 = t0;
+    uint64_t total = 0, min_ops = UINT64_MAX, max_ops = 0, t1 = 0;
     for (int i = 0; i < n; i++) {
         hps_bench_worker_t *w = (hps_bench_worker_t *)(mem + size * (size_t)i);
         pthread_join(w->tid, NULL);
@@ -126,6 +131,9 @@ void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)
         max_ops = w->ops > max_ops ? w->ops : max_ops;
         t1 = w->end_ns > t1 ? w->end_ns : t1;
     }
+    if (fixed)
+        t0 = g->open_ns;                 /* joined: the last arrival's stamp is visible */
+    t1 = t1 > t0 ? t1 : t0;
     *out = (hps_bench_totals_t){ (double)(t1 - t0) / 1e9, total, min_ops, max_ops };
     return mem;
 }

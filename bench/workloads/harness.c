@@ -343,9 +343,9 @@ static void run_once(const opts_t *o, const wl_row_t *row, int threads, const wl
         g_w->prepare(g_ctx, v);
     pthread_barrier_init(&g_barrier, NULL, (unsigned)threads);
     hps_bench_totals_t tot;
-    /* Fixed work: the workers ignore the stop flag; 1 ms is the least the
-     * runner waits, the run's elapsed time is the last worker's end. */
-    wl_thread_t *ts = hps_bench_run_workers(&g_gate, threads, sizeof(wl_thread_t), worker, 1, &tot);
+    /* Fixed work (duration 0): the workers meet at the gate and the run
+     * lasts from the last one's arrival to the last one's end. */
+    wl_thread_t *ts = hps_bench_run_workers(&g_gate, threads, sizeof(wl_thread_t), worker, 0, &tot);
     if (!ts)
         exit(1);
     pthread_barrier_destroy(&g_barrier);
