@@ -58,10 +58,10 @@ static const char *const k_kinds[] = { "lock", "lock", "elide", "elide" };
  * clusters (V minus the clusters of them): the rest find one root and
  * take no lock. */
 static const wl_row_t k_rows[] = {
-    { "giant-256k", 262144, 128, 524288, 1 },
-    { "small-256k", 262144, 24, 98304, 1 },
-    { "giant-1m", 1048576, 128, 2097152, 0 },
-    { "small-1m", 1048576, 24, 393216, 0 },
+    { "giant-256k", 262144, 128, 524288, 1, NULL },
+    { "small-256k", 262144, 24, 98304, 1, NULL },
+    { "giant-1m", 1048576, 128, 2097152, 0, NULL },
+    { "small-1m", 1048576, 24, 393216, 0, NULL },
 };
 
 typedef struct edge {

@@ -656,6 +656,11 @@ static int describe(const wl_workload_t *w)
         if (w->whole_row && w->whole_row(&w->rows[i]))
             hps_json_str(NULL, w->rows[i].name);
     hps_json_end_array();
+    hps_json_begin_object("conflict");
+    for (int i = 0; i < w->nrows; i++)
+        if (w->rows[i].conflict)
+            hps_json_str(w->rows[i].name, w->rows[i].conflict);
+    hps_json_end_object();
     hps_json_begin_object("args");
     hps_json_begin_array("default");
     hps_json_end_array();

@@ -100,6 +100,10 @@ typedef struct wl_row {
     long a, b;                       /* the workload's parameters (its own meaning) */
     long n;                          /* operations per run (scaled: --quick, --scale) */
     int quick;                       /* in the --quick set */
+    /* The row's conflict level ("low", "high", "changing"; NULL: none
+     * named): issue 16's granularity target is judged per level
+     * (--describe's "conflict"). */
+    const char *conflict;
 } wl_row_t;
 
 typedef struct wl_workload {

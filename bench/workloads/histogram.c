@@ -35,11 +35,11 @@ static const char *const k_variants[] = { "atomic", "private", "mutex" };
  * second thread often starts late here, and the dynamic granularity's
  * search took a good part of them (scatter.c has the figures). */
 static const wl_row_t k_rows[] = {
-    { "b16", 16, 0, 8000000, 1 },
-    { "b1k", 1024, 0, 8000000, 0 },
-    { "b64k", 65536, 0, 8000000, 0 },
-    { "b1m", 1048576, 0, 8000000, 1 },
-    { "b1m-b16", 1048576, 16, 8000000, 0 },
+    { "b16", 16, 0, 8000000, 1, "high" },
+    { "b1k", 1024, 0, 8000000, 0, "high" },
+    { "b64k", 65536, 0, 8000000, 0, "low" },
+    { "b1m", 1048576, 0, 8000000, 1, "low" },
+    { "b1m-b16", 1048576, 16, 8000000, 0, "changing" },
 };
 
 typedef struct hist {

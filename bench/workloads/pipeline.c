@@ -48,8 +48,8 @@ static const char *const k_variants[] = { "mutex", "tx-cond", "tx-abort", "spin"
 
 /* a: queue capacity, b: rounds of work per item; n: items */
 static const wl_row_t k_rows[] = {
-    { "cap4", 4, 32, 100000, 1 },
-    { "cap256", 256, 32, 100000, 1 },
+    { "cap4", 4, 32, 100000, 1, NULL },
+    { "cap256", 256, 32, 100000, 1, NULL },
 };
 
 #define MAX_STAGES 3

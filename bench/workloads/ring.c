@@ -36,10 +36,12 @@
 
 /* a: node size in bytes */
 static const wl_row_t k_rows[] = {
-    { "64", 64, 0, LAPS, 1 },      { "96", 96, 0, LAPS, 0 },     { "128", 128, 0, LAPS, 1 },
-    { "256", 256, 0, LAPS, 0 },    { "512", 512, 0, LAPS, 1 },   { "1000", 1000, 0, LAPS, 0 },
-    { "1024", 1024, 0, LAPS, 1 },  { "1536", 1536, 0, LAPS, 0 }, { "2048", 2048, 0, LAPS, 1 },
-    { "3000", 3000, 0, LAPS, 0 },  { "4096", 4096, 0, LAPS, 1 },
+    { "64", 64, 0, LAPS, 1, NULL },        { "96", 96, 0, LAPS, 0, NULL },
+    { "128", 128, 0, LAPS, 1, NULL },      { "256", 256, 0, LAPS, 0, NULL },
+    { "512", 512, 0, LAPS, 1, NULL },      { "1000", 1000, 0, LAPS, 0, NULL },
+    { "1024", 1024, 0, LAPS, 1, NULL },    { "1536", 1536, 0, LAPS, 0, NULL },
+    { "2048", 2048, 0, LAPS, 1, NULL },    { "3000", 3000, 0, LAPS, 0, NULL },
+    { "4096", 4096, 0, LAPS, 1, NULL },
 };
 #define NROWS ((int)(sizeof k_rows / sizeof k_rows[0]))
 

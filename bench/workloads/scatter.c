@@ -31,10 +31,10 @@ static const char *const k_variants[] = { "atomic", "critical" };
  * large-low under sgl 0.74x at those sizes, 0.89x at 4x; histogram 16 bins
  * under sgl 0.80x, 0.99x; 10 processes each, medians of paired ratios). */
 static const wl_row_t k_rows[] = {
-    { "small-low", 1, 65536, 4000000, 1 },
-    { "small-high", 1, 16, 4000000, 1 },
-    { "large-low", 16, 16384, 1000000, 0 },
-    { "large-high", 16, 16, 1000000, 0 },
+    { "small-low", 1, 65536, 4000000, 1, "low" },
+    { "small-high", 1, 16, 4000000, 1, "high" },
+    { "large-low", 16, 16384, 1000000, 0, "low" },
+    { "large-high", 16, 16, 1000000, 0, "high" },
 };
 
 typedef struct entry {

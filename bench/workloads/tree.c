@@ -33,7 +33,7 @@ extern const tmb_set_ops_t wl_tree_lock_ops, wl_tree_tm_ops;
 /* a: key range (half present at the start); b: updates per 100 operations;
  * n: operations a run */
 static const wl_row_t k_rows[] = {
-    { "tree", TREE_RANGE, 60, 200000, 1 },
+    { "tree", TREE_RANGE, 60, 200000, 1, NULL },
 };
 
 typedef struct tree {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 
 def median(values: Iterable[float]) -> float | None:
@@ -27,6 +27,17 @@ def ratio(num: float | None, den: float | None) -> float | None:
     if num is None or den is None or den == 0:
         return None
     return float(num) / float(den)
+
+
+def geomean_per_round(per_item: Mapping[Any, Mapping[int, float]]) -> dict[int, float]:
+    """Per round, the geometric mean over items (rows, points) of their
+    figures for that round; only rounds in which every item has one (a
+    round short of an item would be a mean of other things)."""
+    if not per_item:
+        return {}
+    rounds = set.intersection(*(set(f) for f in per_item.values()))
+    return {r: math.exp(sum(math.log(f[r]) for f in per_item.values()) / len(per_item))
+            for r in sorted(rounds)}
 
 
 def spread(values: Iterable[float]) -> float | None:

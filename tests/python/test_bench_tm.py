@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import pytest
 
-from hpsync import report, schema
+from hpsync import report, schema, stats
 from hpsync.bench import base, targets, tm
 from hpsync.errors import CliError
 
@@ -131,7 +131,7 @@ def test_params_and_bad_input() -> None:
         tm.check_variant(tm.BY_NAME["seq"], {"variant": "mutex"})
     env = tm.env_for(tm.BY_NAME["itm-gl_wt"])
     assert env["ITM_DEFAULT_METHOD"] == "gl_wt" and "HPSYNC_TM" not in env
-    assert math.isclose(tm._geomean({"a": {0: 2.0}, "b": {0: 8.0, 1: 1.0}})[0], 4.0)
+    assert math.isclose(stats.geomean_per_round({"a": {0: 2.0}, "b": {0: 8.0, 1: 1.0}})[0], 4.0)
 
 
 def test_quick_run_of_todays_variants(hpsync: Callable[..., Any]) -> None:

@@ -20,6 +20,7 @@ import pytest
 from hpsync import compare, report, runner, schema
 from hpsync.bench import base, targets, tm
 from hpsync.bench.workloads import BENCH, describe, measure, render
+from hpsync.bench.workloads import analyse as W
 from hpsync.errors import CliError
 from hpsync.progress import Progress, clock
 
@@ -55,6 +56,8 @@ def test_describe_parses_the_double() -> None:
     ({"dims": ["threads"]}, "dims"),
     ({"figures": [{"shape": "pie"}]}, "shape"),
     ({"threads": {"default": [0]}}, "threads"),
+    ({"conflict": {"b16": 3}}, "conflict must map"),
+    ({"conflict": ["b16"]}, "conflict must map"),
 ])
 def test_describe_names_each_mistake(change: dict[str, Any], why: str) -> None:
     with pytest.raises(CliError, match=why):
@@ -131,6 +134,13 @@ def test_real_programs_say_whether_they_slice(name: str, sliced: bool, whole: tu
     d = describe.describe(prog)
     assert d.slices is sliced and d.whole_rows == whole
     assert set(d.rows["quick"]) <= set(d.rows["default"]) and set(whole) <= set(d.rows["default"])
+    # The coarsening workloads name every row's conflict level (the per-level target).
+    if name in ("histogram", "scatter"):
+        assert set(d.conflict) == set(d.rows["default"])
+        assert set(d.conflict.values()) <= {"low", "high", "changing"}
+        assert d.as_dict()["conflict"] == d.conflict
+    else:
+        assert d.conflict == {}
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "65", "abc", "nan", "inf"])
@@ -480,6 +490,54 @@ def test_controller_judged_against_the_best_static_k() -> None:
     # The suite's own targets name the real workloads: absent here.
     v = verdicts(run)
     assert v["workloads-coarsen-dyn-vs-best_histogram"] == "n/a"
+
+
+def test_controller_judged_per_conflict_level() -> None:
+    """The issue's wording: per workload and conflict level (--describe's
+    "conflict"), the geometric mean of the controller's ratio to the best
+    static choice over the level's rows, backends and thread counts, per
+    round; rows without a level stay out."""
+    rows = {"r-a": ("low", 0.9), "r-b": ("low", 1.0), "r-c": ("high", 0.8), "r-x": (None, 0.1)}
+    variants = [{"name": "mutex", "kind": "lock", "baseline": True}]
+    for g in ("norec", "stm"):
+        variants += [{"name": f"{g}:tm-k1", "kind": "tm", "group": g, "granularity": 1},
+                     {"name": f"{g}:tm-k8", "kind": "tm", "group": g, "granularity": 8},
+                     {"name": f"{g}:tm-dyn", "kind": "tm", "group": g, "controller": True}]
+    desc = desc_of("histogram", variants, [{"name": "ops_per_sec", "unit": "ops/s", "better": "higher"}],
+                   ["row"])
+    desc["conflict"] = {r: lv for r, (lv, _) in rows.items() if lv}
+    samples = []
+    for r in range(3):
+        for t in (1, 2):
+            for row, (_, dyn) in rows.items():
+                # The stm backend's controller is 2 % better than norec's, round 2 5 % worse.
+                for g, own in (("norec", 1.0), ("stm", 1.02)):
+                    figs = {f"{g}:tm-k1": 50.0, f"{g}:tm-k8": 100.0,
+                            f"{g}:tm-dyn": 100.0 * dyn * own * (0.95 if r == 2 else 1.0)}
+                    for v, f in figs.items():
+                        samples.append({"workload": "histogram", "variant": v, "threads": t, "round": r,
+                                        "allocator": None, "dims": {"row": row},
+                                        "metrics": {"ops_per_sec": f}, "tm": None, "elision": None,
+                                        "context": 0})
+    extra = {"samples": samples, "workloads": {"histogram": desc}}
+    got = {m["dims"]["conflict"]: m for m in W.analyse(extra, {}).measurements
+           if m["dims"].get("part") == "dyn-vs-static-level"}
+    assert sorted(got) == ["high", "low"]          # r-x names no level
+    low = (0.9 * 1.0) ** 0.5 * 1.02 ** 0.5
+    assert got["low"]["reps"] == pytest.approx([low, low, low * 0.95])
+    assert got["low"]["metric"] == "ops_per_sec_vs_best_static_geomean"
+    assert got["high"]["reps"] == pytest.approx([0.8 * 1.02 ** 0.5] * 2 + [0.8 * 1.02 ** 0.5 * 0.95])
+    t = next(x for x in targets.table() if x.id == "workloads-coarsen-dyn-level")
+    v = {x["id"]: x for x in targets.evaluate([t], list(got.values()))}
+    assert v["workloads-coarsen-dyn-level_histogram_low"]["verdict"] == "PASS"
+    assert v["workloads-coarsen-dyn-level_histogram_high"]["verdict"] == "FAIL"
+    assert "histogram, low conflict" in v["workloads-coarsen-dyn-level_histogram_low"]["description"]
+    # A round that lacks one of the level's points is left out, not averaged over fewer.
+    short = [s for s in samples if not (s["round"] == 1 and s["dims"]["row"] == "r-b"
+                                        and s["variant"] == "stm:tm-dyn" and s["threads"] == 2)]
+    got = {m["dims"]["conflict"]: m for m in W.analyse({**extra, "samples": short}, {}).measurements
+           if m["dims"].get("part") == "dyn-vs-static-level"}
+    assert got["low"]["rounds"] == [0, 2]
 
 
 def test_regime_note() -> None:

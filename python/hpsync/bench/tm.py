@@ -35,7 +35,6 @@ Derived figures, each per round (the interleaved rounds pair them):
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -276,16 +275,6 @@ def _ratios(num: Mapping[int, float], den: Mapping[int, float]) -> dict[int, flo
     return out
 
 
-def _geomean(per_row: Mapping[str, Mapping[int, float]]) -> dict[int, float]:
-    """Per round, the geometric mean over rows of the rows' figures; only
-    rounds in which every row has one."""
-    if not per_row:
-        return {}
-    rounds = set.intersection(*(set(f) for f in per_row.values()))
-    return {r: math.exp(sum(math.log(f[r]) for f in per_row.values()) / len(per_row))
-            for r in sorted(rounds)}
-
-
 def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float], better: str,
        ctx: int | None) -> schema.Measurement:
     rounds = sorted(figs)
@@ -304,7 +293,7 @@ def _compare(samples: Samples, rows: Sequence[str], threads: int, mine: Sequence
     out = [_m({"part": part, "workload": row, "threads": threads}, metric, "x", q,
               "higher", ctx) for row, q in per_row.items()]
     if per_row and len(per_row) == len(rows):
-        g = _geomean(per_row)
+        g = stats.geomean_per_round(per_row)
         if g:
             out.append(_m({"part": part, "workload": GEOMEAN, "threads": threads},
                           metric, "x", g, "higher", ctx))

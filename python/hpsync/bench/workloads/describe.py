@@ -40,6 +40,9 @@ document (docs/workloads.md, "The workload program's contract"):
   rows          {"default": [..], "quick": [..]}: each mode's rows (--rows)
   whole_rows    rows whose input changes partway through a run (histogram's
                   b1m-b16): sliced, they would repeat the change; run whole
+  conflict      {row: level}: the rows' conflict levels ("low", "high",
+                  "changing"), for the controller's per-level target
+                  (optional; analyse.dyn_by_level)
   threads       {"default": [..], "quick": [..]}   (optional)
   args          {"default": [..], "quick": [..]}   extra arguments
   seconds       {"default": s, "quick": s}: one variant at one thread count
@@ -121,6 +124,7 @@ class Description:
     slices: bool = False
     rows: Mapping[str, list[str]] = field(default_factory=dict)
     whole_rows: tuple[str, ...] = ()
+    conflict: Mapping[str, str] = field(default_factory=dict)
     threads: Mapping[str, list[int]] = field(default_factory=dict)
     args: Mapping[str, list[str]] = field(default_factory=dict)
     seconds: Mapping[str, float] = field(default_factory=dict)
@@ -145,6 +149,7 @@ class Description:
                 "metrics": [{"name": m.name, "unit": m.unit, "better": m.better,
                              "speedup": m.speedup} for m in self.metrics],
                 "dims": list(self.dims), "allocators": self.allocators, "slices": self.slices,
+                "conflict": dict(self.conflict),
                 "figures": [dict(f) for f in self.figures]}
 
 
@@ -211,6 +216,9 @@ def parse(doc: Any, program: str) -> Description:
     whole = doc.get("whole_rows", [])
     if not _str_list(whole):
         raise _bad(program, "whole_rows must be a list of row names")
+    conflict = doc.get("conflict", {})
+    if not isinstance(conflict, dict) or not all(isinstance(v, str) and v for v in conflict.values()):
+        raise _bad(program, "conflict must map row names to level names")
     threads = _modes(doc, "threads", lambda v: isinstance(v, list) and v and all(
         isinstance(t, int) and t > 0 for t in v), program)
     return Description(
@@ -218,7 +226,8 @@ def parse(doc: Any, program: str) -> Description:
         variants=tuple(variants), metrics=tuple(metrics), dims=tuple(dims),
         allocators=bool(doc.get("allocators", False)), scale=doc.get("scale") is True,
         slices=doc.get("scale") is True and doc.get("slices") is True,
-        rows=_modes(doc, "rows", _str_list, program), whole_rows=tuple(whole), threads=threads,
+        rows=_modes(doc, "rows", _str_list, program), whole_rows=tuple(whole), conflict=dict(conflict),
+        threads=threads,
         args=_modes(doc, "args", _str_list, program),
         seconds=_modes(doc, "seconds", lambda v: isinstance(v, (int, float)) and v >= 0, program),
         figures=tuple(figures))
