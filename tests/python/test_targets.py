@@ -54,6 +54,9 @@ def test_absolute_and_not_measured() -> None:
     assert one(t, [m("adaptive", [0.5, 0.7, 0.9])])["verdict"] == "PASS"
     v = one(t, [m("glibc", [0.5, 0.7, 0.9])])
     assert (v["verdict"], v["passed"], v["detail"]) == ("n/a", None, "not measured (needs X)")
+    # A description's per-group field, when no group was measured, says so in words.
+    t = target(description="{variant} at 2 threads", per=("variant",))
+    assert one(t, [m("glibc", [0.5, 0.7, 0.9])])["description"] == "(each variant) at 2 threads"
 
 
 def test_unmet_says_where_to_look_only_when_not_met() -> None:

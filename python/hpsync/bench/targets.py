@@ -253,10 +253,17 @@ def _detail(t: Target, group: Sequence[Judged]) -> str:
             + (f"; inconclusive: {'; '.join(unsure[:DETAIL_MAX])}" if unsure and not failing else ""))
 
 
+class _Each(dict):  # type: ignore[type-arg]
+    """A description's field no group names (a target none of whose
+    groups was measured): "(each variant)", not a raw "{variant}"."""
+    def __missing__(self, key: str) -> str:
+        return f"(each {key})"
+
+
 def _description(t: Target, dims: Mapping[str, Any]) -> str:
     try:
-        return t.description.format(**dims)
-    except (KeyError, IndexError, ValueError):
+        return t.description.format_map(_Each(dims))
+    except (IndexError, ValueError):
         return t.description
 
 
@@ -285,7 +292,7 @@ def evaluate_target(t: Target, measurements: Sequence[Mapping[str, Any]]) -> lis
             wanted = [w + (v,) for w in wanted for v in t.select[k]]
         groups = {w: groups.get(w, []) for w in wanted}
     if not groups:
-        return [_verdict(t, t.id, t.description, NA, absent, [])]
+        return [_verdict(t, t.id, _description(t, {}), NA, absent, [])]
     out = []
     for values, group in groups.items():
         dims = dict(zip(t.per, values))
