@@ -146,7 +146,7 @@ int hps_bench_become_multithreaded(void);
  * the start and stop handshake.
  */
 typedef struct hps_bench_gate {
-    atomic_int go, stop, ready, started;
+    atomic_int go, stop, ready, started;   /* go, started: an opener's gate only */
     /* 0: the thread running the workers opens the gate (it times the run
      * from there).  n > 0: the workers meet there, n of them, and time
      * themselves by their own clocks (the ART's phases); see

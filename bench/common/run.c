@@ -78,7 +78,6 @@ void hps_bench_gate_meet(hps_bench_gate_t *g)
         struct timespec nap = { 0, 20000 };
         nanosleep(&nap, NULL);
     }
-    atomic_fetch_add_explicit(&g->started, 1, memory_order_relaxed);
 }
 
 void *hps_bench_run_workers(hps_bench_gate_t *g, int n, size_t size, void *(*fn)(void *),

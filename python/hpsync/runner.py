@@ -217,8 +217,9 @@ class StealWindow:
         where steal cannot be read."""
         after = steal_ms()
         share = steal_share(self.before, after, time.monotonic() - self.t0)
-        if share is None or self.before is None or after is None:
+        if share is None:
             return None
+        assert self.before is not None and after is not None    # steal_share had both
         return {"share": share, "ms": round(after - self.before)}
 
 

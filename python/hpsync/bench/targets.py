@@ -253,7 +253,7 @@ def _detail(t: Target, group: Sequence[Judged]) -> str:
             + (f"; inconclusive: {'; '.join(unsure[:DETAIL_MAX])}" if unsure and not failing else ""))
 
 
-class _Each(dict):  # type: ignore[type-arg]
+class _Each(dict[str, Any]):
     """A description's field no group names (a target none of whose
     groups was measured): "(each variant)", not a raw "{variant}"."""
     def __missing__(self, key: str) -> str:
