@@ -642,9 +642,9 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
             feed = 0;
         s->unserialized = 0;
         if (feed && (2 * solo <= smp->chunks || !s->ctl.shared || now - s->others_ns > ALONE_NS)) {
-            uint64_t p = s->ctl.probes;
+            uint32_t p = s->ctl.probes;
             hps_tm_ctl_epoch(&s->ctl, &site_smp);
-            s->probes += s->ctl.probes - p;
+            s->probes += (uint32_t)(s->ctl.probes - p);
             ctl_save(site, &s->ctl);  /* unchanged otherwise */
         }
         if (one && hps_tm_ctl_pinned(&s->ctl))

@@ -37,6 +37,11 @@
  *   arm's last one.  A gap between calls restarts a comparison (once a
  *   round), and coarsen.c does not feed the first epoch after serialized
  *   chunks (it waited for the others' last serialized chunk).
+ *   A change of the input (the settled drift test, or a round whose A2
+ *   is 1.5x off its A and the baseline) starts the search again; where the
+ *   search after the last change of that kind (the cost rose or fell, on
+ *   which arm) settled on the other arm, that arm is probed first, and
+ *   taken without A2 if it beats the changed cost by 1.5x.
  */
 #ifndef HPS_TM_COARSEN_INTERNAL_H
 #define HPS_TM_COARSEN_INTERNAL_H
@@ -93,11 +98,25 @@ typedef struct hps_tm_ctl {
     uint8_t no_serial;               /* the serial arm is off (HPSYNC_TM_COARSEN_SERIAL=0) */
     uint8_t shared;                  /* an epoch with other threads at the site was seen */
     uint8_t gapped;                  /* this round's comparison was restarted after a gap */
-    uint8_t backed;                  /* this arm probe follows a scan that found it cheaper */
+    uint8_t backed;                  /* this arm probe follows a scan that found it cheaper (1)
+                                      * or a change of the input of a known kind (2) */
     float arm_cost;                  /* the other arm's cost when last measured (0: not since
                                       * this arm was taken) */
-    uint64_t epochs, moves, probes;
+    /* Where the search after a change of the input settled, learned per
+     * kind of change (index: the cost rose? 2 : 0, plus the arm it left),
+     * for the next change of that kind: HPS_TM_CTL_JUMP_VALID | serial arm
+     * ? HPS_TM_CTL_JUMP_SERIAL : 0 | level.  `pending` is the index + 1 of
+     * the change whose search is under way (0: none). */
+    uint8_t jump[4], pending;
+    uint8_t scanned;                 /* this A confirms a scan's choice; a: the scan's figure */
+    uint64_t epochs;
+    uint32_t moves, probes;
 } hps_tm_ctl_t;
+
+#define HPS_TM_CTL_JUMP_VALID 0x80u
+#define HPS_TM_CTL_JUMP_SERIAL 0x40u
+#define HPS_TM_CTL_JUMP_SURE 0x20u   /* two searches in a row chose this arm */
+#define HPS_TM_CTL_JUMP_LEVEL 0x1fu
 
 enum { HPS_TM_CTL_A, HPS_TM_CTL_B, HPS_TM_CTL_A2, HPS_TM_CTL_SETTLED, HPS_TM_CTL_SCAN };
 

@@ -33,30 +33,18 @@
  *     stay.
  *   - when the site's threads outnumber the CPUs, a slow epoch is often a
  *     thread preempted inside a section, which stalls the others (norec's
- *     writer holding the sequence, stm's locked orecs), and more often the
+ *     writer holding the sequence, stm's locked orecs), more often the
  *     longer the sections: a real cost of the level, which the median
  *     throws away.  So every level also keeps its long run (all its epochs'
- *     time over their iterations, stalls included), and while crowded a
- *     move to longer sections needs the long run's word: at least 24
- *     epochs at both levels (a probe that looks better by medians goes on
- *     until it has them), the neighbour's long run 3 % below.  Moves to
- *     shorter sections, which stalls can only favour, go by medians as
- *     elsewhere; no far probes.  Judging by three epochs' totals instead
- *     was tried: too noisy to converge (tm.ctl.crowded's model, 1.43x).
- *     Scatter large-low under norec, 8 threads on 2 CPUs: k = 4-16 best
- *     (9.6-9.7 M entries/s), k = 256 6.7; the controller by medians held
- *     256 (5.2), now 8.0.
- *     While crowded, aborts weigh more, for the same reason: a chunk that
- *     aborts and retries is more likely to be preempted holding orecs or
- *     the sequence, or to go irrevocable and queue everyone behind a
- *     preempted thread, and the medians drop those epochs too.  So an
- *     epoch with as many aborts as chunks steps down at once (twice as
- *     many elsewhere), and a level whose abort ratio is 0.2 or more looks
- *     down before up.  Scatter large-low under stm at 8 threads, where
- *     sections of 256 zones out of 16 Ki almost always collide: the
- *     dynamic form at 0.66x the best static k without these two rules,
- *     0.85x with the first alone, 0.73x with the second, 0.95x with both
- *     (runner medians of 9 rounds each).
+ *     time over their iterations), and while crowded a move to longer
+ *     sections needs its word: 24 epochs at both levels, the neighbour's
+ *     long run 3 % below (moves to shorter sections go by medians; no far
+ *     probes).  Aborts weigh more while crowded, for the same reason: an
+ *     epoch with as many aborts as chunks steps down at once, and a level
+ *     aborting 20 % of its attempts looks down before up.  Figures (scatter
+ *     large-low at 8 threads on 2 CPUs) in docs/tm-coarsen.md.
+ *   - an input that changes mid-round, during a scan, or back to one seen
+ *     before: input_changed, turned and jump_learned below.
  * Aborts are counted exactly, not timed, so they act at once: a capacity
  * abort proves the level too big for the hardware (cap it below), and
  * chunks that each abort twice or more on average are far past the
@@ -70,6 +58,7 @@
 #define DRIFT_COST 0.30f             /* settled: cost off the baseline by 30 % */
 #define DRIFT_AR 0.10f               /* ... or abort ratio by 0.1 + half the baseline's */
 #define DRIFT_EPOCHS 3
+#define DRIFT_TURN 1.5f              /* a measurement this far off the figure it repeats: another input's (turned) */
 #define LR_MIN 24                    /* epochs at both levels before the long run decides */
 #define LR_MAX 256                   /* past this, a level's long run is halved */
 /* While crowded, a level whose chunks abort this often (aborts over aborts
@@ -105,6 +94,9 @@
  * large zones (after k = 64 at 7.5x the serial arm's cost, half k = 4's)
  * took 11 ms, fifty serialized epochs' time, at every rescan. */
 #define SCAN_REACH 4.0f
+/* c->backed: 1 an arm probe after a scan found that arm cheaper,
+ * BACKED_LEARNED one after a change of the input of a known kind. */
+#define BACKED_LEARNED 2
 #define STAY_MIN (HPS_TM_CTL_STAY_MIN * HPS_TM_CTL_STAY_UNIT)
 #define STAY_MAX (HPS_TM_CTL_STAY_MAX * HPS_TM_CTL_STAY_UNIT)
 
@@ -178,6 +170,23 @@ static uint16_t stay_share(const hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
 
 static void settle(hps_tm_ctl_t *c, float cost, float ar)
 {
+    if (c->pending) {
+        /* The search after a change of the input ends here: the next change
+         * of its kind tries this arm first (jump_learned).  An arm that two
+         * searches in a row chose is held against one search that chose
+         * the other (a change made by noise, or a search misled by it),
+         * and taken back only after a second. */
+        uint8_t *j = &c->jump[c->pending - 1];
+        unsigned now = HPS_TM_CTL_JUMP_VALID | (c->serial ? HPS_TM_CTL_JUMP_SERIAL : 0) | c->level;
+        int same = (*j & HPS_TM_CTL_JUMP_VALID) && !(*j & HPS_TM_CTL_JUMP_SERIAL) == !c->serial;
+        if (same)
+            *j = (uint8_t)(now | HPS_TM_CTL_JUMP_SURE);
+        else if (*j & HPS_TM_CTL_JUMP_SURE)
+            *j = (uint8_t)(*j & ~HPS_TM_CTL_JUMP_SURE);
+        else
+            *j = (uint8_t)now;
+        c->pending = 0;
+    }
     if (c->arm_skip >> 4)
         c->arm_skip = (uint8_t)(c->arm_skip - 16);   /* a round ends: one fewer to skip */
     c->phase = HPS_TM_CTL_SETTLED;
@@ -278,10 +287,42 @@ static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
     c->probes++;
 }
 
+/* A change of the input (input_changed) of a kind seen before, after
+ * which the search settled on the other arm: that arm is measured first,
+ * A-B-A as any arm probe (A is the changed cost; not answered by its first
+ * epoch alone, and taken without A2 when it beats A by 1.5x), instead of
+ * climbing level by level towards it, or rescanning, as the first time.  Inputs whose phases recur pay the
+ * long search once: histogram's b1m-b16 cut into slices turns from 1 Mi
+ * bins (concurrent k = 64-128 best) to 16 hot ones (the serial arm best)
+ * and back 16 times a process, and each turn cost 1-2 ms of climbing to
+ * the serial arm, or a rescan from it, in phases of 2-12 ms.  Keyed by the
+ * arm left and the cost's direction (a cost that rose on concurrent chunks
+ * is a different change from one that fell); a search that settles on the
+ * arm it left unlearns the jump. */
+static int jump_learned(hps_tm_ctl_t *c, unsigned idx, float a, float ar)
+{
+    unsigned j = c->jump[idx];
+    if (!(j & HPS_TM_CTL_JUMP_VALID) || !(j & HPS_TM_CTL_JUMP_SERIAL) == !c->serial ||
+        c->no_serial)
+        return 0;
+    if (c->serial) {
+        /* The arm probe from the serial arm runs concurrent chunks at level. */
+        unsigned l = j & HPS_TM_CTL_JUMP_LEVEL;
+        c->level = (uint8_t)(l < c->cap ? l : c->cap);
+    }
+    c->tried = 0;
+    c->bn = ar;
+    start_b(c, 0, a);
+    c->backed = BACKED_LEARNED;
+    c->probes++;
+    return 1;
+}
+
 /* Start measuring the current level from scratch (after a forced move). */
 static void remeasure(hps_tm_ctl_t *c, uint8_t tried)
 {
     c->phase = HPS_TM_CTL_A;
+    c->scanned = 0;
     c->tried = tried;
     c->nep = 0;
     c->ar_sum = 0;
@@ -308,6 +349,20 @@ static void set_arm(hps_tm_ctl_t *c, unsigned serial)
     }
 }
 
+/* The other arm (just measured: c->b) wins over the current one (cost
+ * `was`).  To serial: settle there.  Back to concurrent chunks: look up
+ * and down from the level. */
+static void change_arm(hps_tm_ctl_t *c, float was, float ar)
+{
+    set_arm(c, !c->serial);
+    c->arm_cost = was;
+    c->tried = side_bit(0);
+    if (c->serial)
+        settle(c, c->b, ar);
+    else
+        probe_or_settle(c, c->b, ar);
+}
+
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
 {
     if (c->lmax != lmax || lmax > HPS_TM_CTL_LMAX || c->cap > c->lmax || c->level > c->cap ||
@@ -315,10 +370,15 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
         c->nep >= (c->phase == HPS_TM_CTL_SCAN ? HPS_TM_CTL_SCAN_EP_MAX : HPS_TM_CTL_EPOCHS) ||
         c->scan_i > HPS_TM_CTL_SCAN_N || c->serial > 1 || (c->arm_skip & 15u) > arm_backoff_max(c) ||
         c->no_serial > 1 || (c->no_serial && c->serial) || c->shared > 1 || c->gapped > 1 ||
-        c->backed > 1 || !(c->arm_cost >= 0 && c->arm_cost < INFINITY) ||
+        c->backed > BACKED_LEARNED || !(c->arm_cost >= 0 && c->arm_cost < INFINITY) ||
         c->stay_len < STAY_MIN || c->stay_len > STAY_MAX ||
-        c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0))
+        c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0) ||
+        c->pending > 4 || c->scanned > 1 || (c->scanned && c->phase != HPS_TM_CTL_A))
         return 0;
+    for (int i = 0; i < 4; i++)
+        if ((c->jump[i] & HPS_TM_CTL_JUMP_VALID) ? (c->jump[i] & HPS_TM_CTL_JUMP_LEVEL) > lmax
+                                                 : c->jump[i] != 0)
+            return 0;
     if (c->phase == HPS_TM_CTL_B) {
         int l = c->level + c->dir;
         if ((c->serial && c->dir != 0) || c->dir < -2 || c->dir > 2 || l < 0 || l > c->cap)
@@ -344,6 +404,50 @@ static void lr_clear(hps_tm_ctl_t *c)
     memset(c->lr_ns, 0, sizeof c->lr_ns);
     memset(c->lr_it, 0, sizeof c->lr_it);
     memset(c->lr_n, 0, sizeof c->lr_n);
+}
+
+/* The measurement just ended (its epochs in c->ep) is another input's than
+ * `ref`, a figure of the same level and arm from before it: off by
+ * DRIFT_TURN, and off the settled baseline `base` too where there is one
+ * (an A inflated by two preempted epochs of three is followed by an A2
+ * back at the baseline).  A rise in all three epochs (preemptions come in
+ * runs), a fall in the last two (the first may straddle the turn; nothing
+ * makes epochs spuriously cheap).  *now: the figure nearer to ref's (a
+ * learned jump takes the other arm without A2 when it beats that by
+ * 1.5x). */
+static int turned(const hps_tm_ctl_t *c, float ref, float base, float *now)
+{
+    float lo3 = c->ep[0] < c->ep[1] ? c->ep[0] : c->ep[1];
+    lo3 = lo3 < c->ep[2] ? lo3 : c->ep[2];
+    float hi2 = c->ep[1] < c->ep[2] ? c->ep[2] : c->ep[1];
+    if (lo3 > DRIFT_TURN * ref && lo3 > DRIFT_TURN * base) {
+        *now = lo3;
+        return 1;
+    }
+    if (hi2 * DRIFT_TURN < ref && (base <= 0 || hi2 * DRIFT_TURN < base)) {
+        *now = hi2;
+        return 1;
+    }
+    return 0;
+}
+
+/* The input changed: its cost moved from `was` (the settled baseline, or
+ * a round's A) to `now` at the same level and arm.  The search starts
+ * again, with short stays: with the arm the last search after a change of
+ * this kind settled on (jump_learned), else from the current level. */
+static void input_changed(hps_tm_ctl_t *c, float was, float now, float ar)
+{
+    c->moved = 1;
+    c->far_tried = 0;
+    c->arm_skip &= 15u;              /* probe the other arm this round; a far answer backs off further */
+    if (!c->crowded)                 /* crowded, the long runs are what decides */
+        lr_clear(c);
+    unsigned idx = (now > was ? 2u : 0u) | c->serial;
+    c->pending = (uint8_t)(idx + 1);
+    if (jump_learned(c, idx, now, ar))
+        return;
+    c->tried = 0;
+    probe_or_settle(c, now, ar);
 }
 
 /* A scan epoch.  The serial arm's point comes first (its epochs are the
@@ -427,6 +531,8 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
     if (c->serial ? lv > ARM_FAR * ser : ser > ARM_FAR * lv)
         arm_far(c, 0);               /* the other arm, far dearer: its probes back off */
     remeasure(c, side_bit(0));       /* the other arm was just measured */
+    c->a = c->serial ? ser : lv;     /* what A confirms */
+    c->scanned = 1;
 }
 
 /* A-B-A2 pairs measurements made close together: with the loop away
@@ -581,6 +687,20 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         c->nep = 0;
         c->ar_sum = 0;
         if (c->phase == HPS_TM_CTL_A) {
+            float now;
+            int scanned = c->scanned;
+            c->scanned = 0;
+            if (scanned && turned(c, c->a, 0, &now)) {
+                /* The A after a scan is another input's than the scan's
+                 * figure for the arm it chose: the scan compared two
+                 * inputs (b1m-b16 in slices: a rescan's serial point on 16
+                 * hot bins, 13 ns a key, against levels on the next
+                 * slice's 1 Mi bins, 67-90; A measured the serial arm at
+                 * 61, settled, and held two slices at 1.7x concurrent
+                 * k = 64's cost). */
+                input_changed(c, c->a, now, mar);
+                return;
+            }
             probe_or_settle(c, m, mar);
         } else if (c->phase == HPS_TM_CTL_B) {
             if (c->crowded && c->dir > 0 && m < c->a * (1.0f - H) &&
@@ -588,9 +708,28 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 return;              /* looks better: measure it long enough to know */
             c->b = m;
             c->phase = HPS_TM_CTL_A2;
+            if (c->backed == BACKED_LEARNED && m * ARM_FAR < c->a) {
+                /* A learned jump that pays this much needs no A2: no
+                 * drift of the load in 3 epochs is worth 1.5x, and on a
+                 * turn back to the dearer inputs' serial arm A2's 3
+                 * epochs cost 1.75x (b1m-b16). */
+                change_arm(c, c->a, mar);
+            }
         } else {
             if (c->crowded && c->dir > 0 && c->b < m * (1.0f - H) && c->lr_n[c->level] < LR_MIN)
                 return;              /* the same for the level it would leave */
+            float now;
+            if (turned(c, c->a, c->base, &now)) {
+                /* The input changed during the round (A and A2 are one
+                 * level and arm): B paired with neither.  Unseen, the round
+                 * settled on the new input's cost as its baseline, and the
+                 * drift test then compared with that (b1m-b16's slices
+                 * turn mid-round about half the time: in tm.ctl.phases
+                 * concurrent k = 64 then held hot phases at 3x the serial
+                 * arm's cost). */
+                input_changed(c, c->a, now, mar);
+                return;
+            }
             float lo = c->a < m ? c->a : m, mean = 0.5f * (c->a + m);
             /* A far probe (two levels) needs twice the margin: on pure
              * noise it is one more chance a round to move. */
@@ -606,15 +745,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
             else if (c->crowded && c->dir > 0)
                 better = 0;          /* longer sections: only on the long run's word */
             if (better && c->dir == 0) {
-                /* Change arms.  To serial: settle there.  Back to
-                 * concurrent chunks: look up and down from the level. */
-                set_arm(c, !c->serial);
-                c->arm_cost = mean;
-                c->tried = side_bit(0);
-                if (c->serial)
-                    settle(c, c->b, mar);
-                else
-                    probe_or_settle(c, c->b, mar);
+                change_arm(c, mean, mar);
             } else if (better) {
                 /* Move, and keep going the same way: the side we came from
                  * was just measured worse. */
@@ -660,18 +791,13 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
               (ar > c->base_ar ? ar - c->base_ar : c->base_ar - ar) > DRIFT_AR + 0.5f * c->base_ar;
     c->drift = off ? (uint8_t)(c->drift + 1) : 0;
     if (c->drift >= DRIFT_EPOCHS) {
-        /* The input changed: search again from short stays. */
-        c->moved = 1;
-        c->far_tried = 0;
-        c->arm_skip &= 15u;          /* probe the other arm this round; a far answer backs off further */
-        if (!c->crowded) {           /* crowded, the long runs are what decides */
-            lr_clear(c);
-        }
-    } else if ((c->stay -= stay_share(c, s)) != 0) {
+        input_changed(c, c->base, median3(c->ep), ar);
         return;
-    } else if (c->cap < c->lmax) {
-        c->cap++;                    /* a stay without capacity aborts */
     }
+    if ((c->stay -= stay_share(c, s)) != 0)
+        return;
+    if (c->cap < c->lmax)
+        c->cap++;                    /* a stay without capacity aborts */
     c->tried = 0;
     probe_or_settle(c, median3(c->ep), ar);
 }
