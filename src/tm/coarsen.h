@@ -109,6 +109,7 @@ typedef struct hps_tm_ctl {
      * the change whose search is under way (0: none). */
     uint8_t jump[4], pending;
     uint8_t scanned;                 /* this A confirms a scan's choice; a: the scan's figure */
+    uint8_t spell;                   /* serial arm taken in a spell: stays left undoubled */
     uint64_t epochs;
     uint32_t moves, probes;
 } hps_tm_ctl_t;

@@ -471,6 +471,7 @@ static const hps_test_case_t cases[] = {
     { "gap_after_scan", .run = case_gap_after_scan },
     { "arm_backoff", .run = case_arm_backoff },
     { "phases", .run = case_phases },
+    { "spell", .run = case_spell },
     { "valid", .run = case_valid },
     { "near", .run = case_near },
     { "stay_share", .run = case_stay_share },

@@ -43,5 +43,6 @@ void case_joined(void);
 void case_gap(void);
 void case_gap_after_scan(void);
 void case_phases(void);
+void case_spell(void);
 
 #endif

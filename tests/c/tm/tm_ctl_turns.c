@@ -236,3 +236,69 @@ void case_phases(void)
     HPS_CHECK(missed * 100 <= 12 * turns, "phases: %u of %u turns never reached the right arm",
               missed, turns);
 }
+
+/* A spell: the second vCPU stalls for a while and concurrent chunks cost
+ * twice as much, serialized ones the same (histogram's 1 Mi bins under stm
+ * at 2 threads: 128-164 ns a key at k = 64 for a repetition, 62-66 before
+ * and after; serialized 66).  The serial arm is then the better choice, and
+ * after the spell concurrent k = 64 again; the serial arm's own cost does
+ * not change when the spell ends, so only its probes can tell.  Spells of
+ * 40 Ki iterations between calm stretches of 200 Ki, 16 noise seeds.
+ * Checked over the later cycles: the time against the best choice of each
+ * stretch, and the epochs from a spell's end back to concurrent chunks. */
+void case_spell(void)
+{
+    static const double calm_lv[] = { 400, 220, 130, 85, 60, 46, 40, 42, 46, 52, 60 };
+    static double spell_lv[11];
+    for (int i = 0; i < 11; i++)
+        spell_lv[i] = 2.0 * calm_lv[i];
+    static const model_t calm = { 0.0, 99, 0.15, 10, calm_lv, 0, 55.0 };
+    static const model_t spell = { 0.0, 99, 0.15, 10, spell_lv, 0, 55.0 };
+    static const double best[2] = { 40.0, 55.0 };
+    enum { CYCLES = 6, LEARN = 1, CALM = 200000, SPELL = 40000, SEEDS = 16 };
+    double spent = 0, ideal = 0, back = 0;
+    unsigned n = 0, never = 0;
+    const uint64_t rng0 = g_rng;
+    for (unsigned seed = 0; seed < SEEDS; seed++) {
+        g_rng = rng0 + 0x9E3779B97F4A7C15ull * (seed + 2000);
+        hps_tm_ctl_t c;
+        hps_tm_ctl_init(&c, 6, 10);
+        hps_tm_ctl_scan(&c);
+        for (unsigned cy = 0; cy < CYCLES; cy++) {
+            for (int sp = 1; sp >= 0; sp--) {
+                unsigned e = 0, found = 0, got = 0;
+                for (uint64_t done = 0; done < (sp ? SPELL : CALM); e++) {
+                    int ser = hps_tm_ctl_serial(&c);
+                    unsigned l = ser ? c.lmax : hps_tm_ctl_level(&c);
+                    if (!sp && !got && !ser && l >= 5) {
+                        found = e;   /* k = 32-1024 */
+                        got = 1;
+                    }
+                    uint64_t chunks = l >= 8 ? 2 : 8, iters = chunks << l;
+                    double cost = feed_n(&c, sp ? &spell : &calm, chunks);
+                    if (cy >= LEARN) {
+                        spent += cost * (double)iters;
+                        ideal += best[sp] * (double)iters;
+                    }
+                    done += iters;
+                }
+                if (!sp && cy >= LEARN) {
+                    n++;
+                    never += !got;
+                    back += got ? found : e;
+                }
+            }
+            HPS_CHECK(hps_tm_ctl_valid(&c, 10), "spell: seed %u cycle %u, not a valid state",
+                      seed, cy);
+        }
+    }
+    printf("spell: time %.3fx the best choices'; back on concurrent chunks %.1f epochs after a "
+           "spell (mean), %u of %u calm stretches never\n", spent / ideal, back / n, never, n);
+    HPS_CHECK(spent <= 1.25 * ideal, "spell: time %.3fx the best choices' (want 1.25 at most)",
+              spent / ideal);
+    /* Over 30 seeds: 0-11 of 80 stretches never (before the spell rule,
+     * with the turn tests: 5-17; before both: 6-13), 20-31 epochs back. */
+    HPS_CHECK(back <= 40.0 * n && never * 100 <= 15 * n, "spell: %.1f epochs back to concurrent "
+              "chunks after a spell, %u of %u stretches never (want 40 and 15 %% at most)",
+              back / n, never, n);
+}
