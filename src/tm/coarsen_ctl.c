@@ -58,7 +58,8 @@
 #define DRIFT_COST 0.30f             /* settled: cost off the baseline by 30 % */
 #define DRIFT_AR 0.10f               /* ... or abort ratio by 0.1 + half the baseline's */
 #define DRIFT_EPOCHS 3
-#define DRIFT_TURN 1.5f              /* a measurement this far off the figure it repeats: another input's (turned) */
+/* A measurement this far off the figure it repeats is another input's (turned). */
+#define DRIFT_TURN 1.5f
 #define LR_MIN 24                    /* epochs at both levels before the long run decides */
 #define LR_MAX 256                   /* past this, a level's long run is halved */
 /* While crowded, a level whose chunks abort this often (aborts over aborts
@@ -100,8 +101,9 @@
  * serialized ones unchanged; histogram's 1 Mi bins under stm at 2
  * threads).  Their cost does not change when the spell ends, so only the
  * rescans at the ends of stays can tell; for this many stays they do not
- * double and far answers do not back off (tm.ctl.spell: 18 % of calm
- * stretches of 200 Ki iterations never left the serial arm before). */
+ * double and far answers do not back off (tm.ctl.spell: calm stretches
+ * of 200 Ki iterations that never left the serial arm, 5-17 of 80 before,
+ * 0-11 after). */
 #define SPELL_STAYS 4
 /* c->backed: 1 an arm probe after a scan found that arm cheaper,
  * BACKED_LEARNED one after a change of the input of a known kind. */
@@ -304,14 +306,14 @@ static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
  * which the search settled on the other arm: that arm is measured first,
  * A-B-A as any arm probe (A is the changed cost; not answered by its first
  * epoch alone, and taken without A2 when it beats A by 1.5x), instead of
- * climbing level by level towards it, or rescanning, as the first time.  Inputs whose phases recur pay the
- * long search once: histogram's b1m-b16 cut into slices turns from 1 Mi
- * bins (concurrent k = 64-128 best) to 16 hot ones (the serial arm best)
- * and back 16 times a process, and each turn cost 1-2 ms of climbing to
- * the serial arm, or a rescan from it, in phases of 2-12 ms.  Keyed by the
- * arm left and the cost's direction (a cost that rose on concurrent chunks
- * is a different change from one that fell); a search that settles on the
- * arm it left unlearns the jump. */
+ * climbing level by level towards it, or rescanning, as the first time.
+ * Inputs whose phases recur pay the long search once: histogram's b1m-b16
+ * cut into slices turns from 1 Mi bins (concurrent k = 64-128 best) to 16
+ * hot ones (the serial arm best) and back 16 times a process, and each
+ * turn cost 1-2 ms of climbing to the serial arm, or a rescan from it, in
+ * phases of 2-12 ms.  Keyed by the arm left and the cost's direction (a
+ * cost that rose on concurrent chunks is a different change from one that
+ * fell); two searches that settle on the arm left unlearn the jump. */
 static int jump_learned(hps_tm_ctl_t *c, unsigned idx, float a, float ar)
 {
     unsigned j = c->jump[idx];
@@ -456,7 +458,8 @@ static void input_changed(hps_tm_ctl_t *c, float was, float now, float ar)
 {
     c->moved = 1;
     c->far_tried = 0;
-    c->arm_skip &= 15u;              /* probe the other arm this round; a far answer backs off further */
+    c->arm_skip &= 15u;              /* probe the other arm this round (a far answer
+                                      * backs off further) */
     if (!c->crowded)                 /* crowded, the long runs are what decides */
         lr_clear(c);
     unsigned idx = (now > was ? 2u : 0u) | c->serial;
@@ -469,25 +472,18 @@ static void input_changed(hps_tm_ctl_t *c, float was, float now, float ar)
 
 /* A scan epoch.  The serial arm's point comes first (its epochs are the
  * cheap ones to measure: a concurrent k = 1024 epoch at 8 threads on
- * scatter's large zones took 7.5 ms of a 30 ms run, the serialized one
- * 0.3 ms), then the levels.  Each point keeps the cheapest of its epochs (a
- * preempted epoch is only ever slower, so one of two is enough to discard
- * it).  The points go up, and the scan stops at the first that costs more
- * than the one below it: the long sections are the expensive ones to
- * measure where they are bad, and a curve that rises from k = 4 to 64 does
- * not fall again by 1024 on any row measured.  A point that looks dearer
- * gets a third epoch before the scan stops on its word: at 2 threads under
- * sgl (scatter's 16 large zones) both epochs at k = 64 were sometimes ones
- * in which the other thread held the lock, at 4-8x the level's cost; the
- * scan then never saw k = 1024, and the climb from k = 4 took most of the
- * run (the controller at 0.83x k = 256, 0.93x with the third epoch, 24
- * processes each).  A level over ARM_FAR times the serial point's cost has
- * its answer in one epoch, and the scan stops there unless the level
- * halved the cost of the one below and came within SCAN_REACH of the
- * serial arm's (histogram's 16 bins under stm at 2 threads: k = 4, 64 and
- * 1024 fall steeply towards the serial arm's cost; scatter's large zones
- * at 8 threads: k = 4 and 64 both 8-15x it).
- * Then the cheaper arm, and the climb from the cheapest level.  A settled
+ * scatter's large zones took 7.5 ms, a serialized one 0.3 ms), then the
+ * levels.  Each point keeps the cheapest of its epochs (a preempted epoch
+ * is only ever slower).  The points go up, and the scan stops at the first
+ * that costs more than the one below it (the long sections are the
+ * expensive ones to measure where they are bad, and no row measured has a
+ * curve that rises from k = 4 to 64 and falls again by 1024); such a point
+ * gets a third epoch first (under sgl both epochs at k = 64 were sometimes
+ * ones in which the other thread held the lock).  A level over ARM_FAR
+ * times the serial point's cost has its answer in one epoch, and the scan
+ * stops there unless the level halved the cost of the one below and came
+ * within SCAN_REACH of the serial arm's.  Then the cheaper arm, and the
+ * climb from the cheapest level; figures in docs/tm-coarsen.md.  A settled
  * serial arm scans again at the end of its stays.  Aborts count by their
  * cost alone here. */
 static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s, float cost)
@@ -555,22 +551,15 @@ static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t 
 /* A-B-A2 pairs measurements made close together: with the loop away
  * between B and A2, A2's first epochs are the new call's start (its
  * threads starting, its data cold, or a stretch of the machine's drift
- * that B never saw).  Histogram's 1 Mi bins under norec at 2 threads, in
- * the suite's slices: A2's last epoch, the first of the next slice, cost
- * 106 ns a key, twice the level's usual, and the controller changed to
- * the serial arm at 1.5x k = 128's cost for the rest of the run.
- *
- * The A a scan leaves behind only confirms the arm the scan chose (the
- * other arm counts as tried), and on the serial arm, which has no levels
- * to probe, it settles on its own figure.  Across a gap that figure may be
- * another input's: histogram's b1m-b16 under norec at 2 threads, a scan
- * at the end of a slice, on 16 bins, chose the serial arm (6 ns a key
- * against 28 for k = 64); A measured the next slice, on 1 Mi bins again,
- * at 84, settled there, and the serial arm held 10 ms of that slice at
- * twice concurrent k = 64's cost (the settled drift test compares with
- * that baseline, so it saw no change).  So a gap in such an A forgets its
- * epochs and the arm tried, and the round compares the arms again.  An A
- * in a climb needs no restart: its B and A2 come after the gap. */
+ * that B never saw; in the suite's slices one such A2 moved histogram's
+ * 1 Mi bins to the serial arm at 1.5x k = 128's cost for the rest of the
+ * run).  The A a scan leaves behind only confirms the arm the scan chose
+ * (the other arm counts as tried), and on the serial arm it settles on its
+ * own figure, which across a gap may be another input's (b1m-b16: a scan
+ * on 16 bins chose the serial arm, A measured the next slice's 1 Mi bins
+ * and settled there at twice k = 64's cost).  So a gap in such an A
+ * forgets its epochs and the arm tried, and the round compares the arms
+ * again.  An A in a climb needs no restart: its B and A2 come after it. */
 int hps_tm_ctl_gap(hps_tm_ctl_t *c)
 {
     if (c->gapped)
