@@ -164,6 +164,47 @@ void case_gap_after_scan(void)
     HPS_CHECK(hps_tm_ctl_valid(&c, 10), "not a valid state");
 }
 
+/* A stretch of `iters` iterations of model m, epochs as coarsen.c ends
+ * them (2 long chunks, k >= 256 or serialized, else 8): the time it took
+ * (true cost x iterations), its iterations and epochs, and the first epoch
+ * at which the controller ran the arm wanted (concurrent: k = 32 or more;
+ * `at` = `epochs` if never). */
+typedef struct stretch {
+    double time;
+    uint64_t iters;
+    unsigned epochs, at;
+    int got;
+} stretch_t;
+
+static stretch_t run_stretch(hps_tm_ctl_t *c, const model_t *m, uint64_t iters, int want_serial)
+{
+    stretch_t r = { 0 };
+    for (; r.iters < iters; r.epochs++) {
+        int ser = hps_tm_ctl_serial(c);
+        unsigned l = ser ? c->lmax : hps_tm_ctl_level(c);
+        if (!r.got && ser == want_serial && (ser || l >= 5)) {
+            r.at = r.epochs;
+            r.got = 1;
+        }
+        uint64_t chunks = l >= 8 ? 2 : 8, n = chunks << l;
+        r.time += feed_n(c, m, chunks) * (double)n;
+        r.iters += n;
+    }
+    if (!r.got)
+        r.at = r.epochs;
+    return r;
+}
+
+/* A fresh site's controller (it scans first) under the run's noise moved
+ * to another sequence: one seed's figure moves by 0.1 with any change to
+ * the controller, so a case averages several. */
+static void fresh(hps_tm_ctl_t *c, unsigned level0, uint64_t rng0, unsigned seed)
+{
+    g_rng = rng0 + 0x9E3779B97F4A7C15ull * seed;
+    hps_tm_ctl_init(c, level0, 10);
+    hps_tm_ctl_scan(c);
+}
+
 /* Phases that recur (histogram's b1m-b16 cut into slices): spread keys,
  * where concurrent k = 64 is best and serialized chunks cost 1.75x it,
  * then hot keys, where the serial arm is best and the best level costs 2x
@@ -180,52 +221,34 @@ void case_phases(void)
     static const model_t ms = { 0.0, 99, 0.15, 10, spread, 0, 70.0 };
     static const model_t mh = { 0.0, 99, 0.15, 10, hot, 0, 7.0 };
     static const double best[2] = { 40.0, 7.0 };
-    /* Each phase 64 Ki iterations; epochs as coarsen.c ends them: 2 long
-     * chunks (k >= 256, or serialized), else 8.  Eight noise seeds: one
-     * seed's figure moves by 0.1 with any change to the controller. */
     enum { CYCLES = 24, LEARN = 4, PHASE = 1 << 16, SEEDS = 8 };
-    double spent[2] = { 0, 0 };
+    double spent[2] = { 0, 0 }, ideal[2] = { 0, 0 };
     unsigned reach[2] = { 0, 0 }, turns = 0, missed = 0;
     const uint64_t rng0 = g_rng;
     for (unsigned seed = 0; seed < SEEDS; seed++) {
-        g_rng = rng0 + 0x9E3779B97F4A7C15ull * (seed + 1000);
         hps_tm_ctl_t c;
-        hps_tm_ctl_init(&c, 8, 10);
-        hps_tm_ctl_scan(&c);
+        fresh(&c, 8, rng0, seed + 1000);
         for (unsigned cy = 0; cy < CYCLES; cy++) {
             for (int ph = 0; ph < 2; ph++) {
-                unsigned e = 0, found = 0, got = 0;
-                for (uint64_t done = 0; done < PHASE; e++) {
-                    int ser = hps_tm_ctl_serial(&c);
-                    unsigned l = ser ? c.lmax : hps_tm_ctl_level(&c);
-                    if (!got && ser == ph && (ph || l >= 5)) {
-                        found = e;   /* hot: serialized; spread: k = 32-1024 */
-                        got = 1;
-                    }
-                    uint64_t chunks = l >= 8 ? 2 : 8, iters = chunks << l;
-                    double cost = feed_n(&c, ph ? &mh : &ms, chunks);
-                    if (cy >= LEARN)
-                        spent[ph] += cost * (double)iters;
-                    done += iters;
-                }
+                stretch_t r = run_stretch(&c, ph ? &mh : &ms, PHASE, ph);
                 if (cy >= LEARN) {
-                    reach[ph] += got ? found : e;
+                    spent[ph] += r.time;
+                    ideal[ph] += best[ph] * PHASE;
+                    reach[ph] += r.at;
                     turns++;
-                    missed += !got;
+                    missed += !r.got;
                 }
                 HPS_CHECK(hps_tm_ctl_valid(&c, 10), "phases: seed %u cycle %u, not a valid state",
                           seed, cy);
             }
         }
     }
-    double n = (double)SEEDS * (CYCLES - LEARN) * PHASE;
-    double r0 = spent[0] / (best[0] * n), r1 = spent[1] / (best[1] * n);
-    double both = (spent[0] + spent[1]) / ((best[0] + best[1]) * n);
+    double both = (spent[0] + spent[1]) / (ideal[0] + ideal[1]);
     double to_ser = reach[1] / (double)(turns / 2), back = reach[0] / (double)(turns / 2);
     printf("phases, cycles %d-%d, %d seeds: time over each phase's best, spread keys %.3fx, hot "
            "keys %.3fx, both %.3fx; epochs from a turn to the right arm (means): %.1f to "
-           "serialized chunks, %.1f back; %u of %u turns never\n", LEARN, CYCLES - 1, SEEDS, r0,
-           r1, both, to_ser, back, missed, turns);
+           "serialized chunks, %.1f back; %u of %u turns never\n", LEARN, CYCLES - 1, SEEDS,
+           spent[0] / ideal[0], spent[1] / ideal[1], both, to_ser, back, missed, turns);
     /* Not 1.10: every turn costs the drift test's 3 epochs at the old
      * choice (about 7 % of each phase here) and an arm probe.  Before the
      * learned jumps and the turns seen mid-round: 1.38x, 30 epochs to the
@@ -254,39 +277,22 @@ void case_spell(void)
         spell_lv[i] = 2.0 * calm_lv[i];
     static const model_t calm = { 0.0, 99, 0.15, 10, calm_lv, 0, 55.0 };
     static const model_t spell = { 0.0, 99, 0.15, 10, spell_lv, 0, 55.0 };
-    static const double best[2] = { 40.0, 55.0 };
     enum { CYCLES = 6, LEARN = 1, CALM = 200000, SPELL = 40000, SEEDS = 16 };
     double spent = 0, ideal = 0, back = 0;
     unsigned n = 0, never = 0;
     const uint64_t rng0 = g_rng;
     for (unsigned seed = 0; seed < SEEDS; seed++) {
-        g_rng = rng0 + 0x9E3779B97F4A7C15ull * (seed + 2000);
         hps_tm_ctl_t c;
-        hps_tm_ctl_init(&c, 6, 10);
-        hps_tm_ctl_scan(&c);
+        fresh(&c, 6, rng0, seed + 2000);
         for (unsigned cy = 0; cy < CYCLES; cy++) {
-            for (int sp = 1; sp >= 0; sp--) {
-                unsigned e = 0, found = 0, got = 0;
-                for (uint64_t done = 0; done < (sp ? SPELL : CALM); e++) {
-                    int ser = hps_tm_ctl_serial(&c);
-                    unsigned l = ser ? c.lmax : hps_tm_ctl_level(&c);
-                    if (!sp && !got && !ser && l >= 5) {
-                        found = e;   /* k = 32-1024 */
-                        got = 1;
-                    }
-                    uint64_t chunks = l >= 8 ? 2 : 8, iters = chunks << l;
-                    double cost = feed_n(&c, sp ? &spell : &calm, chunks);
-                    if (cy >= LEARN) {
-                        spent += cost * (double)iters;
-                        ideal += best[sp] * (double)iters;
-                    }
-                    done += iters;
-                }
-                if (!sp && cy >= LEARN) {
-                    n++;
-                    never += !got;
-                    back += got ? found : e;
-                }
+            stretch_t sp = run_stretch(&c, &spell, SPELL, 1);
+            stretch_t ca = run_stretch(&c, &calm, CALM, 0);
+            if (cy >= LEARN) {
+                spent += sp.time + ca.time;
+                ideal += 55.0 * (double)sp.iters + 40.0 * (double)ca.iters;
+                n++;
+                never += !ca.got;
+                back += ca.at;
             }
             HPS_CHECK(hps_tm_ctl_valid(&c, 10), "spell: seed %u cycle %u, not a valid state",
                       seed, cy);
