@@ -37,11 +37,14 @@
  *   arm's last one.  A gap between calls restarts a comparison (once a
  *   round), and coarsen.c does not feed the first epoch after serialized
  *   chunks (it waited for the others' last serialized chunk).
- *   A change of the input (the settled drift test, or a round whose A2
- *   is 1.5x off its A and the baseline) starts the search again; where the
- *   search after the last change of that kind (the cost rose or fell, on
- *   which arm) settled on the other arm, that arm is probed first, and
- *   taken without A2 if it beats the changed cost by 1.5x.
+ *   A change of the input (the settled drift test, a round whose A2 is
+ *   1.5x off its A and the baseline, or an A 1.5x off the scan figure it
+ *   confirms) starts the search again; where the search after the last
+ *   change of that kind (the cost rose or fell, on which arm) settled on
+ *   the other arm, that arm is probed first, and taken without A2 if it
+ *   beats the changed cost by 1.5x.  A serial arm taken after the
+ *   concurrent cost rose from below its own (a spell of the second vCPU)
+ *   rescans at every stay, undoubled, for 4 stays.
  */
 #ifndef HPS_TM_COARSEN_INTERNAL_H
 #define HPS_TM_COARSEN_INTERNAL_H
