@@ -386,6 +386,20 @@ static void case_valid(void)
     bad.scanned = 1;
     HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "a settled controller confirming a scan is valid");
     bad = c;
+    bad.phase = HPS_TM_CTL_SETTLED;
+    bad.stay = 1;
+    bad.serial = 1;
+    bad.no_serial = 0;
+    bad.scanned = 0;
+    bad.arm_skip = 0;
+    bad.spell = 4;
+    HPS_CHECK(hps_tm_ctl_valid(&bad, 10), "a serial arm with a spell's 4 stays left is not valid");
+    bad.spell = 5;
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "5 spell stays are valid");
+    bad.spell = 1;
+    bad.serial = 0;
+    HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "a spell's stays on concurrent chunks are valid");
+    bad = c;
     memset(&bad, 0xA5, sizeof bad);
     HPS_CHECK(!hps_tm_ctl_valid(&bad, 10), "0xA5 bytes make a valid controller");
 }
