@@ -6,7 +6,7 @@
  * so tests drive it with synthetic samples whose best level is known
  * (tests/c/tm/tm_coarsen.c), and coarsen.c only measures and obeys.
  *
- * The search (why each step is there is in coarsen_ctl.c):
+ * The search (why each step is there is in coarsen_ctl.c and coarsen_ctl_turn.c):
  *   A   the current level's cost per iteration: median of 3 epochs;
  *   B   a neighbour's (one level up or down): median of 3 epochs;
  *   A2  the current level again: 3 epochs;

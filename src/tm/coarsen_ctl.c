@@ -43,8 +43,9 @@
  *     epoch with as many aborts as chunks steps down at once, and a level
  *     aborting 20 % of its attempts looks down before up.  Figures (scatter
  *     large-low at 8 threads on 2 CPUs) in docs/tm-coarsen.md.
- *   - an input that changes mid-round, during a scan, or back to one seen
- *     before: input_changed, turned and jump_learned below.
+ *   - where the search starts again (scans, an input that changes
+ *     mid-round, during a scan or back to one seen before, gaps between
+ *     calls, company, a pinned backend): coarsen_ctl_turn.c.
  * Aborts are counted exactly, not timed, so they act at once: a capacity
  * abort proves the level too big for the hardware (cap it below), and
  * chunks that each abort twice or more on average are far past the
@@ -52,64 +53,7 @@
  */
 #include <math.h>
 #include <string.h>
-#include "coarsen.h"
-
-#define H 0.03f                      /* hysteresis: a move needs 3 % better */
-#define DRIFT_COST 0.30f             /* settled: cost off the baseline by 30 % */
-#define DRIFT_AR 0.10f               /* ... or abort ratio by 0.1 + half the baseline's */
-#define DRIFT_EPOCHS 3
-/* A measurement this far off the figure it repeats is another input's (turned). */
-#define DRIFT_TURN 1.5f
-#define LR_MIN 24                    /* epochs at both levels before the long run decides */
-#define LR_MAX 256                   /* past this, a level's long run is halved */
-/* While crowded, a level whose chunks abort this often (aborts over aborts
- * and commits) probes downwards first, not upwards (0.5 elsewhere). */
-#define AR_UP_CROWDED 0.2f
-/* An arm probe (or the scan's serial point) whose first epoch costs this
- * many times the current arm's is answered at once, and the arm's next
- * probes back off: 3 epochs at 4x the settled cost every round added
- * 5-30 % to the model's loops where concurrency pays (tm.ctl).  1.5, not
- * 2: a settled serial arm's rescans measured k = 64 and 1024 (1.5 and 3.7x
- * its cost) in full every round, 14 % of scatter small-low's run under
- * norec at 2 threads. */
-#define ARM_FAR 1.5f
-/* An arm probe that lost by this much in full (its median over the mean of
- * A and A2) backs off as a far answer does.  Histogram's 1 Mi bins under
- * norec at 2 threads: the serial arm measured 1.3-1.6x k = 64-128's cost,
- * rarely 1.5x at its first epoch, so it was probed in full at the end of
- * every round; the level moving between neighbours on noise kept the
- * rounds short (stays of 8 epochs), and 3 serialized epochs of ~0.6 ms
- * every 3-5 ms were 15-30 % of the leader's time. */
-#define ARM_LOSS 1.25f
-#define ARM_BACKOFF_MAX 2            /* on the serial arm: skip at most 3 rounds */
-#define ARM_BACKOFF_MAX_CONC 4       /* on concurrent chunks: at most 15 */
-/* A backoff ends early when the current level's cost comes within this
- * factor of the other arm's last measured cost: conflicts rose (the
- * model's shift from no conflicts, where serialized chunks cost 3x
- * k = 1024's, to many, where they cost 0.6x k = 16's), or the machine's
- * speed moved, and that measurement is stale. */
-#define ARM_NEAR 0.9f
-/* The scan goes on past a level far dearer than the serial arm only if
- * that level halved the one below's cost and came within this factor of
- * the serial arm's: a concurrent k = 1024 epoch at 8 threads on scatter's
- * large zones (after k = 64 at 7.5x the serial arm's cost, half k = 4's)
- * took 11 ms, fifty serialized epochs' time, at every rescan. */
-#define SCAN_REACH 4.0f
-/* Serialized chunks taken after the concurrent level's cost rose above
- * theirs, from a settled baseline below theirs, may only be waiting out a
- * spell in which the second vCPU stalls (concurrent chunks 2x dearer,
- * serialized ones unchanged; histogram's 1 Mi bins under stm at 2
- * threads).  Their cost does not change when the spell ends, so only the
- * rescans at the ends of stays can tell; for this many stays they do not
- * double and far answers do not back off (tm.ctl.spell: calm stretches
- * of 200 Ki iterations that never left the serial arm, 5-17 of 80 before,
- * 0-11 after). */
-#define SPELL_STAYS 4
-/* c->backed: 1 an arm probe after a scan found that arm cheaper,
- * BACKED_LEARNED one after a change of the input of a known kind. */
-#define BACKED_LEARNED 2
-#define STAY_MIN (HPS_TM_CTL_STAY_MIN * HPS_TM_CTL_STAY_UNIT)
-#define STAY_MAX (HPS_TM_CTL_STAY_MAX * HPS_TM_CTL_STAY_UNIT)
+#include "coarsen_ctl_int.h"
 
 void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
 {
@@ -119,16 +63,6 @@ void hps_tm_ctl_init(hps_tm_ctl_t *c, unsigned level0, unsigned lmax)
     c->level = (uint8_t)(level0 > c->lmax ? c->lmax : level0);
     c->phase = HPS_TM_CTL_A;
     c->stay_len = STAY_MIN;
-}
-
-void hps_tm_ctl_scan(hps_tm_ctl_t *c)
-{
-    c->phase = HPS_TM_CTL_SCAN;
-    c->nep = 0;
-    c->scan_i = c->no_serial ? 0 : HPS_TM_CTL_SCAN_N;   /* the serial arm's point first */
-    c->b = INFINITY;
-    for (int i = 0; i < HPS_TM_CTL_SCAN_N; i++)
-        c->ep[i] = INFINITY;
 }
 
 static float median3(const float *e)
@@ -157,7 +91,7 @@ static unsigned arm_backoff_max(const hps_tm_ctl_t *c)
  * by a preemption looks far dearer too: tm.ctl.serial's shift to conflicts
  * met one such first epoch, and 15 rounds of skipping left it at 1.7x the
  * serial arm's cost). */
-static void arm_far(hps_tm_ctl_t *c, int full)
+void hps_tm_ctl_arm_far(hps_tm_ctl_t *c, int full)
 {
     if (c->spell)
         return;                      /* a spell's serial arm looks back every stay */
@@ -220,13 +154,6 @@ static void settle(hps_tm_ctl_t *c, float cost, float ar)
     c->stay = c->stay_len;
 }
 
-/* The bit of `tried` and `far_tried` for a side: 1 up, 2 down, 4 the
- * other arm (dir 0). */
-static uint8_t side_bit(int dir)
-{
-    return dir > 0 ? 1 : dir < 0 ? 2 : 4;
-}
-
 static int side_open(const hps_tm_ctl_t *c, int dir)
 {
     if (dir > 0)
@@ -255,7 +182,7 @@ static int far_open(const hps_tm_ctl_t *c, float mean)
         return 0;                    /* this was the far probe, or the other arm */
     if (!(c->b <= mean * (1.0f + H)))
         return 0;                    /* worse that way: the slope rises */
-    if (c->far_tried & side_bit(c->dir))
+    if (c->far_tried & hps_tm_ctl_side_bit(c->dir))
         return 0;                    /* looked already from this level */
     int l = c->level + 2 * c->dir;
     return l >= 0 && l <= c->cap;
@@ -263,7 +190,7 @@ static int far_open(const hps_tm_ctl_t *c, float mean)
 
 /* Measure the neighbour `dir` (0: the other arm) against the current
  * level's cost a: phase B from its first epoch. */
-static void start_b(hps_tm_ctl_t *c, int dir, float a)
+void hps_tm_ctl_start_b(hps_tm_ctl_t *c, int dir, float a)
 {
     c->dir = (int8_t)dir;
     c->a = a;
@@ -277,11 +204,11 @@ static void start_b(hps_tm_ctl_t *c, int dir, float a)
  * not yet tried (up first, unless the current level already aborts more
  * often than it commits), then the other arm, or settle.  The serial arm
  * has no sides: its k is fixed, its neighbour is the concurrent level. */
-static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
+void hps_tm_ctl_probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
 {
     int up = !c->serial && side_open(c, 1), down = !c->serial && side_open(c, -1);
     int backing_off = (c->arm_skip >> 4) && !(c->arm_cost > 0 && a > ARM_NEAR * c->arm_cost);
-    int arm = !(c->tried & side_bit(0)) && !backing_off && !c->no_serial;
+    int arm = !(c->tried & hps_tm_ctl_side_bit(0)) && !backing_off && !c->no_serial;
     if (!up && !down && !arm) {
         settle(c, a, ar);
         return;
@@ -298,43 +225,12 @@ static void probe_or_settle(hps_tm_ctl_t *c, float a, float ar)
     }
     int dir = up && (ar < (c->crowded ? AR_UP_CROWDED : 0.5f) || !down) ? 1 : down ? -1 : 0;
     c->bn = ar;                      /* read by an arm probe's early answer */
-    start_b(c, dir, a);
+    hps_tm_ctl_start_b(c, dir, a);
     c->probes++;
-}
-
-/* A change of the input (input_changed) of a kind seen before, after
- * which the search settled on the other arm: that arm is measured first,
- * A-B-A as any arm probe (A is the changed cost; not answered by its first
- * epoch alone, and taken without A2 when it beats A by 1.5x), instead of
- * climbing level by level towards it, or rescanning, as the first time.
- * Inputs whose phases recur pay the long search once: histogram's b1m-b16
- * cut into slices turns from 1 Mi bins (concurrent k = 64-128 best) to 16
- * hot ones (the serial arm best) and back 16 times a process, and each
- * turn cost 1-2 ms of climbing to the serial arm, or a rescan from it, in
- * phases of 2-12 ms.  Keyed by the arm left and the cost's direction (a
- * cost that rose on concurrent chunks is a different change from one that
- * fell); two searches that settle on the arm left unlearn the jump. */
-static int jump_learned(hps_tm_ctl_t *c, unsigned idx, float a, float ar)
-{
-    unsigned j = c->jump[idx];
-    if (!(j & HPS_TM_CTL_JUMP_VALID) || !(j & HPS_TM_CTL_JUMP_SERIAL) == !c->serial ||
-        c->no_serial)
-        return 0;
-    if (c->serial) {
-        /* The arm probe from the serial arm runs concurrent chunks at level. */
-        unsigned l = j & HPS_TM_CTL_JUMP_LEVEL;
-        c->level = (uint8_t)(l < c->cap ? l : c->cap);
-    }
-    c->tried = 0;
-    c->bn = ar;
-    start_b(c, 0, a);
-    c->backed = BACKED_LEARNED;
-    c->probes++;
-    return 1;
 }
 
 /* Start measuring the current level from scratch (after a forced move). */
-static void remeasure(hps_tm_ctl_t *c, uint8_t tried)
+void hps_tm_ctl_remeasure(hps_tm_ctl_t *c, uint8_t tried)
 {
     c->phase = HPS_TM_CTL_A;
     c->scanned = 0;
@@ -343,7 +239,7 @@ static void remeasure(hps_tm_ctl_t *c, uint8_t tried)
     c->ar_sum = 0;
 }
 
-static void set_level(hps_tm_ctl_t *c, unsigned l)
+void hps_tm_ctl_set_level(hps_tm_ctl_t *c, unsigned l)
 {
     if (l != c->level) {
         c->level = (uint8_t)l;
@@ -353,7 +249,7 @@ static void set_level(hps_tm_ctl_t *c, unsigned l)
     }
 }
 
-static void set_arm(hps_tm_ctl_t *c, unsigned serial)
+void hps_tm_ctl_set_arm(hps_tm_ctl_t *c, unsigned serial)
 {
     if (serial != c->serial) {
         c->spell = 0;
@@ -370,15 +266,15 @@ static void set_arm(hps_tm_ctl_t *c, unsigned serial)
  * and down from the level. */
 static void change_arm(hps_tm_ctl_t *c, float was, float ar)
 {
-    set_arm(c, !c->serial);
+    hps_tm_ctl_set_arm(c, !c->serial);
     c->arm_cost = was;
     if (c->serial && c->pending == 3 && c->base > 0 && c->base < c->b * (1.0f - 2.0f * H))
         c->spell = SPELL_STAYS;
-    c->tried = side_bit(0);
+    c->tried = hps_tm_ctl_side_bit(0);
     if (c->serial)
         settle(c, c->b, ar);
     else
-        probe_or_settle(c, c->b, ar);
+        hps_tm_ctl_probe_or_settle(c, c->b, ar);
 }
 
 int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
@@ -407,7 +303,7 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
 }
 
 /* The level's long run: every epoch at it, stalls included. */
-static void lr_add(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s)
+void hps_tm_ctl_lr_add(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s)
 {
     c->lr_ns[run] += (float)s->ns;
     c->lr_it[run] += (float)s->iters;
@@ -418,190 +314,11 @@ static void lr_add(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s)
     }
 }
 
-static void lr_clear(hps_tm_ctl_t *c)
+void hps_tm_ctl_lr_clear(hps_tm_ctl_t *c)
 {
     memset(c->lr_ns, 0, sizeof c->lr_ns);
     memset(c->lr_it, 0, sizeof c->lr_it);
     memset(c->lr_n, 0, sizeof c->lr_n);
-}
-
-/* The measurement just ended (its epochs in c->ep) is another input's than
- * `ref`, a figure of the same level and arm from before it: off by
- * DRIFT_TURN, and off the settled baseline `base` too where there is one
- * (an A inflated by two preempted epochs of three is followed by an A2
- * back at the baseline).  A rise in all three epochs (preemptions come in
- * runs), a fall in the last two (the first may straddle the turn; nothing
- * makes epochs spuriously cheap).  *now: the figure nearer to ref's (a
- * learned jump takes the other arm without A2 when it beats that by
- * 1.5x). */
-static int turned(const hps_tm_ctl_t *c, float ref, float base, float *now)
-{
-    float lo3 = c->ep[0] < c->ep[1] ? c->ep[0] : c->ep[1];
-    lo3 = lo3 < c->ep[2] ? lo3 : c->ep[2];
-    float hi2 = c->ep[1] < c->ep[2] ? c->ep[2] : c->ep[1];
-    if (lo3 > DRIFT_TURN * ref && lo3 > DRIFT_TURN * base) {
-        *now = lo3;
-        return 1;
-    }
-    if (hi2 * DRIFT_TURN < ref && (base <= 0 || hi2 * DRIFT_TURN < base)) {
-        *now = hi2;
-        return 1;
-    }
-    return 0;
-}
-
-/* The input changed: its cost moved from `was` (the settled baseline, or
- * a round's A) to `now` at the same level and arm.  The search starts
- * again, with short stays: with the arm the last search after a change of
- * this kind settled on (jump_learned), else from the current level. */
-static void input_changed(hps_tm_ctl_t *c, float was, float now, float ar)
-{
-    c->moved = 1;
-    c->far_tried = 0;
-    c->arm_skip &= 15u;              /* probe the other arm this round (a far answer
-                                      * backs off further) */
-    if (!c->crowded)                 /* crowded, the long runs are what decides */
-        lr_clear(c);
-    unsigned idx = (now > was ? 2u : 0u) | c->serial;
-    c->pending = (uint8_t)(idx + 1);
-    if (jump_learned(c, idx, now, ar))
-        return;
-    c->tried = 0;
-    probe_or_settle(c, now, ar);
-}
-
-/* A scan epoch.  The serial arm's point comes first (its epochs are the
- * cheap ones to measure: a concurrent k = 1024 epoch at 8 threads on
- * scatter's large zones took 7.5 ms, a serialized one 0.3 ms), then the
- * levels.  Each point keeps the cheapest of its epochs (a preempted epoch
- * is only ever slower).  The points go up, and the scan stops at the first
- * that costs more than the one below it (the long sections are the
- * expensive ones to measure where they are bad, and no row measured has a
- * curve that rises from k = 4 to 64 and falls again by 1024); such a point
- * gets a third epoch first (under sgl both epochs at k = 64 were sometimes
- * ones in which the other thread held the lock).  A level over ARM_FAR
- * times the serial point's cost has its answer in one epoch, and the scan
- * stops there unless the level halved the cost of the one below and came
- * within SCAN_REACH of the serial arm's.  Then the cheaper arm, and the
- * climb from the cheapest level; figures in docs/tm-coarsen.md.  A settled
- * serial arm scans again at the end of its stays.  Aborts count by their
- * cost alone here. */
-static void scan_epoch(hps_tm_ctl_t *c, unsigned run, const hps_tm_ctl_sample_t *s, float cost)
-{
-    c->crowded = s->crowded != 0;
-    unsigned i = c->scan_i;
-    if (i == HPS_TM_CTL_SCAN_N) {
-        /* The serial arm's point: the cheapest of its epochs, in b. */
-        if (cost < c->b)
-            c->b = cost;
-        if (++c->nep < HPS_TM_CTL_SCAN_EP)
-            return;
-        c->scan_i = 0;
-        c->nep = 0;
-        return;
-    }
-    lr_add(c, run, s);
-    if (cost < c->ep[i])
-        c->ep[i] = cost;
-    int far = c->ep[i] > ARM_FAR * c->b;
-    if (++c->nep < HPS_TM_CTL_SCAN_EP && !far)
-        return;
-    int rising = i > 0 && c->ep[i] > c->ep[i - 1];
-    if (rising && c->nep < HPS_TM_CTL_SCAN_EP_MAX && !far)
-        return;
-    int flat = far && i > 0 && (c->ep[i] > 0.5f * c->ep[i - 1] || c->ep[i] > SCAN_REACH * c->b);
-    if (!rising && !flat && i + 1 < HPS_TM_CTL_SCAN_N) {
-        c->scan_i = (uint8_t)(i + 1);
-        c->nep = 0;
-        return;
-    }
-    unsigned best = 0;
-    for (unsigned j = 1; j <= i; j++)
-        if (c->ep[j] < c->ep[best])
-            best = j;
-    float lv = c->ep[best], ser = c->b;
-    /* Changing arms needs twice the margin of a move, and the hysteresis
-     * favours the arm in use (on pure noise a rescan of a settled serial
-     * arm flipped it back and forth: tm.ctl.flat). */
-    int to_serial = c->serial ? !(lv < ser * (1.0f - 2.0f * H)) : ser < lv * (1.0f - 2.0f * H);
-    if (c->serial) {
-        /* A rescan: the arm holds, and a level that looks cheaper is
-         * probed as the other arm, A-B-A by medians, before the arm
-         * changes (the cheapest of three levels' minima is biased low). */
-        c->level = (uint8_t)hps_tm_ctl_scan_level(c, best);
-        if (!to_serial) {
-            c->bn = 0;
-            c->tried = 0;
-            start_b(c, 0, ser);
-            c->backed = 1;
-            return;
-        }
-    } else {
-        set_level(c, hps_tm_ctl_scan_level(c, best));
-        set_arm(c, (unsigned)to_serial);
-    }
-    c->arm_cost = c->no_serial ? 0 : c->serial ? lv : ser;   /* (off: never measured) */
-    if (c->serial ? lv > ARM_FAR * ser : ser > ARM_FAR * lv)
-        arm_far(c, 0);               /* the other arm, far dearer: its probes back off */
-    remeasure(c, side_bit(0));       /* the other arm was just measured */
-    c->a = c->serial ? ser : lv;     /* what A confirms */
-    c->scanned = 1;
-}
-
-/* A-B-A2 pairs measurements made close together: with the loop away
- * between B and A2, A2's first epochs are the new call's start (its
- * threads starting, its data cold, or a stretch of the machine's drift
- * that B never saw; in the suite's slices one such A2 moved histogram's
- * 1 Mi bins to the serial arm at 1.5x k = 128's cost for the rest of the
- * run).  The A a scan leaves behind only confirms the arm the scan chose
- * (the other arm counts as tried), and on the serial arm it settles on its
- * own figure, which across a gap may be another input's (b1m-b16: a scan
- * on 16 bins chose the serial arm, A measured the next slice's 1 Mi bins
- * and settled there at twice k = 64's cost).  So a gap in such an A
- * forgets its epochs and the arm tried, and the round compares the arms
- * again.  An A in a climb needs no restart: its B and A2 come after it. */
-int hps_tm_ctl_gap(hps_tm_ctl_t *c)
-{
-    if (c->gapped)
-        return 0;
-    if (c->phase == HPS_TM_CTL_A) {
-        if (!(c->tried & side_bit(0)))
-            return 0;
-        remeasure(c, 0);
-    } else if (c->phase == HPS_TM_CTL_B || c->phase == HPS_TM_CTL_A2) {
-        remeasure(c, c->tried);
-    } else {
-        return 0;
-    }
-    c->gapped = 1;
-    return 1;
-}
-
-int hps_tm_ctl_joined(hps_tm_ctl_t *c, int scan)
-{
-    /* Not only a scan in progress: a lone start often ends after the scan
-     * (8 threads on 2 CPUs: one thread ran 2 ms alone, long enough to scan
-     * and choose concurrent k = 1024 at the serial arm's cost, 6x dearer
-     * than the serial arm once the others ran; the climb's 1 ms epochs
-     * then took the rest of scatter's run to find the serial arm again). */
-    if (c->shared)
-        return 0;
-    c->shared = 1;
-    if (c->epochs == 0)
-        return 0;                    /* nothing measured alone: this epoch counts */
-    /* A fresh controller at the level it reached, with what does not
-     * depend on company: the capacity cap, the setting, the counters. */
-    hps_tm_ctl_t old = *c;
-    hps_tm_ctl_init(c, old.level, old.lmax);
-    c->cap = old.cap;
-    c->no_serial = old.no_serial;
-    c->shared = 1;
-    c->epochs = old.epochs;
-    c->moves = old.moves;
-    c->probes = old.probes;
-    if (scan)
-        hps_tm_ctl_scan(c);
-    return 1;
 }
 
 int hps_tm_ctl_near(const hps_tm_ctl_t *c, uint64_t ns, uint64_t iters)
@@ -612,18 +329,6 @@ int hps_tm_ctl_near(const hps_tm_ctl_t *c, uint64_t ns, uint64_t iters)
         if (held[i] > 0 && held[i] < ref)
             ref = held[i];
     return iters && ref < INFINITY && (float)ns < HPS_TM_CTL_NEAR * ref * (float)iters;
-}
-
-int hps_tm_ctl_pinned(hps_tm_ctl_t *c)
-{
-    if (c->phase == HPS_TM_CTL_SCAN)
-        return 0;                    /* never measured: the scan is still to come */
-    if (c->level == c->cap && !c->serial && c->phase == HPS_TM_CTL_A && c->nep == 0 && !c->tried)
-        return 0;
-    set_arm(c, 0);
-    set_level(c, c->cap);
-    remeasure(c, 0);
-    return 1;
 }
 
 void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
@@ -640,12 +345,12 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         /* This size overflowed the hardware: nothing at or above it is
          * tried again until a stay passes without capacity aborts. */
         c->cap = (uint8_t)(run - 1);
-        set_level(c, c->level > c->cap ? c->cap : c->level);
-        remeasure(c, 1);
+        hps_tm_ctl_set_level(c, c->level > c->cap ? c->cap : c->level);
+        hps_tm_ctl_remeasure(c, 1);
         return;
     }
     if (c->phase == HPS_TM_CTL_SCAN) {
-        scan_epoch(c, run, s, cost);
+        hps_tm_ctl_scan_epoch(c, run, s, cost);
         return;
     }
     /* (Serialized chunks abort only when an iteration restarts them.) */
@@ -653,18 +358,18 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
         if (c->phase == HPS_TM_CTL_B) {
             /* The neighbour is far worse: the probe has its answer. */
             c->b = INFINITY;
-            c->tried |= side_bit(c->dir);
-            probe_or_settle(c, c->a, ar);
+            c->tried |= hps_tm_ctl_side_bit(c->dir);
+            hps_tm_ctl_probe_or_settle(c, c->a, ar);
         } else {
-            set_level(c, run - 1);
-            remeasure(c, 1);
+            hps_tm_ctl_set_level(c, run - 1);
+            hps_tm_ctl_remeasure(c, 1);
         }
         return;
     }
 
     c->crowded = s->crowded != 0;
     if (!serial)
-        lr_add(c, run, s);           /* the long runs are the levels' */
+        hps_tm_ctl_lr_add(c, run, s);           /* the long runs are the levels' */
 
     if (c->phase == HPS_TM_CTL_B && c->dir == 0 && c->nep == 0 && cost > ARM_FAR * c->a &&
         !c->backed) {
@@ -674,10 +379,10 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
          * norec at 2 threads: a rescan measured k = 64 at 54 ns a key
          * against the serial arm's 72, the probe's first epoch took 128,
          * and the serial arm, 1.5-2x dearer, held most of a 50 ms run). */
-        arm_far(c, 0);
+        hps_tm_ctl_arm_far(c, 0);
         c->arm_cost = cost;
-        c->tried |= side_bit(0);
-        probe_or_settle(c, c->a, c->bn);
+        c->tried |= hps_tm_ctl_side_bit(0);
+        hps_tm_ctl_probe_or_settle(c, c->a, c->bn);
         return;
     }
 
@@ -696,7 +401,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
             float now;
             int scanned = c->scanned;
             c->scanned = 0;
-            if (scanned && turned(c, c->a, 0, &now)) {
+            if (scanned && hps_tm_ctl_turned(c, c->a, 0, &now)) {
                 /* The A after a scan is another input's than the scan's
                  * figure for the arm it chose: the scan compared two
                  * inputs (b1m-b16 in slices: a rescan's serial point on 16
@@ -704,10 +409,10 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                  * slice's 1 Mi bins, 67-90; A measured the serial arm at
                  * 61, settled, and held two slices at 1.7x concurrent
                  * k = 64's cost). */
-                input_changed(c, c->a, now, mar);
+                hps_tm_ctl_input_changed(c, c->a, now, mar);
                 return;
             }
-            probe_or_settle(c, m, mar);
+            hps_tm_ctl_probe_or_settle(c, m, mar);
         } else if (c->phase == HPS_TM_CTL_B) {
             if (c->crowded && c->dir > 0 && m < c->a * (1.0f - H) &&
                 c->lr_n[c->level + c->dir] < LR_MIN)
@@ -725,7 +430,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
             if (c->crowded && c->dir > 0 && c->b < m * (1.0f - H) && c->lr_n[c->level] < LR_MIN)
                 return;              /* the same for the level it would leave */
             float now;
-            if (turned(c, c->a, c->base, &now)) {
+            if (hps_tm_ctl_turned(c, c->a, c->base, &now)) {
                 /* The input changed during the round (A and A2 are one
                  * level and arm): B paired with neither.  Unseen, the round
                  * settled on the new input's cost as its baseline, and the
@@ -733,7 +438,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                  * turn mid-round about half the time: in tm.ctl.phases
                  * concurrent k = 64 then held hot phases at 3x the serial
                  * arm's cost). */
-                input_changed(c, c->a, now, mar);
+                hps_tm_ctl_input_changed(c, c->a, now, mar);
                 return;
             }
             float lo = c->a < m ? c->a : m, mean = 0.5f * (c->a + m);
@@ -756,12 +461,12 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 /* Move, and keep going the same way: the side we came from
                  * was just measured worse. */
                 int dir = c->dir;
-                set_level(c, (unsigned)(c->level + dir));
+                hps_tm_ctl_set_level(c, (unsigned)(c->level + dir));
                 dir = dir > 0 ? 1 : -1;
                 c->dir = (int8_t)dir;
-                c->tried = side_bit(-dir);
+                c->tried = hps_tm_ctl_side_bit(-dir);
                 if (side_open(c, dir)) {
-                    start_b(c, dir, c->b);
+                    hps_tm_ctl_start_b(c, dir, c->b);
                     c->probes++;
                 } else {
                     settle(c, c->b, mar);
@@ -770,18 +475,18 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
                 /* The neighbour measured no different: a plateau, or a
                  * slope too gentle to see in one step.  Look one level
                  * further before closing this side. */
-                c->far_tried |= side_bit(c->dir);
+                c->far_tried |= hps_tm_ctl_side_bit(c->dir);
                 c->bn = c->b;
-                start_b(c, c->dir * 2, m);
+                hps_tm_ctl_start_b(c, c->dir * 2, m);
                 c->probes++;
             } else {
                 if (c->dir == 0) {
                     c->arm_cost = c->b;
                     if (c->b > ARM_LOSS * mean)
-                        arm_far(c, 1);  /* the other arm lost clearly: its probes back off */
+                        hps_tm_ctl_arm_far(c, 1);  /* the other arm lost clearly: its probes back off */
                 }
-                c->tried |= side_bit(c->dir);
-                probe_or_settle(c, m, mar);
+                c->tried |= hps_tm_ctl_side_bit(c->dir);
+                hps_tm_ctl_probe_or_settle(c, m, mar);
             }
         }
         return;
@@ -797,7 +502,7 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
               (ar > c->base_ar ? ar - c->base_ar : c->base_ar - ar) > DRIFT_AR + 0.5f * c->base_ar;
     c->drift = off ? (uint8_t)(c->drift + 1) : 0;
     if (c->drift >= DRIFT_EPOCHS) {
-        input_changed(c, c->base, median3(c->ep), ar);
+        hps_tm_ctl_input_changed(c, c->base, median3(c->ep), ar);
         return;
     }
     if ((c->stay -= stay_share(c, s)) != 0)
@@ -805,5 +510,5 @@ void hps_tm_ctl_epoch(hps_tm_ctl_t *c, const hps_tm_ctl_sample_t *s)
     if (c->cap < c->lmax)
         c->cap++;                    /* a stay without capacity aborts */
     c->tried = 0;
-    probe_or_settle(c, median3(c->ep), ar);
+    hps_tm_ctl_probe_or_settle(c, median3(c->ep), ar);
 }

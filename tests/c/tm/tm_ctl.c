@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * tm_ctl - the coarsening controller (src/tm/coarsen_ctl.c) on synthetic
+ * tm_ctl - the coarsening controller (src/tm/coarsen_ctl*.c) on synthetic
  * loops whose best k is known, with seeded noise as bad as this shared
  * machine's.
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tm_ctl_model.c - the synthetic loops of tm_ctl (the coarsening
- * controller, src/tm/coarsen_ctl.c, on loops whose best k is known), with
+ * controller, src/tm/coarsen_ctl*.c, on loops whose best k is known), with
  * noise that is seeded (so a failure replays; TM_CTL_SEED=N picks another)
  * and as bad as this shared machine's: +-15 % on every epoch, and one
  * epoch in ten hit by a "preemption" that makes it 3-10x slower.
