@@ -72,6 +72,12 @@ typedef struct hps_tm_ctl_sample {
     uint32_t crowded;                /* threads outnumber CPUs: moves up need the long run */
 } hps_tm_ctl_sample_t;
 
+/* The kinds of change of the input the controller learns from (jump[]):
+ * HPS_TM_CTL_CHANGE_ROSE if the cost rose (else it fell), plus 1 if on the
+ * serial arm. */
+#define HPS_TM_CTL_CHANGE_ROSE 2u
+#define HPS_TM_CTL_CHANGES 4
+
 typedef struct hps_tm_ctl {
     uint8_t level, cap, lmax, phase;
     int8_t dir;                      /* the side being probed: +1 or -1 */
@@ -110,7 +116,7 @@ typedef struct hps_tm_ctl {
      * for the next change of that kind: HPS_TM_CTL_JUMP_VALID | serial arm
      * ? HPS_TM_CTL_JUMP_SERIAL : 0 | level.  `pending` is the index + 1 of
      * the change whose search is under way (0: none). */
-    uint8_t jump[4], pending;
+    uint8_t jump[HPS_TM_CTL_CHANGES], pending;
     uint8_t scanned;                 /* this A confirms a scan's choice; a: the scan's figure */
     uint8_t spell;                   /* serial arm taken in a spell: stays left undoubled */
     uint64_t epochs;

@@ -268,7 +268,10 @@ static void change_arm(hps_tm_ctl_t *c, float was, float ar)
 {
     hps_tm_ctl_set_arm(c, !c->serial);
     c->arm_cost = was;
-    if (c->serial && c->pending == 3 && c->base > 0 && c->base < c->b * (1.0f - 2.0f * H))
+    /* Taken after the concurrent cost rose (the pending change's kind: rose,
+     * on concurrent chunks) from a baseline below the serial arm's: a spell. */
+    int rose = c->pending == HPS_TM_CTL_CHANGE_ROSE + 1;
+    if (c->serial && rose && c->base > 0 && c->base < c->b * (1.0f - 2.0f * H))
         c->spell = SPELL_STAYS;
     c->tried = hps_tm_ctl_side_bit(0);
     if (c->serial)
@@ -287,10 +290,11 @@ int hps_tm_ctl_valid(const hps_tm_ctl_t *c, unsigned lmax)
         c->backed > BACKED_LEARNED || !(c->arm_cost >= 0 && c->arm_cost < INFINITY) ||
         c->stay_len < STAY_MIN || c->stay_len > STAY_MAX ||
         c->stay > c->stay_len || (c->phase == HPS_TM_CTL_SETTLED && c->stay == 0) ||
-        c->pending > 4 || c->scanned > 1 || (c->scanned && c->phase != HPS_TM_CTL_A) ||
+        c->pending > HPS_TM_CTL_CHANGES || c->scanned > 1 ||
+        (c->scanned && c->phase != HPS_TM_CTL_A) ||
         c->spell > SPELL_STAYS || (c->spell && !c->serial))
         return 0;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < HPS_TM_CTL_CHANGES; i++)
         if ((c->jump[i] & HPS_TM_CTL_JUMP_VALID) ? (c->jump[i] & HPS_TM_CTL_JUMP_LEVEL) > lmax
                                                  : c->jump[i] != 0)
             return 0;

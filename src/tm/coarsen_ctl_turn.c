@@ -88,7 +88,7 @@ void hps_tm_ctl_input_changed(hps_tm_ctl_t *c, float was, float now, float ar)
                                       * backs off further) */
     if (!c->crowded)                 /* crowded, the long runs are what decides */
         hps_tm_ctl_lr_clear(c);
-    unsigned idx = (now > was ? 2u : 0u) | c->serial;
+    unsigned idx = (now > was ? HPS_TM_CTL_CHANGE_ROSE : 0u) | c->serial;
     c->pending = (uint8_t)(idx + 1);
     if (jump_learned(c, idx, now, ar))
         return;
