@@ -320,6 +320,9 @@ typedef struct result {
     /* tm-dyn with wl_phase(): per repetition (the first 32) and thread (the
      * first 8), the k at the phase change and at the end. */
     uint32_t k_reps[32][8][2];
+    /* tm-dyn: per repetition (the first 32), 1 if its site started fresh
+     * (a whole row's repetitions are independent runs, row_rep). */
+    uint8_t fresh[32];
     double median;
     char check[256];                 /* the last validation's line */
 } result_t;
@@ -406,9 +409,8 @@ static void tm_json(const result_t *r, const wl_variant_t *v, int threads, long 
             for (int i = 0; i < threads && i < 256; i++)
                 hps_json_uint(NULL, r->k_phase[i]);
             hps_json_end_array();
-            /* [[k at the change, k at the end] per thread] per repetition:
-             * the first starts from k0, the others from the site's hint
-             * (where a thread of the previous one settled). */
+            /* [[k at the change, k at the end] per thread] per repetition
+             * (each from a fresh site: rows with a change run whole). */
             hps_json_begin_array("k_phase_reps");
             for (long rep = 0; rep < reps && rep < 32; rep++) {
                 hps_json_begin_array(NULL);
@@ -422,6 +424,12 @@ static void tm_json(const result_t *r, const wl_variant_t *v, int threads, long 
             }
             hps_json_end_array();
         }
+        /* Per repetition: 1 if the site started it fresh (every one of a
+         * whole row's; a sliced row's first only). */
+        hps_json_begin_array("fresh_reps");
+        for (long rep = 0; rep < reps && rep < 32; rep++)
+            hps_json_uint(NULL, r->fresh[rep]);
+        hps_json_end_array();
     }
     hps_json_end_object();
 }
@@ -453,12 +461,25 @@ static void row_begin(const opts_t *o, row_run_t *rr, const wl_row_t *row, int t
     rr->site = (hps_tm_coarsen_t)HPS_TM_COARSEN_INIT;
 }
 
-/* One repetition of every variant on a row, in the variants' order. */
+/* One repetition of every variant on a row, in the variants' order.  A
+ * row whose input changes partway (whole_row) is run whole in each
+ * repetition, and each is an independent run of it: the site starts
+ * afresh, so every repetition shows the controller's first search and
+ * its one change, and their figures pool like any row's (measure.py runs
+ * such a row several times a process to narrow its spread).  Other rows'
+ * repetitions are slices of one run, and the site lives through them as
+ * through a time-stepped program's calls. */
 static void row_rep(const opts_t *o, row_run_t *rr, int threads, long rep)
 {
+    static const hps_tm_coarsen_t fresh = HPS_TM_COARSEN_INIT;
     g_ctx = rr->ctx;
-    for (int i = 0; i < o->nv; i++)
+    if (g_w->whole_row && g_w->whole_row(rr->row))
+        rr->site = fresh;
+    for (int i = 0; i < o->nv; i++) {
+        if (rr->v[i].site && rep < 32)
+            rr->res[i].fresh[rep] = !memcmp(&rr->site, &fresh, sizeof fresh);
         run_once(o, rr->row, threads, &rr->v[i], &rr->res[i], rep);
+    }
 }
 
 /* The row's entry in the document; then its input goes. */

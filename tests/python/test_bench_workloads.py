@@ -90,21 +90,26 @@ def test_slices_split_a_run_where_the_input_stays() -> None:
     sliced = describe.Description("w", "t", "p", (), (), scale=True, slices=True, args=args)
     whole = describe.Description("w", "t", "p", (), (), scale=True, args=args)
     def tail(d: describe.Description, quick: bool, scale: float, n: int) -> list[str]:
-        (slices, rows), = measure.sliced(d, "quick" if quick else "default", n)
-        return measure.Step(0, d, [], [1], None, {}, 1.0, slices, rows).argv(Path("/p"), quick, scale)[1:]
+        (slices, runs, rows), = measure.sliced(d, "quick" if quick else "default", n)
+        return measure.Step(0, d, [], [1], None, {}, 1.0, slices, rows, runs).argv(Path("/p"), quick, scale)[1:]
     assert tail(sliced, False, 1.0, 8) == ["--scale", "0.125", "--threads", "1", "--variants", "", "--reps", "8"]
     assert tail(sliced, True, 2.0, 4) == ["--quick", "--scale", "0.125", "--threads", "1", "--variants", "",
                                           "--reps", "4"]
     assert tail(sliced, False, 1.0, 1)[-2:] == ["--reps", "1"] and "--scale" not in tail(sliced, False, 1.0, 1)
     assert tail(whole, False, 1.0, 8) == ["--threads", "1", "--variants", "", "--reps", "1"]
-    # A row whose input changes partway (histogram's b1m-b16) runs whole, in a process of its own.
+    # A row whose input changes partway (histogram's b1m-b16) runs whole, in a process of its own,
+    # WHOLE_RUNS times at all the work (none of it divided among them).
     phased = describe.Description("w", "t", "p", (), (), scale=True, slices=True, args=args,
                                   rows={"default": ["a", "b", "ab"], "quick": ["a"]}, whole_rows=("ab",))
-    assert measure.sliced(phased, "default", 8) == [(8, ("a", "b")), (1, ("ab",))]
-    assert measure.sliced(phased, "quick", 8) == [(8, ())]
-    assert measure.sliced(phased, "default", 1) == [(1, ())]
-    step = measure.Step(0, phased, [], [2], None, {}, 1.0, 1, ("ab",))
-    assert step.argv(Path("/p"), False)[1:4] == ["--rows", "ab", "--threads"] and "[ab]" in step.label()
+    w = measure.WHOLE_RUNS
+    assert w > 1
+    assert measure.sliced(phased, "default", 8) == [(8, 1, ("a", "b")), (1, w, ("ab",))]
+    assert measure.sliced(phased, "quick", 8) == [(8, 1, ())]
+    assert measure.sliced(phased, "default", 1) == [(1, 1, ())]
+    step = measure.Step(0, phased, [], [2], None, {}, 1.0, 1, ("ab",), w)
+    argv = step.argv(Path("/p"), False, 0.5)
+    assert argv[1:5] == ["--scale", "0.5", "--rows", "ab"] and "[ab]" in step.label()
+    assert argv[-2:] == ["--reps", str(w)]
     def params(**given: Any) -> measure.Params:
         args = {"names": [], "threads": None, "reps": None, "quick": False, "scale": None, "slices": None}
         return measure.make_params(argparse.Namespace(**{**args, **given}))

@@ -5,6 +5,9 @@
 # shows the controller at the change: "k_phase" (a power of 2 per thread)
 # beside "k_end", and "k_phase_reps" ([k at the change, k at the end] per
 # thread, per repetition); the rows without a change carry no k_phase.
+# The row with a change runs whole in every repetition, each from a fresh
+# site ("fresh_reps" all 1); a row without one is sliced, its site living
+# through the repetitions (only the first fresh).
 prog=$1
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
@@ -20,9 +23,13 @@ for row in doc["rows"]:
         if v["variant"] != "tm-dyn":
             assert "k_phase" not in tm, (row["row"], v["variant"])
             continue
+        fresh = tm["fresh_reps"]
+        assert len(fresh) == doc["reps"], tm
         if row["row"] != "b1m-b16":
             assert "k_phase" not in tm, ("no phase change in", row["row"])
+            assert fresh == [1] + [0] * (doc["reps"] - 1), ("a sliced row's site lives on", fresh)
             continue
+        assert fresh == [1] * doc["reps"], ("each run of a changing row starts afresh", fresh)
         n = row["threads"]
         ks = tm["k_phase"]
         assert len(ks) == n and len(tm["k_end"]) == n, tm
@@ -32,5 +39,5 @@ for row in doc["rows"]:
         assert reps[-1] == [[a, b] for a, b in zip(ks, tm["k_end"])], (reps, ks)
         seen += 1
 assert seen == 2, f"tm-dyn rows with a phase change: {seen}, want 2 (1 and 3 threads)"
-print("ok: k_phase and k_phase_reps on b1m-b16 at 1 and 3 threads")
+print("ok: k_phase, k_phase_reps and fresh sites on b1m-b16 at 1 and 3 threads; b16 sliced")
 PY

@@ -22,6 +22,13 @@ calls of a time-stepped program, so its climb is paid once, as in one run.
 A program whose --scale changes the input (the graph's) runs whole, and
 so do the rows whose input changes partway through a run (histogram's
 b1m-b16), in a process of their own: sliced, the change would come 8 times.
+Such a row runs WHOLE_RUNS times in its process instead (the program starts
+its controller afresh in each, so each is the same experiment), every
+variant once per run, and a variant's figure pools them like slices: one
+whole run per variant and round spread the controller's ratio to the best
+static k over 0.45-1.56x per point (runs 29 and 30), and its conflict
+level's per-round mean over 0.89-1.00x, so that level's verdict stayed
+inconclusive whatever the controller did.
 A wrong result (or any failure) of any process ends the whole run with
 the workload and variant named: nothing of it is stored.
 
@@ -51,6 +58,9 @@ from . import describe as D
 DEFAULT_THREADS = [1, 2, 8]
 DEFAULT_SECONDS = {"default": 5.0, "quick": 1.0}
 DEFAULT_SLICES = {"default": 8, "quick": 1}
+# Whole runs a process makes of a row that cannot be sliced, when the run
+# slices the others (--slices above 1).
+WHOLE_RUNS = 3
 # The time a run may take, minutes (--budget; 0: none).  The guest this
 # suite grew on ran the default suite in 10 min 47 s on one boot and in
 # 21 min 36 s on another, for identical work: its speed is the host's.  So
@@ -134,6 +144,7 @@ class Step:
     cost: float
     slices: int = 1                  # --reps S at 1/S of the work (the program's own rows: all)
     rows: tuple[str, ...] = ()       # --rows (empty: the mode's)
+    runs: int = 1                    # whole runs (rows that cannot be sliced): --reps R at all the work
 
     def label(self) -> str:
         at = f" under {self.allocator.name}" if self.allocator else ""
@@ -146,21 +157,21 @@ class Step:
         rows = ["--rows", ",".join(self.rows)] if self.rows else []
         return [str(path), *scaled(self.desc, self.desc.args.get(mode, []), scale / self.slices), *rows,
                 "--threads", ",".join(map(str, self.threads)), "--variants",
-                ",".join(v.program_name for v in self.variants), "--reps", str(self.slices)]
+                ",".join(v.program_name for v in self.variants), "--reps", str(self.slices * self.runs)]
 
 
-def sliced(desc: D.Description, mode: str, slices: int) -> list[tuple[int, tuple[str, ...]]]:
-    """(slices, rows) of each process a group of variants needs: one in
-    slices when the program can be sliced, plus one whole for its rows
-    that cannot (--rows; none given: the mode's rows)."""
+def sliced(desc: D.Description, mode: str, slices: int) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(slices, runs, rows) of each process a group of variants needs: one
+    in slices when the program can be sliced, plus one of WHOLE_RUNS whole
+    runs for its rows that cannot (--rows; none given: the mode's rows)."""
     if slices <= 1 or not desc.slices:
-        return [(1, ())]
+        return [(1, 1, ())]
     rows = desc.rows.get(mode) or []
     whole = tuple(r for r in rows if r in desc.whole_rows)
     if not whole:
-        return [(slices, ())]
+        return [(slices, 1, ())]
     rest = tuple(r for r in rows if r not in whole)
-    return ([(slices, rest)] if rest else []) + [(1, whole)]
+    return ([(slices, 1, rest)] if rest else []) + [(1, WHOLE_RUNS, whole)]
 
 
 def scaled(desc: D.Description, args: Sequence[str], scale: float) -> list[str]:
@@ -235,13 +246,12 @@ def plan(descs: Mapping[str, D.Description], status: Mapping[str, Mapping[str, M
                         env["LD_PRELOAD"] = a.library
                     # + 1: the harness's untimed first run of each row and thread
                     # count (the ART's program has none: its estimate runs long).
-                    runs = (len(group) + 1) * len(threads)
-                    cost = unit * runs * (params.scale if desc.scale else 1.0)
-                    parts = sliced(desc, mode, params.slices)
+                    per = unit * len(threads) * (params.scale if desc.scale else 1.0)
                     nrows = len(desc.rows.get(mode) or []) or 1
-                    for n, rows in parts:
+                    for n, whole, rows in sliced(desc, mode, params.slices):
                         share = len(rows) / nrows if rows else 1.0
-                        steps.append(Step(rnd, desc, group, list(threads), a, env, cost * share, n, rows))
+                        cost = per * (len(group) * whole + 1) * share
+                        steps.append(Step(rnd, desc, group, list(threads), a, env, cost, n, rows, whole))
     return steps
 
 
