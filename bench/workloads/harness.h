@@ -174,8 +174,9 @@ typedef struct wl_workload {
     int whole_input;
     /* Non-zero for a row whose input changes partway through a run
      * (histogram's b1m-b16 turns hot halfway): slices of it would repeat
-     * the change, so the runner runs it whole (--describe's "whole_rows").
-     * NULL: none. */
+     * the change, so the runner runs it whole (--describe's "whole_rows"),
+     * and each repetition of it is an independent whole run (its tm-dyn
+     * site starts afresh).  NULL: none. */
     int (*whole_row)(const wl_row_t *row);
     int threads[4];                  /* default --threads (0-terminated; none: 1,2) */
 
