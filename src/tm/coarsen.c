@@ -294,6 +294,9 @@ typedef struct slot {
                                       * when this one took the lead of a site that has company */
     uint64_t left_ns;                /* when its last call at the site returned (0: none yet) */
     uint8_t unserialized;            /* leading: the published run just left serialized chunks */
+    uint64_t ser_chunk_ns;           /* leading: a serialized chunk's time in its last epoch */
+    uint64_t unser_end;              /* leading: epochs begun before this (ns) waited on the
+                                      * others' last serialized chunks, and are not fed */
 } slot_t;
 struct hps_tm_co_slots {
     slot_t s[SLOTS];
@@ -637,8 +640,16 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
          * at their next chunk): histogram's 1 Mi bins under norec at 2
          * threads, k = 128 at 107-116 ns a key there against 50-66 around
          * it, which made the serial arm (58) look cheaper in its probe's
-         * A-B-A; the serial arm then held 70 % of a run at 1.4x the cost. */
-        if (s->unserialized && s->ctl.shared)
+         * A-B-A; the serial arm then held 70 % of a run at 1.4x the cost.
+         * And so did every epoch begun before that chunk could end (two
+         * of the leader's own serialized chunks' time after the switch):
+         * a scan's short epochs (k = 4: 32 iterations) fit several times
+         * into one serialized chunk of 1024 (60-80 us), and a program
+         * whose input alternated between 1 Mi spread bins and 16 hot ones
+         * under stm at 2 threads saw k = 4 and 64 at 120-170 ns a key
+         * after the serial arm, 23-30 once the other thread followed, so
+         * its rescans kept the serial arm (65 ns) through spread phases. */
+        if (s->ctl.shared && (s->unserialized || now - smp->ns < s->unser_end))
             feed = 0;
         s->unserialized = 0;
         if (feed && (2 * solo <= smp->chunks || !s->ctl.shared || now - s->others_ns > ALONE_NS)) {
@@ -649,8 +660,12 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
         }
         if (one && hps_tm_ctl_pinned(&s->ctl))
             ctl_save(site, &s->ctl);
+        if (s->ser && smp->chunks)
+            s->ser_chunk_ns = smp->ns / smp->chunks;
         hps_store_relaxed(&site->beat, now);
         publish(site, s);
+        if (s->unserialized)
+            s->unser_end = now + 2 * s->ser_chunk_ns;
     } else {
         follow(site, s, smp);
     }

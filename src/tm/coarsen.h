@@ -35,8 +35,9 @@
  *   one that lost by 1.25x in full backs off further on concurrent chunks
  *   (up to 15 rounds), until the level's cost comes within 0.9x of the
  *   arm's last one.  A gap between calls restarts a comparison (once a
- *   round), and coarsen.c does not feed the first epoch after serialized
- *   chunks (it waited for the others' last serialized chunk).
+ *   round), and coarsen.c does not feed the epochs begun within two
+ *   serialized chunks' time after serialized chunks (they waited for the
+ *   others' last serialized chunk).
  *   A change of the input (the settled drift test, a round whose A2 is
  *   1.5x off its A and the baseline, or an A 1.5x off the scan figure it
  *   confirms) starts the search again; where the search after the last
