@@ -641,14 +641,13 @@ static void epoch_end(hps_tm_coarsen_t *site, slot_t *s, uint64_t token,
          * threads, k = 128 at 107-116 ns a key there against 50-66 around
          * it, which made the serial arm (58) look cheaper in its probe's
          * A-B-A; the serial arm then held 70 % of a run at 1.4x the cost.
-         * And so did every epoch begun before that chunk could end (two
-         * of the leader's own serialized chunks' time after the switch):
-         * a scan's short epochs (k = 4: 32 iterations) fit several times
-         * into one serialized chunk of 1024 (60-80 us), and a program
-         * whose input alternated between 1 Mi spread bins and 16 hot ones
-         * under stm at 2 threads saw k = 4 and 64 at 120-170 ns a key
-         * after the serial arm, 23-30 once the other thread followed, so
-         * its rescans kept the serial arm (65 ns) through spread phases. */
+         * So may every epoch begun before that chunk could have ended (two
+         * of the leader's own serialized chunks' time after the switch),
+         * and none is fed: a rescan's first points are short (k = 4: 8
+         * chunks of 4 iterations), several fit into one serialized chunk
+         * of 1024 (60-80 us), and only the first was dropped.  A/B of
+         * tm-dyn over the best static choice: better in 8 of 11
+         * configurations, each within its spread (docs/tm-coarsen.md). */
         if (s->ctl.shared && (s->unserialized || now - smp->ns < s->unser_end))
             feed = 0;
         s->unserialized = 0;
