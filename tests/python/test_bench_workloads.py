@@ -195,9 +195,12 @@ def test_controller_judged_per_conflict_level() -> None:
                                         "metrics": {"ops_per_sec": f}, "tm": None, "elision": None,
                                         "context": 0})
     extra = {"samples": samples, "workloads": {"histogram": desc}}
-    got = {m["dims"]["conflict"]: m for m in W.analyse(extra, {}).measurements
-           if m["dims"].get("part") == "dyn-vs-static-level"}
-    assert sorted(got) == ["high", "low"]          # r-x names no level
+    levels = [m for m in W.analyse(extra, {}).measurements if m["dims"].get("part") == "dyn-vs-static-level"]
+    got = {m["dims"]["conflict"]: m for m in levels if "_best_" in m["metric"]}
+    tuned = {m["dims"]["conflict"]: m for m in levels if "_tuned_" in m["metric"]}
+    assert sorted(got) == ["high", "low"] == sorted(tuned)          # r-x names no level
+    # k = 8 is best in every round: the tuned choice is the same one.
+    assert tuned["low"]["reps"] == pytest.approx(got["low"]["reps"])
     low = (0.9 * 1.0) ** 0.5 * 1.02 ** 0.5
     assert got["low"]["reps"] == pytest.approx([low, low, low * 0.95])
     assert got["low"]["metric"] == "ops_per_sec_vs_best_static_geomean"
@@ -207,12 +210,66 @@ def test_controller_judged_per_conflict_level() -> None:
     assert v["workloads-coarsen-dyn-level_histogram_low"]["verdict"] == "PASS"
     assert v["workloads-coarsen-dyn-level_histogram_high"]["verdict"] == "FAIL"
     assert "histogram, low conflict" in v["workloads-coarsen-dyn-level_histogram_low"]["description"]
+    t = next(x for x in targets.table() if x.id == "workloads-coarsen-dyn-level-tuned")
+    v = {x["id"]: x["verdict"] for x in targets.evaluate([t], levels)}
+    assert v == {"workloads-coarsen-dyn-level-tuned_histogram_low": "PASS",
+                 "workloads-coarsen-dyn-level-tuned_histogram_high": "FAIL"}
     # A round that lacks one of the level's points is left out, not averaged over fewer.
     short = [s for s in samples if not (s["round"] == 1 and s["dims"]["row"] == "r-b"
                                         and s["variant"] == "stm:tm-dyn" and s["threads"] == 2)]
     got = {m["dims"]["conflict"]: m for m in W.analyse({**extra, "samples": short}, {}).measurements
-           if m["dims"].get("part") == "dyn-vs-static-level"}
+           if m["dims"].get("part") == "dyn-vs-static-level" and "_best_" in m["metric"]}
     assert got["low"]["rounds"] == [0, 2]
+
+
+def test_tuned_static_choice_leaves_its_round_out() -> None:
+    """Per round, the static choice with the best median over the other
+    rounds, and its figure in that round; none with one round."""
+    figs = [(1.0, "A", {0: 10.0, 1: 12.0, 2: 8.0}), (8.0, "B", {0: 11.0, 1: 9.0, 2: 10.0})]
+    assert W._tuned(figs, 1) == ({0: 10.0, 1: 9.0, 2: 8.0}, {0: "A", 1: "B", 2: "A"})
+    # Lower is better: round 0 picks B (median of 9 and 10 is less than A's 10).
+    assert W._tuned(figs, -1) == ({0: 11.0, 1: 12.0, 2: 10.0}, {0: "B", 1: "A", 2: "B"})
+    assert W._tuned([(1.0, "A", {0: 5.0})], 1) == ({}, {})
+    # A choice missing a round is tuned where it has one, compared where it has one.
+    short = figs + [(64.0, "C", {0: 50.0, 1: 50.0})]
+    assert W._tuned(short, 1) == ({0: 50.0, 1: 50.0, 2: 8.0}, {0: "C", 1: "C", 2: "A"})
+
+
+def _equal_controller_level(rounds: int, points: int, sigma: float, seed: int) -> dict[str, list[float]]:
+    """A level of made-up points whose controller costs exactly what the
+    best static choice costs, four static choices within 5 % at the top,
+    every figure with lognormal noise of sd sigma: the two level means."""
+    import random
+    rng = random.Random(seed)
+    top = {"k1": 0.2, "k4": 0.5, "k16": 0.9, "k64": 1.0, "k256": 0.98, "k1024": 0.97, "ser": 0.95}
+    variants = [{"name": f"tm-{k}", "kind": "tm", "group": "g", "granularity": i + 1} for i, k in enumerate(top)]
+    variants.append({"name": "tm-dyn", "kind": "tm", "group": "g", "controller": True})
+    desc = desc_of("histogram", variants, [{"name": "ops_per_sec", "unit": "ops/s", "better": "higher"}], ["row"])
+    desc["conflict"] = {f"r{i}": "changing" for i in range(points)}
+    samples = [{"workload": "histogram", "variant": v, "threads": 1, "round": r, "allocator": None,
+                "dims": {"row": f"r{i}"}, "metrics": {"ops_per_sec": f * rng.lognormvariate(0.0, sigma)},
+                "tm": None, "elision": None, "context": 0}
+               for i in range(points) for r in range(rounds)
+               for v, f in [(f"tm-{k}", x) for k, x in top.items()] + [("tm-dyn", 1.0)]]
+    ms = W.analyse({"samples": samples, "workloads": {"histogram": desc}}, {}).measurements
+    return {m["metric"].split("_vs_")[1].split("_")[0]: m["reps"] for m in ms
+            if m["dims"].get("part") == "dyn-vs-static-level"}
+
+
+def test_best_static_choice_is_picked_on_luck() -> None:
+    """Why the tuned choice is judged too: with the changing row's noise (sd
+    0.14 a figure), a controller as fast as the best static choice reads
+    ~0.95x the in-sample best (the best median is the luckiest of the four
+    near-equal choices, in the very rounds it is compared in) and ~1.02x
+    the tuned one (which now and then picks a choice 2-5 % slower)."""
+    import math
+    got = _equal_controller_level(rounds=3, points=60, sigma=0.14, seed=7)
+    best, tuned = (math.exp(sum(map(math.log, got[k])) / 3) for k in ("best", "tuned"))
+    assert 0.91 < best < 0.97, got
+    assert 0.98 < tuned < 1.06, got
+    # Without noise both are the truth.
+    got = _equal_controller_level(rounds=3, points=2, sigma=0.0, seed=7)
+    assert got["best"] == pytest.approx([1.0] * 3) and got["tuned"] == pytest.approx([1.0] * 3)
 
 
 def test_regime_note() -> None:

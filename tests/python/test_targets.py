@@ -157,5 +157,5 @@ def test_the_shipped_table() -> None:
             "itm-vs-itm-rows", "itm-auto-vs-default", "itm-overhead", "workloads-validate",
             "workloads-tm-vs-mutex", "workloads-tm-vs-mutex-histogram", "workloads-art-olc-insert",
             "workloads-art-olc-lookup", "workloads-ring-cia-floor", "workloads-coarsen-dyn-vs-best",
-            "workloads-coarsen-dyn-level",
+            "workloads-coarsen-dyn-level", "workloads-coarsen-dyn-level-tuned",
             "workloads-coarsen-dyn-vs-k1"} == set(ids)
