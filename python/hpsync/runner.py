@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -175,6 +176,20 @@ def last_line(text: str) -> str:
 PROC_STAT = Path("/proc/stat")
 
 
+def _cpu_line(path: Path) -> tuple[list[str], int] | None:
+    """/proc/stat's first line (the sums over every CPU) and the clock ticks
+    per second its columns count in; None where either cannot be read."""
+    try:
+        with path.open() as f:
+            fields = f.readline().split()
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 9 or fields[0] != "cpu" or not all(x.isdigit() for x in fields[1:9]) or ticks <= 0:
+        return None
+    return fields, ticks
+
+
 def steal_ms(path: Path = PROC_STAT) -> float | None:
     """CPU time the hypervisor has stolen from this machine since boot, in
     ms summed over its CPUs (/proc/stat's steal column), or None where the
@@ -183,15 +198,30 @@ def steal_ms(path: Path = PROC_STAT) -> float | None:
     guests on the same cores: 1-2 % of the CPU time of a busy 2-vCPU guest
     here, more in bursts).  The C probes read the same column
     (bench/common/dist.c)."""
-    try:
-        with path.open() as f:
-            fields = f.readline().split()
-        ticks = os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError):
+    line = _cpu_line(path)
+    if line is None:
         return None
-    if len(fields) < 9 or fields[0] != "cpu" or not fields[8].isdigit() or ticks <= 0:
-        return None
+    fields, ticks = line
     return int(fields[8]) * 1000.0 / ticks
+
+
+def busy_ms(path: Path = PROC_STAT) -> float | None:
+    """CPU time this machine's CPUs have spent running anything since boot
+    (user, nice, system, irq and softirq; not idle, iowait or steal), in ms
+    summed over its CPUs, or None where /proc/stat cannot be read."""
+    line = _cpu_line(path)
+    if line is None:
+        return None
+    fields, ticks = line
+    user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in fields[1:8])
+    return (user + nice + system + irq + softirq) * 1000.0 / ticks
+
+
+def own_cpu_ms() -> float:
+    """CPU time of this process and of its children that have been waited
+    for, in ms (user and system)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime) * 1000.0
 
 
 def steal_share(before: float | None, after: float | None, wall_s: float) -> float | None:
@@ -207,20 +237,33 @@ def steal_share(before: float | None, after: float | None, wall_s: float) -> flo
 
 class StealWindow:
     """The steal time over a stretch of wall time: opened just before a
-    program starts, closed when it has ended."""
+    program starts, closed when it has ended (and waited for).  It also
+    measures the CPU time other processes took meanwhile: the machine's
+    busy time less this process's and its children's.  A benchmark beside
+    a build or another job measures a shared machine, and says so."""
 
     def __init__(self) -> None:
         self.t0, self.before = time.monotonic(), steal_ms()
+        self.busy0, self.own0 = busy_ms(), own_cpu_ms()
 
     def close(self) -> dict[str, float] | None:
-        """{"share": of the machine, "ms": stolen} over the stretch, or None
-        where steal cannot be read."""
-        after = steal_ms()
-        share = steal_share(self.before, after, time.monotonic() - self.t0)
+        """{"share": of the machine, "ms": stolen, "others_share",
+        "others_ms": taken by other processes} over the stretch, or None
+        where steal cannot be read.  /proc/stat counts in clock ticks (10
+        ms here), so over a short stretch others_* may be off by a few
+        ticks; it is never below 0."""
+        after, busy, own = steal_ms(), busy_ms(), own_cpu_ms()
+        wall = time.monotonic() - self.t0
+        share = steal_share(self.before, after, wall)
         if share is None:
             return None
         assert self.before is not None and after is not None    # steal_share had both
-        return {"share": share, "ms": round(after - self.before)}
+        out = {"share": share, "ms": round(after - self.before)}
+        if busy is not None and self.busy0 is not None:
+            others = max(0.0, busy - self.busy0 - (own - self.own0))
+            out["others_share"] = round(others / (wall * 1000.0 * (os.cpu_count() or 1)), 3)
+            out["others_ms"] = round(others)
+        return out
 
 
 def run_document(argv: Sequence[str], env: Mapping[str, str] | None = None,

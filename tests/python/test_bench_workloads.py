@@ -337,6 +337,49 @@ def test_steal_is_read_around_each_process(tmp_path: Path) -> None:
     assert runner.steal_share(1000.0, 1000.0 + 40.0 * cpus, 1.0) == pytest.approx(0.04)
     assert runner.steal_share(None, 5.0, 1.0) is None
     assert runner.steal_share(9.0, 5.0, 1.0) is None   # a counter that went back
+    # The busy columns: user, nice, system, irq and softirq (not idle, iowait, steal).
+    stat.write_text("cpu  10 2 5 100 7 1 3 250 0 0\n")
+    assert runner.busy_ms(stat) == pytest.approx(21 * 1000.0 / hz)
+    assert runner.busy_ms(tmp_path / "none") is None
+
+
+def test_other_processes_are_told_from_ours(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A window's others_* is the machine's busy time less this process's
+    and its waited-for children's, over the machine's CPU time; a child's
+    own work is ours, not another process's."""
+    import subprocess
+    import sys
+    before = runner.own_cpu_ms()
+    subprocess.run([sys.executable, "-c", "import time\nt=time.process_time()\n"
+                    "while time.process_time()-t<0.3: pass"], check=True)
+    assert runner.own_cpu_ms() - before >= 280.0
+    # The arithmetic, on made-up counters: 2 s of wall time, 900 ms busy, 300 of them ours.
+    cpus = os.cpu_count() or 1
+    clock = iter([100.0, 102.0])
+    busy = iter([1000.0, 1900.0])
+    own = iter([50.0, 350.0])
+    monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(runner, "busy_ms", lambda path=None: next(busy))
+    monkeypatch.setattr(runner, "own_cpu_ms", lambda: next(own))
+    monkeypatch.setattr(runner, "steal_ms", lambda path=None: 0.0)
+    w = runner.StealWindow().close()
+    assert w == {"share": 0.0, "ms": 0, "others_share": round(600.0 / (2000.0 * cpus), 3), "others_ms": 600}
+    # Ticks can make ours exceed the busy time over a short stretch: never below 0.
+    clock, busy, own = iter([0.0, 1.0]), iter([0.0, 10.0]), iter([0.0, 30.0])
+    assert runner.StealWindow().close()["others_share"] == 0.0
+
+
+def test_load_note() -> None:
+    quiet = [{"share": 0.0, "ms": 0, "others_share": 0.01, "others_ms": 20}] * 3
+    (line,) = base.load_note(quiet)
+    assert line.startswith("other processes: took a median 1.0 %") and "; 0 ran beside 10 % or more" in line
+    assert "shared machine" not in line
+    busy = quiet + [{"share": 0.0, "ms": 0, "others_share": 0.5, "others_ms": 4000},
+                    {"share": 0.0, "ms": 0, "others_share": 0.5, "others_ms": 100}]   # too short to tell
+    (line,) = base.load_note(busy)
+    assert "(max 50.0 %); 1 ran beside" in line and "measured on a shared machine" in line
+    # Runs stored before the load was measured say nothing of it.
+    assert base.load_note([{"share": 0.0, "ms": 0}]) == [] and base.load_note(None) == []
 
 
 def test_ring_layout_is_measured_and_shown() -> None:

@@ -124,6 +124,11 @@ def check_locks_document(doc: dict[str, Any]) -> None:
         steal = doc["extra"]["steal"]
         assert len(steal) == ctx[0]["processes"] and all(0 <= p["share"] < 1 for p in steal)
         assert [w for w in doc["warnings"] if w.startswith(f"hypervisor steal: {len(steal)} processes")]
+        # And what other processes took meanwhile (the test suite's own
+        # parallel jobs, if any): a share of the machine, with its note.
+        assert all(0 <= p["others_share"] <= 1 and p["others_ms"] >= 0 for p in steal)
+        assert [w for w in doc["warnings"]
+                if w.startswith("other processes: took a median") and f"run's {len(steal)} processes" in w]
 
 
 def test_two_quick_lock_runs_compare_and_report(hpsync: Run, tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ A benchmark module (bench/locks.py, bench/malloc/, ...) supplies three parts:
 run() strings them together; analyse_run() is the pure half (it also
 upgrades stored schema-1 documents, whose samples it re-analyses), and the
 targets table judges the measurements.  The session reads the hypervisor's
-steal time around every program it runs (extra["steal"]), and the run's
-warnings say how much of the machine its processes lost.
+steal time around every program it runs (extra["steal"]), and the CPU time
+other processes took meanwhile; the run's warnings say how much of the
+machine its processes lost, and beside how much load they ran.
 """
 
 from __future__ import annotations
@@ -106,6 +107,30 @@ def steal_note(stolen: Sequence[Mapping[str, float]] | None, flagged: bool = Fal
                ": read figures measured then with care" if over else "")]
 
 
+# A process that other processes ran beside for this share of the machine's
+# CPU time (and this long: /proc/stat counts 10 ms ticks) measured a shared
+# machine: its figures are what a program gets beside such a load, and its
+# ratios are noisier (docs/cli.md).
+LOAD_NOTE = 0.10
+LOAD_MIN_MS = 200.0
+
+
+def load_note(windows: Sequence[Mapping[str, float]] | None) -> list[str]:
+    """One line on the CPU time other processes took while the run's
+    processes ran (extra's "steal" entries' others_share and others_ms,
+    runner.StealWindow), if it was read."""
+    xs = [w for w in windows or () if w.get("others_share") is not None]
+    if not xs:
+        return []
+    shares = sorted(float(w["others_share"]) for w in xs)
+    over = sum(float(w["others_share"]) >= LOAD_NOTE and float(w.get("others_ms", 0)) >= LOAD_MIN_MS
+               for w in xs)
+    return [f"other processes: took a median {100 * stats.median(shares):.1f} % of the machine's CPU "
+            f"time while the run's {len(xs)} processes ran (max {100 * shares[-1]:.1f} %); {over} ran "
+            f"beside {100 * LOAD_NOTE:g} % or more (and {LOAD_MIN_MS:g} ms)"
+            + (": their figures were measured on a shared machine, read their verdicts so" if over else "")]
+
+
 class Session:
     """The programs of one benchmark run: runs them, keeps every distinct
     context block they print and the steal time each program ran under,
@@ -146,7 +171,8 @@ def analyse_run(bench: Bench, doc: Mapping[str, Any],
     computed from its samples: pure."""
     a = bench.analyse(doc["extra"], doc["params"])
     flagged = any("steal" in m.get("flags", ()) for m in a.measurements)
-    warnings = a.warnings + steal_note(doc["extra"].get("steal"), flagged)
+    warnings = (a.warnings + steal_note(doc["extra"].get("steal"), flagged)
+                + load_note(doc["extra"].get("steal")))
     return {**doc, "measurements": a.measurements, "warnings": warnings,
             "extra": {**doc["extra"], "rows": a.rows},
             "targets": targets.evaluate(targets.for_bench(bench.name, table), a.measurements)}
