@@ -125,6 +125,9 @@ def compare_measurements(ma: Sequence[Measurement], mb: Sequence[Measurement]) -
     if any("steal" in f for r in out.rows for f in r.flags):
         out.warnings.append("some measurements (flag steal) ran while the hypervisor stole "
                             "CPU time: their figures may be inflated")
+    if any("load" in f for r in out.rows for f in r.flags):
+        out.warnings.append("some measurements (flag load) ran beside other processes' load: "
+                            "they describe a shared machine")
     return out
 
 

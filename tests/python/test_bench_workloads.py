@@ -37,7 +37,8 @@ MOPS = [{"name": "insert_mops", "unit": "Mops/s", "better": "higher", "speedup":
 def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.2,
               rounds: int = 3, host: str = "a", dyn: float = 0.95,
               solo: dict[str, list[int]] | None = None, ser: float = 0.4,
-              stolen: dict[tuple[str, int], Any] | None = None) -> dict[str, Any]:
+              stolen: dict[tuple[str, int], Any] | None = None,
+              loaded: dict[tuple[str, int], float] | None = None) -> dict[str, Any]:
     """A run of three made-up workloads at 1 and 2 threads: the ART (olc
     inserts 2.5x the mutex at 2 threads, lookups olc_lookup x), the ring
     under glibc and hpsync (cia's 1 KiB ring cia_1k x its 64 B floor) and
@@ -45,7 +46,8 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
     with a controller at dyn x the best static k, and serialized chunks at
     ser x the mutex; solo: per scatter TM variant, its sections on the bias
     per round, of 1000; stolen: per (variant, round), its processes' steal
-    share (or (share, ms)), 0.01 elsewhere)."""
+    share (or (share, ms)), 0.01 elsewhere; loaded: per (variant, round),
+    the share other processes took beside its processes, 0 elsewhere)."""
     works = {
         "art": desc_of("art", [{"name": "mutex", "kind": "lock", "baseline": True},
                                {"name": "elide-r0", "kind": "elide", "restarts": 0},
@@ -70,10 +72,12 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
             allocator: str | None = None, **more: Any) -> None:
         got = (stolen or {}).get((v, r), 0.01)
         steal = got if isinstance(got, tuple) else (got, 1000 * got)   # processes of 1 s
+        others = (loaded or {}).get((v, r), 0.0)
         samples.append({"workload": w, "variant": v, "threads": t, "round": r, "allocator": allocator,
                         "dims": dims or {}, "metrics": metrics, "tm": None, "elision": None,
                         "context": 0, "process": (w, v, r),
-                        "steal_share": steal[0], "steal_ms": steal[1], **more})
+                        "steal_share": steal[0], "steal_ms": steal[1],
+                        "others_share": others, "others_ms": 1000 * others, **more})
 
     for r in range(rounds):
         noise = 1 + 0.02 * r
@@ -109,7 +113,8 @@ def suite_run(olc_lookup: float = 3.5, cia_1k: float = 1.05, tm_gain: float = 1.
     doc = schema.envelope(BENCH.kind, {"rounds": rounds, "quick": False},
                           [{"id": 0, "host": host, "programs": ["hps-workload-art"], "processes": 1}],
                           {"samples": samples, "workloads": works,
-                           "steal": [{"share": s["steal_share"], "ms": s["steal_ms"]}
+                           "steal": [{"share": s["steal_share"], "ms": s["steal_ms"],
+                                      "others_share": s["others_share"], "others_ms": s["others_ms"]}
                                      for s in {str(x["process"]): x for x in samples}.values()],
                            "variants": {w: {v["name"]: {"status": "measured", "note": ""}
                                             for v in d["variants"]} for w, d in works.items()},
@@ -323,6 +328,31 @@ def test_rounds_under_steal_are_flagged() -> None:
     # Compare passes the flag on, with one warning.
     diff = compare.compare_runs(quiet, run)
     assert any("flag steal" in w for w in diff.warnings)
+
+
+def test_rounds_beside_other_load_are_flagged() -> None:
+    """Like steal: a measurement is flagged "load" when a process behind
+    one of its rounds ran beside other processes that took 10 % of the
+    machine (and 200 ms); the note, a target's detail and compare say so."""
+    quiet = suite_run()
+    note = [w for w in quiet["warnings"] if w.startswith("other processes")]
+    assert note and "; 0 ran beside 10 % or more" in note[0], note
+    run = suite_run(loaded={("tm-k8", 1): 0.5, ("tm-auto", 2): 0.09}, dyn=0.8)
+    flagged = {k for k, m in by_key(run).items() if "load" in m.get("flags", [])}
+    assert "scatter/updates_per_sec/tm-k8 T=2" in flagged
+    assert "dyn-vs-static/updates_per_sec_vs_best_static/scatter/default T=2" in flagged
+    assert "scatter/updates_per_sec/tm-auto T=2" not in flagged          # 9 % is under the line
+    assert not [k for k, m in by_key(run).items() if "steal" in m.get("flags", [])]
+    note = [w for w in run["warnings"] if w.startswith("other processes")][0]
+    assert "(max 50.0 %); 1 ran beside 10 % or more (and 200 ms): the measurements of their rounds " \
+        "are flagged 'load'" in note, note
+    t = [targets.Target(id="dyn", bench="workloads", description="d",
+                        select={"part": "dyn-vs-static", "metric": "updates_per_sec_vs_best_static"},
+                        op=">=", limit=0.909)]
+    (v,) = targets.evaluate(t, run["measurements"])
+    assert v["detail"].count("[a round ran beside other processes' load]") == 2, v["detail"]
+    diff = compare.compare_runs(quiet, run)
+    assert any("flag load" in w for w in diff.warnings)
 
 
 def test_steal_is_read_around_each_process(tmp_path: Path) -> None:

@@ -115,20 +115,25 @@ LOAD_NOTE = 0.10
 LOAD_MIN_MS = 200.0
 
 
-def load_note(windows: Sequence[Mapping[str, float]] | None) -> list[str]:
+def load_burst(share: float | None, ms: float | None) -> bool:
+    return (share or 0.0) >= LOAD_NOTE and (ms or 0.0) >= LOAD_MIN_MS
+
+
+def load_note(windows: Sequence[Mapping[str, float]] | None, flagged: bool = False) -> list[str]:
     """One line on the CPU time other processes took while the run's
     processes ran (extra's "steal" entries' others_share and others_ms,
-    runner.StealWindow), if it was read."""
+    runner.StealWindow), if it was read; flagged: the benchmark flags the
+    measurements of those processes' rounds."""
     xs = [w for w in windows or () if w.get("others_share") is not None]
     if not xs:
         return []
     shares = sorted(float(w["others_share"]) for w in xs)
-    over = sum(float(w["others_share"]) >= LOAD_NOTE and float(w.get("others_ms", 0)) >= LOAD_MIN_MS
-               for w in xs)
+    over = sum(load_burst(w.get("others_share"), w.get("others_ms")) for w in xs)
     return [f"other processes: took a median {100 * stats.median(shares):.1f} % of the machine's CPU "
             f"time while the run's {len(xs)} processes ran (max {100 * shares[-1]:.1f} %); {over} ran "
             f"beside {100 * LOAD_NOTE:g} % or more (and {LOAD_MIN_MS:g} ms)"
-            + (": their figures were measured on a shared machine, read their verdicts so" if over else "")]
+            + (": the measurements of their rounds are flagged 'load'" if over and flagged else
+               ": their figures were measured on a shared machine, read their verdicts so" if over else "")]
 
 
 class Session:
@@ -170,9 +175,9 @@ def analyse_run(bench: Bench, doc: Mapping[str, Any],
     """A run with its measurements, rows (in extra), warnings and verdicts
     computed from its samples: pure."""
     a = bench.analyse(doc["extra"], doc["params"])
-    flagged = any("steal" in m.get("flags", ()) for m in a.measurements)
-    warnings = (a.warnings + steal_note(doc["extra"].get("steal"), flagged)
-                + load_note(doc["extra"].get("steal")))
+    flagged = {f for m in a.measurements for f in m.get("flags", ())}
+    warnings = (a.warnings + steal_note(doc["extra"].get("steal"), "steal" in flagged)
+                + load_note(doc["extra"].get("steal"), "load" in flagged))
     return {**doc, "measurements": a.measurements, "warnings": warnings,
             "extra": {**doc["extra"], "rows": a.rows},
             "targets": targets.evaluate(targets.for_bench(bench.name, table), a.measurements)}

@@ -237,6 +237,8 @@ def _detail(t: Target, group: Sequence[Judged]) -> str:
         if "steal" in j.m.get("flags", ()):
             # Not a reason to judge otherwise, but one to read it so.
             text += " [a round ran under hypervisor steal]"
+        if "load" in j.m.get("flags", ()):
+            text += " [a round ran beside other processes' load]"
         return text
 
     items = list(zip(labels, group))

@@ -35,7 +35,8 @@ figures pair up):
 A measurement any of whose rounds came from a process that lost
 base.STEAL_FLAG or more of the machine's CPU time to the hypervisor (the
 sample's steal_share, measure.py) is flagged "steal", a ratio if either
-side's round was.
+side's round was; one that ran beside other processes taking
+base.LOAD_NOTE of it (others_share) is flagged "load", likewise.
 Speed-ups take a lower-is-better figure (ns per node, seconds) the other
 way up, so more is always faster.
 """
@@ -45,7 +46,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from ... import schema, stats
-from ..base import Analysis, Row, steal_burst, warn_few_and_noisy
+from ..base import Analysis, Row, load_burst, steal_burst, warn_few_and_noisy
 from . import describe as D
 
 MIN_ROUNDS = 3
@@ -115,12 +116,13 @@ def _m(dims: Mapping[str, Any], metric: str, unit: str, figs: Mapping[int, float
                               flags)
 
 
-def _stolen(*sides: Mapping[int, Mapping[str, Any]] | None) -> list[str]:
-    """["steal"] if a process behind any round of these samples lost
-    base.STEAL_FLAG of the machine to the hypervisor."""
-    hit = any(steal_burst(s.get("steal_share"), s.get("steal_ms"))
-              for side in sides if side for s in side.values())
-    return ["steal"] if hit else []
+def _flags(*sides: Mapping[int, Mapping[str, Any]] | None) -> list[str]:
+    """"steal" if a process behind any round of these samples lost
+    base.STEAL_FLAG of the machine to the hypervisor; "load" if one ran
+    beside other processes that took base.LOAD_NOTE of it."""
+    ss = [s for side in sides if side for s in side.values()]
+    return ((["steal"] if any(steal_burst(s.get("steal_share"), s.get("steal_ms")) for s in ss) else [])
+            + (["load"] if any(load_burst(s.get("others_share"), s.get("others_ms")) for s in ss) else []))
 
 
 def _ctx(rounds: Mapping[int, Mapping[str, Any]]) -> int | None:
@@ -169,7 +171,7 @@ def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
         base = baseline(desc)
         any_s = next(iter(rounds.values()))
         ctx = _ctx(rounds)
-        own = _stolen(rounds)
+        own = _flags(rounds)
         out.append(_m(dims_of(any_s), "validated", "", {r: 1.0 for r in rounds}, "higher", ctx))
         for m in desc.get("metrics", []):
             mine = _per_round(rounds, m["name"])
@@ -183,13 +185,13 @@ def measurements(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
                 q = speedup(mine, _per_round(one, m["name"]), m["better"])
                 if q:
                     out.append(_m(dims_of(any_s), f"{m['name']}_vs_1thread", "x", q, "higher", ctx,
-                                  _stolen(rounds, one)))
+                                  _flags(rounds, one)))
             ref = idx.get((pt, base, threads)) if base and variant != base else None
             if ref:
                 q = speedup(mine, _per_round(ref, m["name"]), m["better"])
                 if q:
                     out.append(_m(dims_of(any_s), f"{m['name']}_vs_{base}", "x", q, "higher", ctx,
-                                  _stolen(rounds, ref)))
+                                  _flags(rounds, ref)))
         solo = {r: q for r, s in rounds.items() if (q := solo_share(s)) is not None}
         if solo:
             out.append(_m(dims_of(any_s), "solo_share", "", solo, None, ctx, own))
@@ -267,7 +269,7 @@ def best_tm(samples: Samples, workloads: Mapping[str, Mapping[str, Any]],
                 any_s = next(iter(ref.values()))
                 dims = {k: v for k, v in dims_of(any_s).items() if k != "variant"}
                 out.append(_m({"part": BEST_TM, **dims}, f"{m['name']}_vs_{base}", "x", q, "higher",
-                              _ctx(ref), _stolen(idx[(pt, name, threads)], ref)))
+                              _ctx(ref), _flags(idx[(pt, name, threads)], ref)))
     return out
 
 
@@ -313,7 +315,7 @@ def dyn_vs_static(workloads: Mapping[str, Mapping[str, Any]],
             q = speedup(p.mine, ref, p.m["better"]) if ref else None
             if q:
                 out.append(_m(dims, f"{p.m['name']}_vs_{name}", "x", q, "higher", _ctx(rounds),
-                              _stolen(rounds, side)))
+                              _flags(rounds, side)))
     return out
 
 
@@ -350,7 +352,7 @@ def dyn_by_level(workloads: Mapping[str, Mapping[str, Any]],
         if figs:
             out.append(_m({"part": DYN_LEVEL, "workload": key[0], "conflict": key[1]},
                           f"{key[2]}_vs_{key[3]}_static_geomean", "x", figs, "higher", ctx[key],
-                          _stolen(*sides[key])))
+                          _flags(*sides[key])))
     return out
 
 

@@ -382,6 +382,8 @@ def _run_steps(steps: Sequence[Step], params: Params, session: Session, bar: Pro
             s["process"] = i
             if stolen is not None:
                 s["steal_share"], s["steal_ms"] = stolen["share"], stolen["ms"]
+                if "others_share" in stolen:
+                    s["others_share"], s["others_ms"] = stolen["others_share"], stolen["others_ms"]
         session.stolen(stolen)
         samples += got
         w = step.desc.workload
