@@ -402,12 +402,13 @@ def test_other_processes_are_told_from_ours(monkeypatch: pytest.MonkeyPatch) -> 
 def test_load_note() -> None:
     quiet = [{"share": 0.0, "ms": 0, "others_share": 0.01, "others_ms": 20}] * 3
     (line,) = base.load_note(quiet)
-    assert line.startswith("other processes: took a median 1.0 %") and "; 0 ran beside 10 % or more" in line
+    assert line.startswith("other processes: 3 processes ran beside others taking a median 1.0 % of the "
+                           "machine's CPU time") and "; 0 ran beside 10 % or more" in line
     assert "shared machine" not in line
     busy = quiet + [{"share": 0.0, "ms": 0, "others_share": 0.5, "others_ms": 4000},
                     {"share": 0.0, "ms": 0, "others_share": 0.5, "others_ms": 100}]   # too short to tell
     (line,) = base.load_note(busy)
-    assert "(max 50.0 %); 1 ran beside" in line and "measured on a shared machine" in line
+    assert "(max 50.0 %); 1 ran beside" in line and "describe a shared machine" in line
     # Runs stored before the load was measured say nothing of it.
     assert base.load_note([{"share": 0.0, "ms": 0}]) == [] and base.load_note(None) == []
 

@@ -128,7 +128,7 @@ def check_locks_document(doc: dict[str, Any]) -> None:
         # parallel jobs, if any): a share of the machine, with its note.
         assert all(0 <= p["others_share"] <= 1 and p["others_ms"] >= 0 for p in steal)
         assert [w for w in doc["warnings"]
-                if w.startswith("other processes: took a median") and f"run's {len(steal)} processes" in w]
+                if w.startswith(f"other processes: {len(steal)} processes ran beside others taking a median")]
 
 
 def test_two_quick_lock_runs_compare_and_report(hpsync: Run, tmp_path: Path) -> None:

@@ -92,19 +92,29 @@ def steal_burst(share: float | None, ms: float | None) -> bool:
     return (share or 0.0) >= STEAL_FLAG and (ms or 0.0) >= STEAL_MIN_MS
 
 
+def _share_note(label: str, pairs: Sequence[tuple[float, float]], verbs: tuple[str, str], limit: float,
+                min_ms: float, flag: str, caution: str, flagged: bool) -> list[str]:
+    """One line on a share of the machine each of a run's processes met
+    ((share, ms) a process): median, max and how many met `limit` or more
+    (and min_ms), which the benchmark flags `flag` if flagged."""
+    if not pairs:
+        return []
+    xs = sorted(share for share, _ in pairs)
+    over = sum(share >= limit and ms >= min_ms for share, ms in pairs)
+    return [f"{label}: {len(xs)} processes {verbs[0]} a median {100 * stats.median(xs):.1f} % "
+            f"of the machine's CPU time (max {100 * xs[-1]:.1f} %); {over} {verbs[1]} {100 * limit:g} % "
+            f"or more (and {min_ms:g} ms)"
+            + (f": the measurements of their rounds are flagged '{flag}'" if over and flagged else
+               f": {caution}" if over else "")]
+
+
 def steal_note(stolen: Sequence[Mapping[str, float]] | None, flagged: bool = False) -> list[str]:
     """One line on the hypervisor's steal over a run's processes (extra's
     "steal": {"share", "ms"} a process), if it was read; flagged: the
     benchmark flags the measurements of those processes' rounds."""
-    if not stolen:
-        return []
-    xs = sorted(float(p["share"]) for p in stolen)
-    over = sum(steal_burst(p.get("share"), p.get("ms")) for p in stolen)
-    return [f"hypervisor steal: {len(xs)} processes lost a median {100 * stats.median(xs):.1f} % "
-            f"of the machine's CPU time (max {100 * xs[-1]:.1f} %); {over} lost {100 * STEAL_FLAG:g} % "
-            f"or more (and {STEAL_MIN_MS:g} ms)"
-            + (": the measurements of their rounds are flagged 'steal'" if over and flagged else
-               ": read figures measured then with care" if over else "")]
+    pairs = [(float(p["share"]), float(p.get("ms") or 0.0)) for p in stolen or ()]
+    return _share_note("hypervisor steal", pairs, ("lost", "lost"), STEAL_FLAG, STEAL_MIN_MS, "steal",
+                       "read figures measured then with care", flagged)
 
 
 # A process that other processes ran beside for this share of the machine's
@@ -124,16 +134,11 @@ def load_note(windows: Sequence[Mapping[str, float]] | None, flagged: bool = Fal
     processes ran (extra's "steal" entries' others_share and others_ms,
     runner.StealWindow), if it was read; flagged: the benchmark flags the
     measurements of those processes' rounds."""
-    xs = [w for w in windows or () if w.get("others_share") is not None]
-    if not xs:
-        return []
-    shares = sorted(float(w["others_share"]) for w in xs)
-    over = sum(load_burst(w.get("others_share"), w.get("others_ms")) for w in xs)
-    return [f"other processes: took a median {100 * stats.median(shares):.1f} % of the machine's CPU "
-            f"time while the run's {len(xs)} processes ran (max {100 * shares[-1]:.1f} %); {over} ran "
-            f"beside {100 * LOAD_NOTE:g} % or more (and {LOAD_MIN_MS:g} ms)"
-            + (": the measurements of their rounds are flagged 'load'" if over and flagged else
-               ": their figures were measured on a shared machine, read their verdicts so" if over else "")]
+    pairs = [(float(w["others_share"]), float(w.get("others_ms") or 0.0))
+             for w in windows or () if w.get("others_share") is not None]
+    return _share_note("other processes", pairs, ("ran beside others taking", "ran beside"), LOAD_NOTE,
+                       LOAD_MIN_MS, "load", "their figures describe a shared machine, read their verdicts so",
+                       flagged)
 
 
 class Session:
