@@ -88,8 +88,13 @@ STEAL_FLAG = 0.05
 STEAL_MIN_MS = 30.0
 
 
+def _over(share: float | None, ms: float | None, limit: float, min_ms: float) -> bool:
+    """A share of the machine of at least limit, over at least min_ms."""
+    return (share or 0.0) >= limit and (ms or 0.0) >= min_ms
+
+
 def steal_burst(share: float | None, ms: float | None) -> bool:
-    return (share or 0.0) >= STEAL_FLAG and (ms or 0.0) >= STEAL_MIN_MS
+    return _over(share, ms, STEAL_FLAG, STEAL_MIN_MS)
 
 
 def _share_note(label: str, pairs: Sequence[tuple[float, float]], verbs: tuple[str, str], limit: float,
@@ -100,7 +105,7 @@ def _share_note(label: str, pairs: Sequence[tuple[float, float]], verbs: tuple[s
     if not pairs:
         return []
     xs = sorted(share for share, _ in pairs)
-    over = sum(share >= limit and ms >= min_ms for share, ms in pairs)
+    over = sum(_over(share, ms, limit, min_ms) for share, ms in pairs)
     return [f"{label}: {len(xs)} processes {verbs[0]} a median {100 * stats.median(xs):.1f} % "
             f"of the machine's CPU time (max {100 * xs[-1]:.1f} %); {over} {verbs[1]} {100 * limit:g} % "
             f"or more (and {min_ms:g} ms)"
@@ -126,7 +131,7 @@ LOAD_MIN_MS = 200.0
 
 
 def load_burst(share: float | None, ms: float | None) -> bool:
-    return (share or 0.0) >= LOAD_NOTE and (ms or 0.0) >= LOAD_MIN_MS
+    return _over(share, ms, LOAD_NOTE, LOAD_MIN_MS)
 
 
 def load_note(windows: Sequence[Mapping[str, float]] | None, flagged: bool = False) -> list[str]:

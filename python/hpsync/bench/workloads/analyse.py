@@ -308,9 +308,8 @@ def dyn_vs_static(workloads: Mapping[str, Mapping[str, Any]],
         dims = {"part": DYN, **{k: v for k, v in dims_of(any_s).items() if k != "variant"},
                 "backend": p.group or "default"}
         k1 = next((n for k, n, _ in p.figs if k == 1.0), None)
-        refs = (("best_static", p.best[2], _side(idx, p, {r: p.best[1] for r in p.best[2]})),
-                ("tuned_static", p.tuned, _side(idx, p, p.tuned_names)),
-                ("k1", p.figure(k1), idx.get((p.pt, k1, p.threads))))
+        refs = [(f"{name}_static", figs, _side(idx, p, names)) for name, figs, names in p.references()]
+        refs.append(("k1", p.figure(k1), idx.get((p.pt, k1, p.threads))))
         for name, ref, side in refs:
             q = speedup(p.mine, ref, p.m["better"]) if ref else None
             if q:
@@ -337,8 +336,7 @@ def dyn_by_level(workloads: Mapping[str, Mapping[str, Any]],
         level = (workloads.get(p.pt[0], {}).get("conflict") or {}).get(dict(p.pt[2]).get("row"))
         if not level:
             continue
-        for ref, figs, names in (("best", p.best[2], {r: p.best[1] for r in p.best[2]}),
-                                 ("tuned", p.tuned, p.tuned_names)):
+        for ref, figs, names in p.references():
             q = speedup(p.mine, figs, p.m["better"])
             if not q:
                 continue
@@ -372,6 +370,12 @@ class Pair(NamedTuple):
     best: Static                # the one with the best median over all rounds
     tuned: dict[int, float]     # per round, the figure of the choice tuned without it
     tuned_names: dict[int, str]
+
+    def references(self) -> tuple[tuple[str, dict[int, float], dict[int, str]], ...]:
+        """The two readings of "the best static k": ("best" in-sample,
+        "tuned"), each with its figures and variant per round."""
+        return (("best", self.best[2], {r: self.best[1] for r in self.best[2]}),
+                ("tuned", self.tuned, self.tuned_names))
 
     def figure(self, name: str | None) -> dict[int, float] | None:
         return next((f for _, n, f in self.figs if n == name), None) if name else None
